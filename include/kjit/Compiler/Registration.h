@@ -1,0 +1,24 @@
+//===- Registration.h - dialects and passes kjit tools load -----*- C++ -*-===//
+//
+// One place that lists what a kjit tool registers. Only the dialects kernel
+// IR uses are registered (registerAll* would pull in every dialect and make
+// the binaries several times larger).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_COMPILER_REGISTRATION_H
+#define KJIT_COMPILER_REGISTRATION_H
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
+
+namespace kjit {
+
+/// Registers the kjit dialect and the upstream dialects kernel bodies use:
+/// arith, math, scf, cf, vector, memref, gpu and func.
+void registerKjitDialects(mlir::DialectRegistry &registry);
+
+} // namespace kjit
+
+#endif // KJIT_COMPILER_REGISTRATION_H

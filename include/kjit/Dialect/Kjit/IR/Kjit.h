@@ -1,0 +1,47 @@
+//===- Kjit.h - the kjit dialect --------------------------------*- C++ -*-===//
+//
+// Public header of the kjit dialect: the dialect, its types and operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_DIALECT_KJIT_IR_KJIT_H
+#define KJIT_DIALECT_KJIT_IR_KJIT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "kjit/Dialect/Kjit/IR/KjitDialect.h.inc"
+#include "kjit/Dialect/Kjit/IR/KjitEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kjit/Dialect/Kjit/IR/KjitTypes.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kjit/Dialect/Kjit/IR/KjitAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "kjit/Dialect/Kjit/IR/KjitOps.h.inc"
+
+namespace kjit {
+
+/// Whether `type` may be the element type of a `!kjit.ptr`.
+bool isValidPointeeType(mlir::Type type);
+
+/// The type a value loaded from or stored to `!kjit.ptr<elementType>` has:
+/// the element type with its signedness dropped (ui8 -> i8).
+mlir::Type getValueTypeForPointee(mlir::Type elementType);
+
+/// Whether `name` is a valid kernel parameter name (a C identifier), the form
+/// keyword arguments use at launch.
+bool isValidParamName(llvm::StringRef name);
+
+} // namespace kjit
+
+#endif // KJIT_DIALECT_KJIT_IR_KJIT_H

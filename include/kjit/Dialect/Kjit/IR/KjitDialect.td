@@ -1,0 +1,69 @@
+//===- KjitDialect.td - kjit dialect definition ------------*- tablegen -*-===//
+//
+// The kjit dialect: kernels, device functions, module globals and the few
+// operations upstream MLIR has no concept for. Rationale: docs/Dialect.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_DIALECT_KJIT_IR_KJITDIALECT_TD
+#define KJIT_DIALECT_KJIT_IR_KJITDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Kjit_Dialect : Dialect {
+  let name = "kjit";
+  let cppNamespace = "::kjit";
+  let summary = "Kernels for the kjit just-in-time runtime";
+  let description = [{
+    The kjit dialect describes GPU-style SIMT kernels that the kjit runtime
+    binds, specializes, compiles and launches. A module holds kernels
+    (`kjit.kernel`), device functions (`kjit.func`) and globals
+    (`kjit.global`) whose values the host may change between launches.
+    Bodies use upstream arith, math, scf, cf, vector, memref and gpu; kjit
+    adds only program ids, loads and stores through kjit pointers, global
+    reads, and device print/assert.
+
+    Kernel parameters carry the attributes of the runtime's parameter model:
+    `kjit.constexpr`, `kjit.do_not_specialize`,
+    `kjit.do_not_specialize_on_alignment`, `kjit.const` and
+    `kjit.default = <value>`.
+  }];
+  let useDefaultTypePrinterParser = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the parameter attributes (on `kjit.kernel` arguments).
+    static constexpr ::llvm::StringLiteral kConstexprAttrName = "kjit.constexpr";
+    static constexpr ::llvm::StringLiteral kDoNotSpecializeAttrName =
+        "kjit.do_not_specialize";
+    static constexpr ::llvm::StringLiteral kDoNotSpecializeOnAlignmentAttrName =
+        "kjit.do_not_specialize_on_alignment";
+    static constexpr ::llvm::StringLiteral kConstAttrName = "kjit.const";
+    static constexpr ::llvm::StringLiteral kDefaultAttrName = "kjit.default";
+
+  private:
+    void registerTypes();
+    void registerAttributes();
+  public:
+  }];
+}
+
+class Kjit_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kjit_Dialect, mnemonic, traits>;
+
+class Kjit_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<Kjit_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+def Kjit_Axis : I32EnumAttr<"Axis", "a grid axis",
+    [I32EnumAttrCase<"x", 0>, I32EnumAttrCase<"y", 1>,
+     I32EnumAttrCase<"z", 2>]> {
+  let cppNamespace = "::kjit";
+  let genSpecializedAttr = 0;
+}
+def Kjit_AxisAttr : EnumAttr<Kjit_Dialect, Kjit_Axis, "axis">;
+
+#endif // KJIT_DIALECT_KJIT_IR_KJITDIALECT_TD

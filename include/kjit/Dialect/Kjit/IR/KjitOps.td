@@ -1,0 +1,348 @@
+//===- KjitOps.td - kjit operations ------------------------*- tablegen -*-===//
+//
+// Operations of the kjit dialect. docs/Dialect.md explains why each exists
+// and which upstream operation was preferred where one fits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_DIALECT_KJIT_IR_KJITOPS_TD
+#define KJIT_DIALECT_KJIT_IR_KJITOPS_TD
+
+include "kjit/Dialect/Kjit/IR/KjitDialect.td"
+include "kjit/Dialect/Kjit/IR/KjitTypes.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+def Kjit_KernelOp : Kjit_Op<"kernel", [
+    AutomaticAllocationScope, FunctionOpInterface, IsolatedFromAbove,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>,
+    HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a kernel: the entry point of a launch";
+  let description = [{
+    A kernel is launched on a grid of programs; one program is one CTA of
+    `32 * num_warps` SIMT threads. Kernels return nothing: results are
+    written through pointer parameters.
+
+    Parameter names are part of the kernel's interface (the runtime binds
+    keyword arguments by name), so the SSA names written in the signature
+    are kept in `param_names` and printed back. Each parameter may carry:
+
+    - `kjit.constexpr`: the value is a compile-time constant and joins the
+      key; not allowed on pointers.
+    - `kjit.do_not_specialize`: no spec key (D / 1 / N) for this parameter.
+    - `kjit.do_not_specialize_on_alignment`: never the `D` spec key.
+    - `kjit.const`: a pointer the kernel only reads.
+    - `kjit.default = <value>`: used when the launch omits the argument;
+      `unit` stands for None. Only trailing parameters may have defaults.
+
+    ```mlir
+    kjit.kernel @add(%x: !kjit.ptr<f32> {kjit.const}, %n: i32,
+                     %BLOCK: i32 {kjit.constexpr, kjit.default = 1024 : i32}) {
+      kjit.return
+    }
+    ```
+  }];
+
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       StrArrayAttr:$param_names,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region AnyRegion:$body);
+
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+      "::mlir::FunctionType":$type,
+      "::llvm::ArrayRef<::llvm::StringRef>":$paramNames,
+      CArg<"::llvm::ArrayRef<::mlir::DictionaryAttr>", "{}">:$argAttrs)>];
+
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    /// Name of parameter `index`, as written in the signature.
+    ::llvm::StringRef getParamName(unsigned index);
+    /// Whether parameter `index` carries the unit attribute `name`.
+    bool hasParamFlag(unsigned index, ::llvm::StringRef name);
+  }];
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Kjit_FuncOp : Kjit_Op<"func", [
+    AutomaticAllocationScope, FunctionOpInterface, IsolatedFromAbove,
+    HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a device function, called from kernels or other functions";
+  let description = [{
+    A function that runs on the device and is reached through `kjit.call`.
+    `noinline` asks code generation to keep it as a real call.
+
+    ```mlir
+    kjit.func noinline @scale(%v: f32, %s: f32) -> f32 {
+      %r = arith.mulf %v, %s : f32
+      kjit.return %r : f32
+    }
+    ```
+  }];
+
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       UnitAttr:$noinline,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region AnyRegion:$body);
+
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+      "::mlir::FunctionType":$type, CArg<"bool", "false">:$noinline)>];
+
+  let extraClassDeclaration = [{
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+  }];
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Kjit_ReturnOp : Kjit_Op<"return", [
+    Pure, ReturnLike, Terminator,
+    ParentOneOf<["KernelOp", "FuncOp"]>]> {
+  let summary = "return from a kernel or device function";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, {}); }]>];
+  let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
+  let hasVerifier = 1;
+}
+
+def Kjit_CallOp : Kjit_Op<"call", [
+    CallOpInterface, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "call a device function";
+  let description = [{
+    ```mlir
+    %r = kjit.call @scale(%v, %s) : (f32, f32) -> f32
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$args,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let results = (outs Variadic<AnyType>:$results);
+  let builders = [OpBuilder<(ins "FuncOp":$callee,
+      CArg<"::mlir::ValueRange", "{}">:$args), [{
+    $_state.addOperands(args);
+    $_state.addAttribute("callee", ::mlir::SymbolRefAttr::get(callee));
+    $_state.addTypes(callee.getFunctionType().getResults());
+  }]>];
+  let extraClassDeclaration = [{
+    ::mlir::CallInterfaceCallable getCallableForCallee() {
+      return (*this)->getAttrOfType<::mlir::SymbolRefAttr>("callee");
+    }
+    void setCalleeFromCallable(::mlir::CallInterfaceCallable callee) {
+      (*this)->setAttr("callee", ::llvm::cast<::mlir::SymbolRefAttr>(callee));
+    }
+    ::mlir::Operation::operand_range getArgOperands() { return getArgs(); }
+    ::mlir::MutableOperandRange getArgOperandsMutable() {
+      return getArgsMutable();
+    }
+  }];
+  let assemblyFormat = [{
+    $callee `(` $args `)` attr-dict `:` functional-type($args, $results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Globals
+//===----------------------------------------------------------------------===//
+
+def Kjit_GlobalOp : Kjit_Op<"global", [
+    Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a module global the host may change between launches";
+  let description = [{
+    The analogue of a Python module global that a Triton kernel reads: the
+    host can change its value between launches; a compiled kernel bakes in
+    the value it saw, and the runtime checks it has not changed.
+
+    ```mlir
+    kjit.global @BLOCK : i32 = 128
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttr:$type,
+                       TypedAttrInterface:$value);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def Kjit_GetGlobalOp : Kjit_Op<"get_global", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "read the value of a module global";
+  let description = [{
+    ```mlir
+    %b = kjit.get_global @BLOCK : i32
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$global);
+  let results = (outs Kjit_ScalarType:$result);
+  let assemblyFormat = "$global attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Parameters and the grid
+//===----------------------------------------------------------------------===//
+
+def Kjit_CastOp : Kjit_Op<"cast", [Pure]> {
+  let summary = "give an unannotated parameter its concrete type";
+  let description = [{
+    Reads a `!kjit.any` kernel parameter as a concrete type. Specialization
+    replaces it by the parameter itself when the launch value has that type
+    and rejects the launch otherwise.
+
+    ```mlir
+    %n32 = kjit.cast %n : !kjit.any to i32
+    ```
+  }];
+  let arguments = (ins Kjit_AnyValueType:$input);
+  let results = (outs Kjit_ParamValueType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
+}
+
+def Kjit_ProgramIdOp : Kjit_Op<"program_id", [Pure]> {
+  let summary = "the id of this program along a grid axis";
+  let description = [{
+    ```mlir
+    %pid = kjit.program_id x
+    ```
+  }];
+  let arguments = (ins Kjit_AxisAttr:$axis);
+  let results = (outs I32:$result);
+  let builders = [OpBuilder<(ins "Axis":$axis), [{
+    build($_builder, $_state, $_builder.getI32Type(), axis);
+  }]>];
+  let assemblyFormat = "$axis attr-dict";
+}
+
+def Kjit_NumProgramsOp : Kjit_Op<"num_programs", [Pure]> {
+  let summary = "the number of programs along a grid axis";
+  let description = [{
+    ```mlir
+    %n = kjit.num_programs y
+    ```
+  }];
+  let arguments = (ins Kjit_AxisAttr:$axis);
+  let results = (outs I32:$result);
+  let builders = [OpBuilder<(ins "Axis":$axis), [{
+    build($_builder, $_state, $_builder.getI32Type(), axis);
+  }]>];
+  let assemblyFormat = "$axis attr-dict";
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+def Kjit_LoadOp : Kjit_Op<"load", [
+    AttrSizedOperandSegments,
+    OptionalTypesMatchWith<"other has the result type", "result", "other",
+                           "$_self">,
+    MemoryEffects<[MemRead<DefaultResource>]>]> {
+  let summary = "masked load through a kjit pointer";
+  let description = [{
+    Loads the element at `base[offset]`, or, for a vector result, the
+    `N` consecutive elements starting there. A vector is at most 16 bytes
+    so that an aligned access becomes one 128-bit load. The optional `mask`
+    is one bit for the whole access: when it is false nothing is read and
+    the result is `other`, or zero without `other`.
+
+    ```mlir
+    %a = kjit.load %x[%i] mask %m : !kjit.ptr<f32>, i32 -> f32
+    %v = kjit.load %x[%j] : !kjit.ptr<f32>, i32 -> vector<4xf32>
+    ```
+  }];
+  let arguments = (ins Kjit_PointerType:$base, Kjit_Offset:$offset,
+                       Optional<I1>:$mask, Optional<AnyType>:$other);
+  let results = (outs AnyType:$result);
+  let assemblyFormat = [{
+    $base `[` $offset `]` (`mask` $mask^)? (`other` $other^)? attr-dict
+    `:` qualified(type($base)) `,` type($offset) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kjit_StoreOp : Kjit_Op<"store", [
+    MemoryEffects<[MemWrite<DefaultResource>]>]> {
+  let summary = "masked store through a kjit pointer";
+  let description = [{
+    Stores a scalar at `base[offset]`, or a vector of at most 16 bytes at
+    the consecutive elements starting there. When the optional `mask` is
+    false nothing is written.
+
+    ```mlir
+    kjit.store %v, %y[%j] mask %m : vector<4xf32>, !kjit.ptr<f32>, i32
+    ```
+  }];
+  let arguments = (ins AnyType:$value, Kjit_PointerType:$base,
+                       Kjit_Offset:$offset, Optional<I1>:$mask);
+  let assemblyFormat = [{
+    $value `,` $base `[` $offset `]` (`mask` $mask^)? attr-dict
+    `:` type($value) `,` qualified(type($base)) `,` type($offset)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Debugging
+//===----------------------------------------------------------------------===//
+
+def Kjit_PrintOp : Kjit_Op<"print", [
+    MemoryEffects<[MemWrite<DefaultResource>]>]> {
+  let summary = "print a prefix and values from every thread";
+  let description = [{
+    The analogue of Triton's `device_print`: each thread that executes it
+    prints its program and thread ids, the prefix and the values.
+
+    ```mlir
+    kjit.print "x = " %a, %b : i32, f32
+    ```
+  }];
+  let arguments = (ins StrAttr:$prefix,
+                       Variadic<AnyTypeOf<[Kjit_ScalarType, Index,
+                                           Kjit_PointerType]>>:$args);
+  let assemblyFormat = [{
+    $prefix ($args^ `:` qualified(type($args)))? attr-dict
+  }];
+}
+
+def Kjit_AssertOp : Kjit_Op<"assert", [
+    MemoryEffects<[MemWrite<DefaultResource>]>]> {
+  let summary = "device assertion, checked in debug mode";
+  let description = [{
+    When debug mode is on (`debug=true` or `KJIT_DEBUG=1`) a false
+    condition reports the kernel, the program and thread ids and the
+    message; otherwise the assertion is removed.
+
+    ```mlir
+    kjit.assert %ok, "index out of range"
+    ```
+  }];
+  let arguments = (ins I1:$condition, StrAttr:$message);
+  let assemblyFormat = "$condition `,` $message attr-dict";
+}
+
+#endif // KJIT_DIALECT_KJIT_IR_KJITOPS_TD

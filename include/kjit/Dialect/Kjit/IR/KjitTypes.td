@@ -1,0 +1,53 @@
+//===- KjitTypes.td - kjit types ---------------------------*- tablegen -*-===//
+//
+// !kjit.ptr<T>: a pointer to global memory holding elements of type T.
+// !kjit.any:    a kernel parameter whose concrete type comes from the value
+//               bound at launch (resolved by specialization).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_DIALECT_KJIT_IR_KJITTYPES_TD
+#define KJIT_DIALECT_KJIT_IR_KJITTYPES_TD
+
+include "kjit/Dialect/Kjit/IR/KjitDialect.td"
+
+def Kjit_PointerType : Kjit_Type<"Pointer", "ptr"> {
+  let summary = "pointer to global memory";
+  let description = [{
+    A pointer into device global memory whose elements have a scalar type:
+    a signless integer (i1, i8 ... i64), an unsigned integer (ui8 ... ui64)
+    or a float (f16, bf16, f32, f64, and the fp8 formats). Signedness is part
+    of the pointer's dtype (what a tensor must match at launch), not of the
+    values: loads and stores through `!kjit.ptr<ui8>` carry `i8`.
+
+    ```mlir
+    !kjit.ptr<f32>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` $elementType `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Size of one element in bytes (i1 is stored as one byte).
+    unsigned getElementByteWidth() const;
+  }];
+}
+
+def Kjit_AnyValueType : Kjit_Type<"AnyValue", "any"> {
+  let summary = "a parameter typed by the value bound at launch";
+  let description = [{
+    The type of an unannotated kernel parameter. Its concrete type (an
+    integer, a float, a pointer) comes from the runtime value, and the body
+    reads it only through `kjit.cast`, which specialization resolves or
+    rejects.
+  }];
+}
+
+def Kjit_ScalarType : AnyTypeOf<[AnySignlessInteger, AnyFloat],
+                                "signless integer or float">;
+def Kjit_ParamValueType : AnyTypeOf<[Kjit_ScalarType, Kjit_PointerType],
+                                    "scalar or kjit pointer">;
+def Kjit_Offset : AnyTypeOf<[AnySignlessInteger, Index],
+                            "signless integer or index">;
+
+#endif // KJIT_DIALECT_KJIT_IR_KJITTYPES_TD

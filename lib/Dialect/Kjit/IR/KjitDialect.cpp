@@ -1,0 +1,124 @@
+//===- KjitDialect.cpp - kjit dialect, types and parameter attributes ----===//
+//
+// Dialect registration, the !kjit.ptr / !kjit.any types and the verifier of
+// the `kjit.*` parameter attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kjit;
+
+#include "kjit/Dialect/Kjit/IR/KjitDialect.cpp.inc"
+#include "kjit/Dialect/Kjit/IR/KjitEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "kjit/Dialect/Kjit/IR/KjitTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "kjit/Dialect/Kjit/IR/KjitAttrs.cpp.inc"
+
+void KjitDialect::initialize() {
+  registerTypes();
+  registerAttributes();
+  addOperations<
+#define GET_OP_LIST
+#include "kjit/Dialect/Kjit/IR/KjitOps.cpp.inc"
+      >();
+}
+
+void KjitDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "kjit/Dialect/Kjit/IR/KjitTypes.cpp.inc"
+      >();
+}
+
+void KjitDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kjit/Dialect/Kjit/IR/KjitAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+bool kjit::isValidPointeeType(Type type) {
+  if (auto intType = dyn_cast<IntegerType>(type))
+    return !intType.isSigned() && llvm::is_contained(
+        ArrayRef<unsigned>{1, 8, 16, 32, 64}, intType.getWidth());
+  return isa<FloatType>(type);
+}
+
+Type kjit::getValueTypeForPointee(Type elementType) {
+  if (auto intType = dyn_cast<IntegerType>(elementType))
+    if (intType.isUnsigned())
+      return IntegerType::get(intType.getContext(), intType.getWidth());
+  return elementType;
+}
+
+bool kjit::isValidParamName(StringRef name) {
+  if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
+    return false;
+  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+LogicalResult
+PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
+                    Type elementType) {
+  if (!isValidPointeeType(elementType))
+    return emitError() << "'!kjit.ptr' element type must be i1, i8, i16, "
+                          "i32, i64, their unsigned forms or a float type, "
+                          "not "
+                       << elementType;
+  return success();
+}
+
+unsigned PointerType::getElementByteWidth() const {
+  unsigned bits = getElementType().getIntOrFloatBitWidth();
+  return bits < 8 ? 1 : bits / 8;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter attributes
+//===----------------------------------------------------------------------===//
+
+/// Checks the form of one `kjit.*` attribute on a function argument. The
+/// rules that relate an attribute to the parameter's type or to other
+/// parameters live in KernelOp::verify, where the parameter's name is known.
+LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  bool isUnitFlag = llvm::StringSwitch<bool>(name)
+                        .Cases({kConstexprAttrName, kDoNotSpecializeAttrName,
+                                kDoNotSpecializeOnAlignmentAttrName,
+                                kConstAttrName},
+                               true)
+                        .Default(false);
+  if (!isUnitFlag && name != kDefaultAttrName)
+    return op->emitOpError() << "unknown parameter attribute '" << name
+                             << "' on parameter #" << argIndex
+                             << "; kjit knows " << kConstexprAttrName << ", "
+                             << kDoNotSpecializeAttrName << ", "
+                             << kDoNotSpecializeOnAlignmentAttrName << ", "
+                             << kConstAttrName << " and " << kDefaultAttrName;
+  if (!isa<KernelOp>(op))
+    return op->emitOpError() << "'" << name
+                             << "' applies to kernel parameters only";
+  if (isUnitFlag && !isa<UnitAttr>(attribute.getValue()))
+    return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
+                             << " is a flag and takes no value";
+  return success();
+}

@@ -1,0 +1,29 @@
+# lit configuration for kjit's IR and command-line tests.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "kjit"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kjit_binary_dir, "test")
+
+config.substitutions.append(("%kjit_src", config.kjit_source_dir))
+config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
+config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "examples")))
+
+# FileCheck, not, count and split-file come from LLVM 22's directory, never
+# from PATH: the base image also has LLVM 14.
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(
+    ["kjit-opt", ToolSubst("mlir-opt", unresolved="fatal"),
+     ToolSubst("llvm-nm", unresolved="fatal"),
+     ToolSubst("llvm-readelf", unresolved="fatal")],
+    tool_dirs)

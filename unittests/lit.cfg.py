@@ -1,0 +1,9 @@
+# lit configuration for kjit's GoogleTest binaries.
+import os
+
+import lit.formats
+
+config.name = "kjit-unit"
+config.test_format = lit.formats.GoogleTest(".", "Tests")
+config.test_source_root = os.path.join(config.kjit_binary_dir, "unittests")
+config.test_exec_root = config.test_source_root
