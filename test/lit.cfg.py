@@ -19,6 +19,8 @@ config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.kjit_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]

@@ -39,6 +39,24 @@ static SmallVector<StringRef> getSignatureAttrNames(Operation *op) {
   return names;
 }
 
+/// Grid axes print as a bare keyword: `kjit.program_id x`.
+static ParseResult parseAxis(OpAsmParser &parser, AxisAttr &axis) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseOptionalKeyword(&keyword))
+    return parser.emitError(loc, "expected a grid axis: x, y or z");
+  std::optional<Axis> value = symbolizeAxis(keyword);
+  if (!value)
+    return parser.emitError(loc, "expected a grid axis: x, y or z, not '")
+           << keyword << "'";
+  axis = AxisAttr::get(parser.getContext(), *value);
+  return success();
+}
+
+static void printAxis(OpAsmPrinter &p, Operation *, AxisAttr axis) {
+  p << stringifyAxis(axis.getValue());
+}
+
 //===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
@@ -359,6 +377,45 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // GlobalOp and GetGlobalOp
 //===----------------------------------------------------------------------===//
 
+/// Parses the initial value of a global of type `type`. Integer and float
+/// literals are read here rather than by the generic attribute parser so
+/// that a bad literal is reported at the literal, with the type it needs.
+static ParseResult parseGlobalValue(OpAsmParser &parser, Type type,
+                                    Attribute &value) {
+  SMLoc loc = parser.getCurrentLocation();
+  if (auto intType = dyn_cast<IntegerType>(type)) {
+    unsigned width = intType.getWidth();
+    StringRef keyword;
+    if (width == 1 &&
+        succeeded(parser.parseOptionalKeyword(&keyword, {"true", "false"}))) {
+      value = IntegerAttr::get(type, keyword == "true");
+      return success();
+    }
+    APInt literal;
+    OptionalParseResult parsed = parser.parseOptionalInteger(literal);
+    if (!parsed.has_value())
+      return parser.emitError(loc, "expected an integer initial value for a "
+                                   "global of type ")
+             << type;
+    if (failed(*parsed))
+      return failure();
+    // Accept anything that fits as a signed or an unsigned value.
+    if (literal.getSignificantBits() > width && literal.getActiveBits() > width)
+      return parser.emitError(loc, "initial value does not fit in ") << type;
+    value = IntegerAttr::get(type, literal.sextOrTrunc(width));
+    return success();
+  }
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    APFloat literal(floatType.getFloatSemantics());
+    if (parser.parseFloat(floatType.getFloatSemantics(), literal))
+      return failure();
+    value = FloatAttr::get(type, literal);
+    return success();
+  }
+  // Any other type is rejected by the verifier, with the global's name.
+  return parser.parseAttribute(value, type);
+}
+
 ParseResult GlobalOp::parse(OpAsmParser &parser, OperationState &result) {
   StringAttr name;
   Type type;
@@ -366,7 +423,7 @@ ParseResult GlobalOp::parse(OpAsmParser &parser, OperationState &result) {
   if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
                              result.attributes) ||
       parser.parseColonType(type) || parser.parseEqual() ||
-      parser.parseAttribute(value, type) ||
+      parseGlobalValue(parser, type, value) ||
       parser.parseOptionalAttrDict(result.attributes))
     return failure();
   result.addAttribute(getTypeAttrName(result.name), TypeAttr::get(type));

@@ -235,7 +235,7 @@ def Kjit_ProgramIdOp : Kjit_Op<"program_id", [Pure]> {
   let builders = [OpBuilder<(ins "Axis":$axis), [{
     build($_builder, $_state, $_builder.getI32Type(), axis);
   }]>];
-  let assemblyFormat = "$axis attr-dict";
+  let assemblyFormat = "custom<Axis>($axis) attr-dict";
 }
 
 def Kjit_NumProgramsOp : Kjit_Op<"num_programs", [Pure]> {
@@ -250,7 +250,7 @@ def Kjit_NumProgramsOp : Kjit_Op<"num_programs", [Pure]> {
   let builders = [OpBuilder<(ins "Axis":$axis), [{
     build($_builder, $_state, $_builder.getI32Type(), axis);
   }]>];
-  let assemblyFormat = "$axis attr-dict";
+  let assemblyFormat = "custom<Axis>($axis) attr-dict";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,33 @@
+# Shared by the README's two commands: install what kjit needs from Debian's
+# packages (only when something is missing), then configure and build.
+# Sourced, not run.
+
+KJIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KJIT_BUILD=${KJIT_BUILD:-$KJIT_ROOT/build}
+
+KJIT_PACKAGES=(
+  cmake ninja-build g++ python3
+  llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
+  libabsl-dev libgtest-dev libbenchmark-dev
+)
+
+kjit_install_packages() {
+  local missing=()
+  for p in "${KJIT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+      missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "kjit: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+kjit_build() {
+  local launcher=()
+  command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  cmake -G Ninja -S "$KJIT_ROOT" -B "$KJIT_BUILD" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
+  cmake --build "$KJIT_BUILD" "$@"
+}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's second command (and CI's, through .ci/run): install what kjit
+# needs, build everything, and run every lit and GoogleTest test.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+kjit_install_packages
+kjit_build
+cmake --build "$KJIT_BUILD" --target check-kjit

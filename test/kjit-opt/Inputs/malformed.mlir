@@ -1,0 +1,4 @@
+// A kernel whose parameter lacks its type.
+kjit.kernel @k(%x: !kjit.ptr<f32>, %n) {
+  kjit.return
+}

@@ -1,0 +1,4 @@
+kjit.kernel @k() {
+  kjit.launch
+  kjit.return
+}
