@@ -14,6 +14,10 @@ config.test_exec_root = os.path.join(config.kjit_binary_dir, "test")
 
 config.substitutions.append(("%kjit_src", config.kjit_source_dir))
 config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
+# The kjit.key attribute of kernel @k, from IR printed by kjit-opt.
+config.substitutions.append(
+    ("%kernel-key",
+     "grep -o 'kjit\\.kernel @k(.*' | grep -o 'kjit\\.key = \"[0-9a-f]*\"'"))
 config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "examples")))
 
 # FileCheck, not, count and split-file come from LLVM 22's directory, never

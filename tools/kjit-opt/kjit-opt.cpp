@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Compiler/Registration.h"
+#include "kjit/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
+  kjit::registerKjitPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry));

@@ -1,0 +1,76 @@
+//===- Passes.td - kjit passes -----------------------------*- tablegen -*-===//
+//
+// The passes that look at kernels: dependency finding and global tracking
+// (docs/Dependencies.md). Each runs the same way in the runtime, in kjit-opt,
+// and in mlir-opt through the pass plugin.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_TRANSFORMS_PASSES_TD
+#define KJIT_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KjitFindDependencies : Pass<"kjit-find-dependencies", "mlir::ModuleOp"> {
+  let summary = "Record each function's cache key and the globals it reads";
+  let description = [{
+    Computes, for every function of the module (kjit kernels and device
+    functions, or any FunctionOpInterface op such as func.func), the content
+    hash of its canonical IR and start line together with the content hash
+    and `noinline` flag of every function it transitively calls; the globals
+    it and its callees read, with their values; and the cache key built from
+    both. The results are attached to each function:
+
+    ```mlir
+    // Before
+    kjit.global @SCALE : f32 = 5.000000e-01
+    kjit.kernel @k(%x: !kjit.ptr<f32>) {
+      %s = kjit.get_global @SCALE : f32
+      ...
+    }
+    // After
+    kjit.kernel @k(%x: !kjit.ptr<f32>) attributes {
+        kjit.content_hash = "3f1c...", kjit.key = "a94e...",
+        kjit.used_globals = [
+          {name = @SCALE, value = 5.000000e-01 : f32}
+        ]} {
+      ...
+    }
+    ```
+
+    A function that already carries a record whose content hash still
+    matches keeps it unchanged (its key and values are those of its first
+    analysis). When a caller reads a global with a value different from the
+    one a callee's kept record holds, the pass fails with an error naming
+    the global, both values, the caller and the callee.
+  }];
+  let dependentDialects = ["kjit::KjitDialect"];
+}
+
+def KjitTrackGlobals : Pass<"kjit-track-globals", "mlir::ModuleOp"> {
+  let summary = "Check recorded global values against the module's globals";
+  let description = [{
+    The launch-time global check, as a pass. For every function with a
+    record (see `kjit-find-dependencies`), compares the recorded value of
+    each global it reads with the module's current value. A changed value
+    is an error, with the reference runtime's message:
+
+    ```
+    error: Global variable SCALE has changed since we compiled this kernel,
+           from 5.000000e-01 to 2.000000e+00
+    ```
+
+    With `on-change=recompile` the stale records are dropped and recomputed
+    from the current values instead, which gives the function a new key.
+    Functions without a record get one, so that the snapshot is taken.
+  }];
+  let options = [
+    Option<"onChange", "on-change", "std::string", /*default=*/"\"error\"",
+           "What a changed global does: 'error' (the default, as the "
+           "reference runtime) or 'recompile' (re-analyse with the new "
+           "values)">
+  ];
+  let dependentDialects = ["kjit::KjitDialect"];
+}
+
+#endif // KJIT_TRANSFORMS_PASSES_TD
