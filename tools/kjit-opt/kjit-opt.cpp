@@ -12,11 +12,15 @@
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
   kjit::registerKjitPasses();
+  // The generic transforms (canonicalize, cse, inline, symbol-dce, ...) that
+  // pipelines over kernel IR use.
+  mlir::registerTransformsPasses();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry));

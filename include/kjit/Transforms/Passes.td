@@ -73,4 +73,43 @@ def KjitTrackGlobals : Pass<"kjit-track-globals", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect"];
 }
 
+def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
+  let summary = "Apply a launch's specialization to a kernel";
+  let description = [{
+    Rewrites one kernel for one specialization (types, spec keys and
+    constexpr values, as the binder derives them from a launch):
+
+    - `!kjit.any` parameters take the bound type; each `kjit.cast` of them
+      becomes the parameter itself, or is rejected if it names another type;
+    - constexpr parameters are folded into constants and leave the signature
+      (they are not passed at launch);
+    - parameters with the `1` spec key are folded into the constant 1 and
+      parameters bound to None into `kjit.null`;
+    - parameters with the `D` spec key get `kjit.divisibility = 16`, which
+      lowering turns into an alignment (`llvm.align`) or an assumption.
+
+    ```mlir
+    // kjit-opt --kjit-specialize="kernel=add spec=x:*fp32:D,n:i32:1,BLOCK=1024"
+    // Before
+    kjit.kernel @add(%x: !kjit.ptr<f32>, %n: i32,
+                     %BLOCK: i32 {kjit.constexpr}) { ... %BLOCK ... %n ... }
+    // After (and --canonicalize folds the constants through the body)
+    kjit.kernel @add(%x: !kjit.ptr<f32> {kjit.divisibility = 16 : i64},
+                     %n: i32) { %c1024 = arith.constant 1024 : i32 ... }
+    ```
+
+    The `spec` entries are `name:TYPE[:D|1|N]` for each non-constexpr
+    parameter (TYPE as in signatures: i32, fp32, *fp16, *kfp32) and
+    `name=VALUE` for constexprs (an integer, a float, true, false) and for
+    arguments that are None (`name=none`).
+  }];
+  let options = [
+    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
+           "The kernel to specialize">,
+    ListOption<"entries", "spec", "std::string",
+               "One entry per parameter: name:TYPE[:D|1|N] or name=VALUE">
+  ];
+  let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
+}
+
 #endif // KJIT_TRANSFORMS_PASSES_TD

@@ -25,7 +25,7 @@ kjit.kernel @k(%p: !kjit.ptr<i7>) { kjit.return }
 // Parameter attributes
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const and kjit.default}}
+// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.default and kjit.divisibility}}
 kjit.kernel @k(%n: i32 {kjit.constant}) { kjit.return }
 
 // -----
@@ -37,6 +37,16 @@ kjit.func @f(%n: i32 {kjit.constexpr}) { kjit.return }
 
 // expected-error @below {{'kjit.kernel' op 'kjit.const' on parameter #0 is a flag and takes no value}}
 kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.const = true}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.divisibility' on parameter #0 must be a positive power of two, not 12 : i64}}
+kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.divisibility = 12}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.divisibility' applies to pointer and integer parameters; parameter #0 has type 'f32'}}
+kjit.kernel @k(%v: f32 {kjit.divisibility = 16}) { kjit.return }
 
 // -----
 

@@ -31,7 +31,7 @@ kjit.func noinline @side_effect() {
 
 // CHECK-LABEL: kjit.kernel @params(
 // CHECK-SAME:    %x: !kjit.ptr<f32> {kjit.const},
-// CHECK-SAME:    %bits: !kjit.ptr<i1>,
+// CHECK-SAME:    %bits: !kjit.ptr<i1> {kjit.divisibility = 16 : i64},
 // CHECK-SAME:    %bytes: !kjit.ptr<ui8> {kjit.do_not_specialize_on_alignment},
 // CHECK-SAME:    %halfs: !kjit.ptr<f16>,
 // CHECK-SAME:    %brains: !kjit.ptr<bf16>,
@@ -47,7 +47,7 @@ kjit.func noinline @side_effect() {
 // CHECK-SAME:    %maybe: !kjit.any {kjit.constexpr, kjit.default = 3 : i64})
 // CHECK-SAME:    attributes {note = "kept"} {
 kjit.kernel @params(%x: !kjit.ptr<f32> {kjit.const},
-                    %bits: !kjit.ptr<i1>,
+                    %bits: !kjit.ptr<i1> {kjit.divisibility = 16},
                     %bytes: !kjit.ptr<ui8> {kjit.do_not_specialize_on_alignment},
                     %halfs: !kjit.ptr<f16>,
                     %brains: !kjit.ptr<bf16>,
@@ -86,6 +86,8 @@ kjit.kernel @body(%x: !kjit.ptr<f32> {kjit.const}, %bytes: !kjit.ptr<ui8>,
   %nx = kjit.num_programs x
   %ny = kjit.num_programs y
   %nz = kjit.num_programs z
+  // CHECK: kjit.null : !kjit.ptr<f16>
+  %null = kjit.null : !kjit.ptr<f16>
   // CHECK: %[[G:.*]] = kjit.get_global @I : i32
   %g = kjit.get_global @I : i32
   // CHECK: kjit.get_global @B : i1

@@ -107,18 +107,34 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
                                 kConstAttrName},
                                true)
                         .Default(false);
-  if (!isUnitFlag && name != kDefaultAttrName)
+  if (!isUnitFlag && name != kDefaultAttrName &&
+      name != kDivisibilityAttrName)
     return op->emitOpError() << "unknown parameter attribute '" << name
                              << "' on parameter #" << argIndex
                              << "; kjit knows " << kConstexprAttrName << ", "
                              << kDoNotSpecializeAttrName << ", "
                              << kDoNotSpecializeOnAlignmentAttrName << ", "
-                             << kConstAttrName << " and " << kDefaultAttrName;
+                             << kConstAttrName << ", " << kDefaultAttrName
+                             << " and " << kDivisibilityAttrName;
   if (!isa<KernelOp>(op))
     return op->emitOpError() << "'" << name
                              << "' applies to kernel parameters only";
   if (isUnitFlag && !isa<UnitAttr>(attribute.getValue()))
     return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
                              << " is a flag and takes no value";
+  if (name == kDivisibilityAttrName) {
+    auto divisor = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!divisor || divisor.getValue().isNonPositive() ||
+        !divisor.getValue().isPowerOf2())
+      return op->emitOpError()
+             << "'" << name << "' on parameter #" << argIndex
+             << " must be a positive power of two, not "
+             << attribute.getValue();
+    Type type = cast<KernelOp>(op).getArgumentTypes()[argIndex];
+    if (!isa<PointerType, IntegerType>(type))
+      return op->emitOpError()
+             << "'" << name << "' applies to pointer and integer parameters; "
+             << "parameter #" << argIndex << " has type " << type;
+  }
   return success();
 }

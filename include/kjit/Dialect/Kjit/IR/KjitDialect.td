@@ -42,6 +42,10 @@ def Kjit_Dialect : Dialect {
         "kjit.do_not_specialize_on_alignment";
     static constexpr ::llvm::StringLiteral kConstAttrName = "kjit.const";
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "kjit.default";
+    /// Set by specialization: the parameter (a pointer address or an
+    /// integer) is divisible by this many (16: the `D` spec key).
+    static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
+        "kjit.divisibility";
 
   private:
     void registerTypes();

@@ -206,6 +206,19 @@ def Kjit_GetGlobalOp : Kjit_Op<"get_global", [
 // Parameters and the grid
 //===----------------------------------------------------------------------===//
 
+def Kjit_NullOp : Kjit_Op<"null", [Pure]> {
+  let summary = "a null pointer";
+  let description = [{
+    What specialization puts in place of a pointer parameter bound to None.
+
+    ```mlir
+    %p = kjit.null : !kjit.ptr<f32>
+    ```
+  }];
+  let results = (outs Kjit_PointerType:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
 def Kjit_CastOp : Kjit_Op<"cast", [Pure]> {
   let summary = "give an unannotated parameter its concrete type";
   let description = [{

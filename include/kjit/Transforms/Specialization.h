@@ -1,0 +1,64 @@
+//===- Specialization.h - applying a specialization to a kernel -*- C++ -*-===//
+//
+// The compiler-side form of a specialization and the function that applies
+// it to a kjit.kernel (what the kjit-specialize pass runs). The runtime's
+// record (include/kjit/Runtime/Specialization.h) converts to it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_TRANSFORMS_SPECIALIZATION_H
+#define KJIT_TRANSFORMS_SPECIALIZATION_H
+
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <string>
+
+namespace kjit {
+
+/// How one kernel parameter is specialized.
+struct ParamSpecialization {
+  std::string name;
+  /// The signature type of a non-constexpr parameter: a scalar type or a
+  /// `!kjit.ptr<...>`; null for a constexpr.
+  mlir::Type type;
+  /// The value folded into the body: a constexpr's value (IntegerAttr of
+  /// i64, FloatAttr of f64, BoolAttr), UnitAttr for None, or the integer 1
+  /// of a parameter with the `1` spec key. Null when nothing is folded.
+  mlir::Attribute constant;
+  /// The `D` spec key: divisible by 16.
+  bool divisibleBy16 = false;
+};
+
+/// A specialization of one kernel.
+struct KernelSpecialization {
+  std::string kernel;
+  llvm::SmallVector<ParamSpecialization> params;
+};
+
+/// Parses the inline form of the kjit-specialize `spec` option, one entry per
+/// parameter:
+///   name:TYPE[:KEY]  a non-constexpr parameter; TYPE as in signatures
+///                    (i32, fp32, *fp16, *kfp32), KEY D, 1 or N (default N)
+///   name=VALUE       a constexpr value (42, -1, 2.5, true, false) or none
+std::optional<KernelSpecialization>
+parseSpecialization(llvm::StringRef kernel, llvm::ArrayRef<std::string> entries,
+                    mlir::MLIRContext *context, std::string &error);
+
+/// The MLIR type of a signature type ("i32" -> i32, "u64" -> i64, "*fp32" ->
+/// !kjit.ptr<f32>, "*ku8" -> !kjit.ptr<ui8>), or null with `error` set.
+mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
+                              std::string &error);
+
+/// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
+/// resolves their casts, folds constexprs (and removes those parameters),
+/// None and `1` parameters into constants, and marks `D` parameters with
+/// `kjit.divisibility = 16`. Emits an error on the kernel or the offending
+/// operation and fails when the specialization does not fit the kernel.
+mlir::LogicalResult applySpecialization(KernelOp kernel,
+                                        const KernelSpecialization &spec);
+
+} // namespace kjit
+
+#endif // KJIT_TRANSFORMS_SPECIALIZATION_H
