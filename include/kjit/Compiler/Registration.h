@@ -16,7 +16,8 @@ class DialectRegistry;
 namespace kjit {
 
 /// Registers the kjit dialect and the upstream dialects kernel bodies use:
-/// arith, math, scf, cf, vector, memref, gpu and func.
+/// arith, math, scf, cf, vector, memref, gpu and func, and llvm (what the
+/// host lowering produces).
 void registerKjitDialects(mlir::DialectRegistry &registry);
 
 } // namespace kjit

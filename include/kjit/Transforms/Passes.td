@@ -112,4 +112,43 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
 }
 
+def KjitConvertHostToLLVM
+    : Pass<"kjit-convert-host-to-llvm", "mlir::ModuleOp"> {
+  let summary = "Lower specialized kernel IR to the LLVM dialect for the host";
+  let description = [{
+    Lowers a module whose kernels have been specialized (no `kjit.cast`
+    left) to the LLVM dialect, following the host kernel ABI of
+    `include/kjit-c/HostKernel.h`:
+
+    - every kernel and device function takes the SIMT thread
+      (`kjit_host_thread *`) as its last argument; program and thread ids
+      are loads from it; barriers, prints and failed asserts are calls
+      through its runtime table, so the compiled object has no undefined
+      symbols of kjit's;
+    - global reads are replaced by the globals' values (baked in);
+    - masked loads and stores become branches around unmasked accesses;
+    - workgroup memory (`memref.global` in `#gpu.address_space<workgroup>`)
+      becomes thread-local globals;
+    - `kjit.divisibility = 16` becomes `llvm.align = 16` on pointers and an
+      `llvm.intr.assume` on integers;
+    - each kernel `K` gets an exported `kjit_host_entry_K(thread, args)` and
+      a `kjit_host_flags_K` constant saying whether it uses barriers.
+
+    ```mlir
+    // After, for `kjit.kernel @add(%x: !kjit.ptr<f32> {kjit.divisibility = 16}, ...)`
+    llvm.func internal @add(%x: !llvm.ptr {llvm.align = 16 : i64}, ..., %thread: !llvm.ptr)
+    llvm.func @kjit_host_entry_add(%thread: !llvm.ptr, %args: !llvm.ptr)
+    llvm.mlir.global external constant @kjit_host_flags_add(0 : i32)
+    ```
+  }];
+  let options = [
+    Option<"debug", "debug", "bool", /*default=*/"false",
+           "Keep device asserts (debug=true or KJIT_DEBUG=1 at launch)">
+  ];
+  let dependentDialects = [
+    "kjit::KjitDialect", "mlir::LLVM::LLVMDialect", "mlir::arith::ArithDialect",
+    "mlir::scf::SCFDialect", "mlir::cf::ControlFlowDialect"
+  ];
+}
+
 #endif // KJIT_TRANSFORMS_PASSES_TD
