@@ -19,6 +19,11 @@ config.substitutions.append(
     ("%kernel-key",
      "grep -o 'kjit\\.kernel @k(.*' | grep -o 'kjit\\.key = \"[0-9a-f]*\"'"))
 config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "examples")))
+# Plugin ABI tests: the test plugins built from test/Plugins/Inputs, and the
+# C compiler of the build (to show that the layout freeze catches a break).
+config.substitutions.append(
+    ("%test_plugins", os.path.join(config.kjit_binary_dir, "test", "Plugins", "plugins")))
+config.substitutions.append(("%cc", config.kjit_c_compiler))
 
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.

@@ -39,6 +39,26 @@ Type kjit::parseSignatureType(StringRef text, MLIRContext *context,
   return getValueTypeForPointee(element);
 }
 
+std::string kjit::printSignatureType(Type type, bool isConst) {
+  if (isa<AnyValueType>(type))
+    return "any";
+  std::string prefix;
+  if (auto pointer = dyn_cast<PointerType>(type)) {
+    prefix = isConst ? "*k" : "*";
+    type = pointer.getElementType();
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  // Scalars are signless: i32 spells the same in both worlds.
+  for (int i = 0; i < rt::kNumDTypes; ++i) {
+    auto dtype = static_cast<rt::DType>(i);
+    if (rt::kernelIRTypeName(dtype) == text)
+      return prefix + std::string(rt::canonicalName(dtype));
+  }
+  return prefix + text;
+}
+
 /// Parses a constexpr value: an integer, a float, true/false or none.
 static Attribute parseConstant(StringRef text, MLIRContext *context) {
   Builder builder(context);

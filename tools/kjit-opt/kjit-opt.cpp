@@ -5,14 +5,27 @@
 // kjit passes; all of mlir-opt's flags work (--split-input-file,
 // --verify-diagnostics, --mlir-print-ir-after-all, ...).
 //
+// --load-plugin loads kjit plugins (the stable C ABI of include/kjit-c), as
+// KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
+// their hooks working on IR alone.
+//
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Compiler/Registration.h"
+#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+static llvm::cl::list<std::string>
+    pluginPaths("load-plugin",
+                llvm::cl::desc("Load a kjit plugin (shared library with the "
+                               "stable C ABI); repeatable. A plugin that "
+                               "fails to load is reported and skipped"),
+                llvm::cl::value_desc("path"));
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -21,7 +34,17 @@ int main(int argc, char **argv) {
   // The generic transforms (canonicalize, cse, inline, symbol-dce, ...) that
   // pipelines over kernel IR use.
   mlir::registerTransformsPasses();
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+
+  auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
-      registry));
+      registry);
+  auto &plugins = kjit::plugin::PluginHost::global();
+  plugins.loadFromEnvironment();
+  for (const std::string &path : pluginPaths)
+    (void)plugins.loadPlugin(path); // reported by the host; go on
+  mlir::LogicalResult result =
+      mlir::MlirOptMain(argc, argv, input, output, registry);
+  // Plugins finish their work (summaries, trace files) at shutdown.
+  plugins.shutdown();
+  return mlir::asMainReturnCode(result);
 }

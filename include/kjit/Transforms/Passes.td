@@ -112,6 +112,38 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
 }
 
+def KjitCacheHook : Pass<"kjit-cache-hook", "mlir::ModuleOp"> {
+  let summary = "Ask the loaded plugins' cache hooks whether to compile";
+  let description = [{
+    Calls the cache hook of every loaded plugin (`--load-plugin`,
+    `KJIT_PLUGINS`) for each kernel, with its key (the recorded `kjit.key`
+    or a freshly computed one), a readable repr `name(x: *fp32, n: i32)` and
+    a JSON compile record. A kernel that any hook answers "skip" for is not
+    compiled: it leaves the module, with a remark.
+  }];
+  let options = [
+    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
+           "Only this kernel (default: every kernel)">,
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name the hooks see">
+  ];
+}
+
+def KjitCompiledHook : Pass<"kjit-compiled-hook", "mlir::ModuleOp"> {
+  let summary = "Show the compiled module to the loaded plugins";
+  let description = [{
+    Calls the compiled hook of every loaded plugin for each kernel of the
+    module, with the module at this point of the pipeline as the artifact
+    (format `mlir-bytecode`). The IR is not changed.
+  }];
+  let options = [
+    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
+           "Only this kernel (default: every kernel)">,
+    Option<"target", "target", "std::string", /*default=*/"\"host\"",
+           "Target name the hooks see">
+  ];
+}
+
 def KjitConvertHostToLLVM
     : Pass<"kjit-convert-host-to-llvm", "mlir::ModuleOp"> {
   let summary = "Lower specialized kernel IR to the LLVM dialect for the host";

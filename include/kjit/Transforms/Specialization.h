@@ -51,6 +51,11 @@ parseSpecialization(llvm::StringRef kernel, llvm::ArrayRef<std::string> entries,
 mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
                               std::string &error);
 
+/// The signature spelling of a parameter type, the inverse of
+/// parseSignatureType: i32 -> "i32", f32 -> "fp32", !kjit.ptr<ui8> -> "*u8"
+/// ("*ku8" when `isConst`), !kjit.any -> "any".
+std::string printSignatureType(mlir::Type type, bool isConst = false);
+
 /// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
 /// resolves their casts, folds constexprs (and removes those parameters),
 /// None and `1` parameters into constants, and marks `D` parameters with

@@ -1,0 +1,247 @@
+//===- PluginHost.h - loads C ABI plugins and runs their hooks --*- C++ -*-===//
+//
+// The C++ side of the stable plugin ABI (include/kjit-c/Plugin.h): loading
+// plugins, negotiating versions, and calling their hooks, backends and cache
+// stores. Part of the runtime core: no LLVM or MLIR header may be included
+// here. docs/PluginABI.md describes the contract; this header is the API the
+// runtime, the hook passes and the tools call.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_PLUGIN_PLUGINHOST_H
+#define KJIT_PLUGIN_PLUGINHOST_H
+
+#include "kjit-c/Plugin.h"
+
+#include "absl/status/status.h"
+#include "absl/types/span.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::plugin {
+
+/// The range of ABI minors this host accepts and speaks.
+inline constexpr uint32_t kHostMinMinor = 0;
+inline constexpr uint32_t kHostMaxMinor = KJIT_ABI_MINOR;
+
+/// Severity of a host log message (values match KJIT_LOG_*).
+enum class LogLevel : int32_t { Error = 0, Warning = 1, Info = 2, Debug = 3 };
+
+/// Receives every message of the host and of its plugins. `source` is the
+/// plugin's name for messages a plugin logs, and "kjit" for the host's own.
+using LogSink = std::function<void(LogLevel level, std::string_view source,
+                                   std::string_view message)>;
+
+/// A bound argument as the hooks see it; views are borrowed for the call.
+struct ArgInfo {
+  std::string_view name;
+  std::string_view type;
+  int32_t kind = KJIT_ARG_NONE;
+  bool isConstexpr = false;
+  int64_t intValue = 0;
+  uint64_t uintValue = 0;
+  double floatValue = 0;
+  std::string_view stringValue;
+};
+
+/// What the cache and compiled hooks learn about one compile.
+struct CompileInfo {
+  std::string_view kernelName;
+  std::string_view key;
+  std::string_view repr;
+  std::string_view compileJson;
+  std::string_view target;
+  int32_t device = 0;
+  bool isWarmup = false;
+};
+
+/// The finished artifact handed to the compiled hooks.
+struct CompiledInfo {
+  std::string_view artifactFormat;
+  std::string_view artifact;
+  std::string_view metadataJson;
+  uint64_t compileNanos = 0;
+};
+
+/// One launch as the launch hooks see it.
+struct LaunchInfo {
+  std::string_view kernelName;
+  std::string_view key;
+  std::array<uint32_t, 3> grid = {1, 1, 1};
+  uint32_t numWarps = 4;
+  int32_t device = 0;
+  uint64_t stream = 0;
+  std::string_view metadataJson;
+  absl::Span<const ArgInfo> args;
+};
+
+/// The cache hooks' verdict.
+enum class CacheDecision { Continue, Skip };
+
+class PluginHost;
+struct LoadedPlugin;
+
+/// Immutable list of initialized plugins; dispatch iterates one of these
+/// without holding the host's lock.
+struct PluginSnapshot {
+  std::vector<std::shared_ptr<LoadedPlugin>> plugins;
+};
+
+/// State of one launch between its enter and exit hooks: the correlation id,
+/// the plugins that saw enter (a plugin loaded in between sees neither), and
+/// each plugin's correlation slot.
+class LaunchRecord {
+public:
+  LaunchRecord() = default;
+  /// The id both hooks receive; 0 when no plugin has launch hooks.
+  uint64_t correlationId() const { return id; }
+
+private:
+  friend class PluginHost;
+  uint64_t id = 0;
+  std::shared_ptr<const PluginSnapshot> snapshot;
+  std::vector<uint64_t> slots;
+};
+
+/// A backend registered by a plugin. Calls are serialized when its plugin is
+/// not thread-safe; statuses become absl::Status with the plugin's name.
+class BackendRef {
+public:
+  std::string_view name() const;
+  /// Describes the target; strings live until the host shuts down.
+  struct Description {
+    std::string target, arch;
+    uint32_t warpSize = 0;
+    std::vector<std::string> formats;
+  };
+  absl::Status describe(int32_t device, Description &out) const;
+  absl::Status fingerprint(int32_t device, void *options,
+                           std::string &out) const;
+  /// Parses `name=value` options into an opaque handle (may be null).
+  absl::Status parseOptions(
+      absl::Span<const std::pair<std::string_view, std::string_view>> options,
+      void *&handle) const;
+  void destroyOptions(void *handle) const;
+  absl::Status finalize(std::string_view format, std::string_view artifact,
+                        std::string_view kernelName, void *options,
+                        std::string &loadable) const;
+  absl::Status load(std::string_view loadable, std::string_view kernelName,
+                    int32_t device, void *&kernel) const;
+  absl::Status launch(void *kernel, const LaunchInfo &launch,
+                      uint32_t sharedMemoryBytes = 0) const;
+  absl::Status unload(void *kernel) const;
+
+private:
+  friend class PluginHost;
+  std::shared_ptr<LoadedPlugin> plugin;
+};
+
+/// A cache store registered by a plugin. It is advisory: get and put never
+/// fail; errors are logged and become misses. Callers verify every value
+/// (BRIEF section 7) before using it.
+class CacheStoreRef {
+public:
+  std::string_view name() const;
+  /// Returns true and fills `value` on a hit.
+  bool get(std::string_view key, std::string &value,
+           uint32_t timeoutMs = 100) const;
+  /// Returns true when the store accepted the value.
+  bool put(std::string_view key, std::string_view value,
+           uint32_t timeoutMs = 100) const;
+
+private:
+  friend class PluginHost;
+  std::shared_ptr<LoadedPlugin> plugin;
+};
+
+/// Loads plugins and dispatches to them. Thread-safe: loading, dispatch and
+/// shutdown may happen on any thread; the host's lock is never held while a
+/// plugin runs. Plugins are never unloaded (dlclose) - see docs/PluginABI.md.
+class PluginHost {
+public:
+  /// A host that logs to `sink` (stderr when empty).
+  explicit PluginHost(LogSink sink = {});
+  /// Calls shutdown().
+  ~PluginHost();
+  PluginHost(const PluginHost &) = delete;
+  PluginHost &operator=(const PluginHost &) = delete;
+
+  /// The process-wide host that the runtime and the tools share. Tools
+  /// should call shutdown() before leaving main; otherwise it runs when
+  /// static objects are destroyed.
+  static PluginHost &global();
+
+  /// Loads, negotiates and initializes the plugin at `path`. Every failure
+  /// is logged and returned; none is fatal. Loading the same library twice
+  /// is a no-op that succeeds.
+  absl::Status loadPlugin(std::string_view path);
+
+  /// Loads each plugin of the colon-separated KJIT_PLUGINS, in order; empty
+  /// entries are skipped. Returns the number of plugins loaded.
+  unsigned loadFromEnvironment();
+
+  /// Calls every plugin's fini, in reverse load order, once. Hooks fired
+  /// afterwards reach nobody; later loads are refused.
+  void shutdown();
+
+  /// Runs every cache hook in load order. Skip if any plugin said skip.
+  CacheDecision runCacheHook(const CompileInfo &info);
+  /// Runs every compiled hook in load order.
+  void runCompiledHook(const CompileInfo &info, const CompiledInfo &compiled);
+  /// Runs every pre-run hook in load order.
+  void runPreRunHooks(std::string_view kernelName,
+                      absl::Span<const ArgInfo> args);
+  /// Runs launch_enter hooks in load order and returns the record that
+  /// runLaunchExit needs.
+  LaunchRecord runLaunchEnter(const LaunchInfo &info);
+  /// Runs launch_exit hooks of the plugins that saw enter, in reverse order.
+  void runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
+                     int32_t launchStatus = KJIT_STATUS_OK);
+
+  /// Cheap checks for the launch path: are there hooks of this kind at all?
+  bool hasLaunchHooks() const {
+    return launchHooks.load(std::memory_order_acquire);
+  }
+  bool hasPreRunHooks() const {
+    return preRunHooks.load(std::memory_order_acquire);
+  }
+
+  /// Registered backends and cache stores, in load order.
+  std::vector<BackendRef> backends() const;
+  std::vector<CacheStoreRef> cacheStores() const;
+  /// The backend named `name`, or an error naming the ones there are.
+  absl::Status findBackend(std::string_view name, BackendRef &out) const;
+
+  /// Names of the initialized plugins, in load order.
+  std::vector<std::string> pluginNames() const;
+
+  /// Reports a message through the sink (used by the plugins' log entry).
+  void log(LogLevel level, std::string_view source,
+           std::string_view message) const;
+
+private:
+  std::shared_ptr<const PluginSnapshot> snapshot() const;
+  void publish(std::shared_ptr<const PluginSnapshot> next);
+  absl::Status fail(std::string message);
+
+  LogSink sink;
+  mutable std::mutex mutex; // guards current, handles and isShutdown
+  std::shared_ptr<const PluginSnapshot> current;
+  std::vector<void *> handles; // dlopen handles, to detect double loads
+  bool isShutdown = false;
+  std::atomic<bool> launchHooks{false};
+  std::atomic<bool> preRunHooks{false};
+  std::atomic<uint64_t> nextCorrelationId{1};
+};
+
+} // namespace kjit::plugin
+
+#endif // KJIT_PLUGIN_PLUGINHOST_H

@@ -1,0 +1,177 @@
+//===- Binder.h - binds launch arguments and computes the key -----*- C++
+//-*-===//
+//
+// The binder turns a launch's positional and keyword arguments into the
+// bound argument list (defaults applied), the launch options, and the
+// specialization key. A BindPlan is computed once per kernel from its
+// manifest; a Binding is the reusable output storage. Binding into a
+// Binding that has been used once does not allocate, so the cache-hit path
+// (bind, hash, look up) never touches the heap. Part of the runtime core: no
+// LLVM or MLIR header may be included here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_RUNTIME_BINDER_H
+#define KJIT_RUNTIME_BINDER_H
+
+#include "kjit/Runtime/Argument.h"
+#include "kjit/Runtime/KernelManifest.h"
+#include "kjit/Runtime/LaunchOptions.h"
+#include "kjit/Runtime/Specialization.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace kjit::rt {
+
+/// A key as the binder produces it: a 64-bit hash plus the words it was
+/// computed from (compared on lookup, so a hash collision is never a wrong
+/// kernel). Borrowed from a Binding; valid until its next bind.
+struct KeyView {
+  uint64_t hash = 0;
+  absl::Span<const uint64_t> words;
+
+  friend bool operator==(const KeyView &a, const KeyView &b) {
+    return a.hash == b.hash && a.words == b.words;
+  }
+  friend bool operator!=(const KeyView &a, const KeyView &b) {
+    return !(a == b);
+  }
+};
+
+/// An owned key, for storing in a cache.
+class SpecializationKey {
+public:
+  SpecializationKey() = default;
+  explicit SpecializationKey(KeyView view)
+      : hash_(view.hash), words_(view.words.begin(), view.words.end()) {}
+
+  uint64_t hash() const { return hash_; }
+  KeyView view() const { return {hash_, words_}; }
+
+  friend bool operator==(const SpecializationKey &a,
+                         const SpecializationKey &b) {
+    return a.view() == b.view();
+  }
+  friend bool operator!=(const SpecializationKey &a,
+                         const SpecializationKey &b) {
+    return !(a == b);
+  }
+
+private:
+  uint64_t hash_ = 0;
+  std::vector<uint64_t> words_;
+};
+
+/// Hash functor for a cache keyed by SpecializationKey that is looked up
+/// with a KeyView without allocating (absl/std heterogeneous lookup).
+struct KeyHash {
+  using is_transparent = void;
+  size_t operator()(const KeyView &key) const { return key.hash; }
+  size_t operator()(const SpecializationKey &key) const { return key.hash(); }
+};
+
+/// Equality functor matching KeyHash.
+struct KeyEq {
+  using is_transparent = void;
+  static KeyView view(const KeyView &key) { return key; }
+  static KeyView view(const SpecializationKey &key) { return key.view(); }
+  template <typename A, typename B>
+  bool operator()(const A &a, const B &b) const {
+    return view(a) == view(b);
+  }
+};
+
+/// The output of one bind: bound arguments in parameter order (defaults
+/// applied, values converted to the declared type: an int for a float
+/// parameter becomes a float), per-parameter type and spec key, the options
+/// and the key. Make one with BindPlan::makeBinding and reuse it.
+class Binding {
+public:
+  Binding() = default;
+
+  /// Every parameter's value, in declaration order.
+  absl::Span<const Argument> arguments() const { return args_; }
+  /// The signature type of non-constexpr parameter `index`.
+  SigType type(size_t index) const { return states_[index].type; }
+  /// The spec key of parameter `index` (None for constexprs).
+  SpecKey specKey(size_t index) const { return states_[index].specKey; }
+  /// The launch options, defaults included.
+  const LaunchOptions &options() const { return options_; }
+  /// The key of the last successful bind.
+  KeyView key() const { return {hash_, words_}; }
+
+private:
+  friend class BindPlan;
+
+  struct ParamState {
+    SigType type;
+    SpecKey specKey = SpecKey::None;
+    bool given = false;
+  };
+
+  std::vector<Argument> args_;
+  std::vector<ParamState> states_;
+  std::vector<uint64_t> words_;
+  LaunchOptions options_;
+  uint64_t hash_ = 0;
+};
+
+/// A kernel's binding plan: everything about binding that depends only on
+/// the manifest, computed once. Copies share the plan; it is immutable and
+/// safe to use from several threads (each with its own Binding).
+class BindPlan {
+public:
+  /// Verifies `manifest` (verifyManifest) and precomputes the plan.
+  /// `defaults` are the option values a launch that names no option gets;
+  /// the runtime passes LaunchOptions::fromEnvironment().
+  static absl::StatusOr<BindPlan> create(KernelManifest manifest,
+                                         LaunchOptions defaults = {});
+
+  const KernelManifest &manifest() const;
+  const LaunchOptions &defaultOptions() const;
+
+  /// A Binding with storage for this kernel, so that bind never allocates.
+  Binding makeBinding() const;
+
+  /// Binds one launch's arguments. Keywords name parameters or launch
+  /// options. On error `binding` is unspecified and the status names the
+  /// parameter or option: missing argument, too many, unknown keyword, the
+  /// deprecated device/device_type/stream keywords, a callable constexpr, an
+  /// int that does not fit, a tensor of the wrong dtype, an integer beyond
+  /// 64 bits, a bad option value.
+  absl::Status bind(absl::Span<const Argument> positional,
+                    absl::Span<const KeywordArgument> keywords,
+                    Binding &binding) const;
+  /// Binds positional arguments only.
+  absl::Status bind(absl::Span<const Argument> positional,
+                    Binding &binding) const {
+    return bind(positional, {}, binding);
+  }
+
+  /// The specialization record of a successful bind (the cache-miss path).
+  SpecializationRecord makeRecord(const Binding &binding) const;
+
+  /// The key a bind producing `record` would have had: preload rebuilds a
+  /// cache entry from a serialized record with it. Fails, naming the
+  /// difference, when the record does not fit this kernel.
+  absl::StatusOr<SpecializationKey>
+  keyForRecord(const SpecializationRecord &record) const;
+
+  struct Impl;
+
+private:
+  explicit BindPlan(std::shared_ptr<const Impl> impl)
+      : impl_(std::move(impl)) {}
+
+  std::shared_ptr<const Impl> impl_;
+};
+
+} // namespace kjit::rt
+
+#endif // KJIT_RUNTIME_BINDER_H

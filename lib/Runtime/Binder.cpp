@@ -1,0 +1,417 @@
+//===- Binder.cpp - binds launch arguments and computes the key ----------===//
+//
+// Key layout (per kernel, fixed by the plan): one word per launch option in
+// table order, then per parameter one word (non-constexpr: type and spec
+// key) or three words (constexpr: tag and 128-bit payload). Because every
+// option has a slot, the key covers every option and cannot depend on the
+// order options were given.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Binder.h"
+
+#include "ValueRules.h"
+
+#include "StrCat.h"
+#include "absl/base/optimization.h"
+#include "absl/container/flat_hash_map.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kjit::rt {
+
+using detail::ParamRules;
+using detail::ValueError;
+
+std::string detail::describeValueError(ValueError error,
+                                       const ParamRules &rules,
+                                       const Argument &original) {
+  switch (error) {
+  case ValueError::Ok:
+    return "";
+  case ValueError::BigInt:
+    return detail::strCat("integer ", int128ToString(original.asInt()),
+                          " does not fit in 64 bits (kjit accepts -2^63 to "
+                          "2^64-1)");
+  case ValueError::IntRange:
+    return detail::strCat("integer ", int128ToString(original.asInt()),
+                          " does not fit parameter type ",
+                          toString(rules.type));
+  case ValueError::DTypeMismatch:
+    return detail::strCat("expected a tensor of ",
+                          canonicalName(rules.type.dtype), " (parameter type ",
+                          toString(rules.type), "), got ",
+                          describeArgument(original));
+  case ValueError::KindMismatch:
+    return detail::strCat("expected ", expectedValue(rules),
+                          " (parameter type ", toString(rules.type),
+                          rules.isConstexpr ? ", constexpr" : "", "), got ",
+                          describeArgument(original));
+  case ValueError::CallableConstexpr:
+    return "a callable cannot be a constexpr value (kernel IR cannot call "
+           "host code)";
+  case ValueError::TensorConstexpr:
+    return "a tensor cannot be a constexpr value";
+  }
+  return "";
+}
+
+namespace {
+
+/// Keyword table codes: a parameter index, a launch option, or one of the
+/// deprecated keywords.
+constexpr int32_t kOptionCode = 1 << 20;
+constexpr int32_t kDeprecatedCode = 1 << 21;
+
+struct DeprecatedKeyword {
+  std::string_view name;
+  std::string_view why;
+};
+
+constexpr DeprecatedKeyword kDeprecated[] = {
+    {"device", "launches run on the current device"},
+    {"device_type", "launches use the current target"},
+    {"stream", "launches go to the current stream"},
+};
+
+} // namespace
+
+struct BindPlan::Impl {
+  struct Param {
+    ParamRules rules;
+    bool hasDefault = false;
+    Argument defaultValue;
+    /// First key word of this parameter.
+    uint32_t word = 0;
+  };
+
+  KernelManifest manifest;
+  LaunchOptions defaults;
+  std::vector<Param> params;
+  /// Parameters before the first one with a default (defaults are trailing).
+  size_t numRequired = 0;
+  size_t numWords = 0;
+  /// Sum of the mixed default option words.
+  uint64_t defaultOptionsSum = 0;
+  absl::flat_hash_map<std::string, int32_t> keywords;
+
+  absl::Status argumentError(size_t index, const Argument &original,
+                             ValueError error) const;
+  absl::Status bindKeywords(absl::Span<const Argument> positional,
+                            absl::Span<const KeywordArgument> keywords,
+                            Binding &binding, uint64_t &sum) const;
+};
+
+absl::Status BindPlan::Impl::argumentError(size_t index,
+                                           const Argument &original,
+                                           ValueError error) const {
+  const Param &param = params[index];
+  return absl::InvalidArgumentError(detail::strCat(
+      "argument '", manifest.params[index].name, "' of kernel '", manifest.name,
+      "': ", detail::describeValueError(error, param.rules, original)));
+}
+
+absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
+                                          LaunchOptions defaults) {
+  if (absl::Status status = verifyManifest(manifest); !status.ok())
+    return status;
+  auto impl = std::make_shared<Impl>();
+  impl->defaults = defaults;
+  size_t word = kNumLaunchOptions;
+  impl->numRequired = manifest.params.size();
+  for (size_t i = 0; i < manifest.params.size(); ++i) {
+    const KernelParam &kp = manifest.params[i];
+    Impl::Param param;
+    param.rules = detail::rulesOf(kp);
+    param.word = static_cast<uint32_t>(word);
+    word += kp.isConstexpr ? 3 : 1;
+    if (kp.defaultValue) {
+      param.hasDefault = true;
+      param.defaultValue = *kp.defaultValue;
+      impl->numRequired = std::min(impl->numRequired, i);
+    }
+    impl->params.push_back(param);
+    impl->keywords.emplace(kp.name, static_cast<int32_t>(i));
+  }
+  impl->numWords = word;
+  for (const LaunchOptionInfo &info : launchOptionTable()) {
+    int index = static_cast<int>(info.option);
+    // A parameter of the same name would shadow the option; verifyManifest
+    // rejects that, so emplace never collides here.
+    impl->keywords.emplace(info.name, kOptionCode + index);
+    impl->defaultOptionsSum +=
+        detail::mixWord(static_cast<uint64_t>(defaults.values()[index]), index);
+  }
+  for (size_t i = 0; i < std::size(kDeprecated); ++i)
+    // A parameter called `device` binds as a parameter: emplace keeps it.
+    impl->keywords.emplace(kDeprecated[i].name,
+                           kDeprecatedCode + static_cast<int32_t>(i));
+  impl->manifest = std::move(manifest);
+  return BindPlan(std::move(impl));
+}
+
+const KernelManifest &BindPlan::manifest() const { return impl_->manifest; }
+
+const LaunchOptions &BindPlan::defaultOptions() const {
+  return impl_->defaults;
+}
+
+Binding BindPlan::makeBinding() const {
+  Binding binding;
+  binding.args_.resize(impl_->params.size());
+  binding.states_.resize(impl_->params.size());
+  binding.words_.resize(impl_->numWords);
+  binding.options_ = impl_->defaults;
+  return binding;
+}
+
+// The slow path: keywords, or fewer positional arguments than parameters.
+absl::Status
+BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
+                             absl::Span<const KeywordArgument> keywordArgs,
+                             Binding &binding, uint64_t &sum) const {
+  size_t n = params.size();
+  for (size_t i = 0; i < n; ++i)
+    binding.states_[i].given = i < positional.size();
+  bool optionGiven[kNumLaunchOptions] = {};
+  for (const KeywordArgument &kw : keywordArgs) {
+    // Debian's absl::string_view is not std::string_view.
+    auto it = keywords.find(absl::string_view(kw.name.data(), kw.name.size()));
+    if (it == keywords.end())
+      return absl::InvalidArgumentError(detail::strCat(
+          "kernel '", manifest.name, "': unknown keyword argument '", kw.name,
+          "' (neither a parameter nor a launch option)"));
+    int32_t code = it->second;
+    if (code >= kDeprecatedCode) {
+      const DeprecatedKeyword &dep = kDeprecated[code - kDeprecatedCode];
+      return absl::InvalidArgumentError(
+          detail::strCat("kernel '", manifest.name, "': the '", dep.name,
+                         "' keyword is no longer accepted: ", dep.why));
+    }
+    if (code >= kOptionCode) {
+      int index = code - kOptionCode;
+      auto option = static_cast<LaunchOption>(index);
+      if (optionGiven[index])
+        return absl::InvalidArgumentError(
+            detail::strCat("kernel '", manifest.name, "': launch option '",
+                           kw.name, "' given more than once"));
+      optionGiven[index] = true;
+      int64_t value;
+      if (absl::Status status = checkLaunchOption(option, kw.value, &value);
+          !status.ok())
+        return absl::InvalidArgumentError(
+            detail::strCat("kernel '", manifest.name, "': ", status.message()));
+      // Debug is or-ed with the default, as the reference or-s in the
+      // environment: KJIT_DEBUG=1 cannot be switched off per launch.
+      if (option == LaunchOption::Debug)
+        value = value || defaults.debug();
+      uint64_t old = binding.words_[index];
+      sum += detail::mixWord(static_cast<uint64_t>(value), index) -
+             detail::mixWord(old, index);
+      binding.words_[index] = static_cast<uint64_t>(value);
+      binding.options_.setRaw(option, value);
+      continue;
+    }
+    auto &state = binding.states_[code];
+    if (state.given)
+      return absl::InvalidArgumentError(detail::strCat(
+          "kernel '", manifest.name, "': got multiple values for argument '",
+          kw.name, "'"));
+    state.given = true;
+    binding.args_[code] = kw.value;
+  }
+  std::vector<std::string_view> missing;
+  for (size_t i = positional.size(); i < n; ++i) {
+    if (binding.states_[i].given)
+      continue;
+    if (params[i].hasDefault) {
+      binding.args_[i] = params[i].defaultValue;
+      continue;
+    }
+    // Only an error allocates.
+    missing.push_back(manifest.params[i].name);
+  }
+  if (!missing.empty()) {
+    std::string names;
+    for (std::string_view name : missing)
+      detail::strAppend(&names, names.empty() ? "'" : ", '", name, "'");
+    return absl::InvalidArgumentError(
+        detail::strCat("kernel '", manifest.name, "': missing argument",
+                       missing.size() > 1 ? "s " : " ", names));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BindPlan::bind(absl::Span<const Argument> positional,
+                            absl::Span<const KeywordArgument> keywords,
+                            Binding &binding) const {
+  const Impl &plan = *impl_;
+  const size_t n = plan.params.size();
+  if (ABSL_PREDICT_FALSE(positional.size() > n))
+    return absl::InvalidArgumentError(detail::strCat(
+        "kernel '", plan.manifest.name, "' takes ", n, " argument",
+        n == 1 ? "" : "s", " but ", positional.size(), " were given"));
+  // A Binding from makeBinding has the right sizes; another one is sized
+  // here once (the only allocation it ever sees).
+  if (ABSL_PREDICT_FALSE(binding.args_.size() != n ||
+                         binding.words_.size() != plan.numWords)) {
+    binding.args_.resize(n);
+    binding.states_.resize(n);
+    binding.words_.resize(plan.numWords);
+  }
+  Argument *args = binding.args_.data();
+  uint64_t *words = binding.words_.data();
+  std::copy(positional.begin(), positional.end(), args);
+  std::memcpy(words, plan.defaults.values().data(),
+              sizeof(uint64_t) * kNumLaunchOptions);
+  binding.options_ = plan.defaults;
+  uint64_t sum = plan.defaultOptionsSum;
+
+  if (!keywords.empty() || positional.size() < plan.numRequired) {
+    if (absl::Status status =
+            plan.bindKeywords(positional, keywords, binding, sum);
+        ABSL_PREDICT_FALSE(!status.ok()))
+      return status;
+  } else {
+    // Positional only, every required parameter given: the rest are
+    // defaults.
+    for (size_t i = positional.size(); i < n; ++i)
+      args[i] = plan.params[i].defaultValue;
+  }
+
+  Binding::ParamState *states = binding.states_.data();
+  for (size_t i = 0; i < n; ++i) {
+    const Impl::Param &param = plan.params[i];
+    Argument &arg = args[i];
+    uint64_t *w = words + param.word;
+    // The rules leave `arg` as given when they fail, so the message can
+    // show it without a copy on the hot path.
+    if (param.rules.isConstexpr) {
+      ValueError error = detail::normalizeConstexpr(param.rules, arg);
+      if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
+        return plan.argumentError(i, arg, error);
+      states[i].specKey = SpecKey::None;
+      detail::constexprWords(arg, w);
+      sum += detail::mixWord(w[0], param.word) +
+             detail::mixWord(w[1], param.word + 1) +
+             detail::mixWord(w[2], param.word + 2);
+      continue;
+    }
+    SigType type;
+    SpecKey spec;
+    ValueError error = detail::specializeValue(param.rules, arg, type, spec);
+    if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
+      return plan.argumentError(i, arg, error);
+    states[i].type = type;
+    states[i].specKey = spec;
+    *w = detail::paramWord(type, spec);
+    sum += detail::mixWord(*w, param.word);
+  }
+  binding.hash_ = detail::finishHash(sum, plan.numWords);
+  return absl::OkStatus();
+}
+
+SpecializationRecord BindPlan::makeRecord(const Binding &binding) const {
+  const Impl &plan = *impl_;
+  SpecializationRecord record;
+  record.name = plan.manifest.name;
+  record.options = binding.options();
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    SpecializedParam param;
+    param.name = plan.manifest.params[i].name;
+    param.isConstexpr = plan.params[i].rules.isConstexpr;
+    if (param.isConstexpr) {
+      param.value = binding.arguments()[i];
+    } else {
+      param.type = binding.type(i);
+      param.specKey = binding.specKey(i);
+    }
+    record.params.push_back(std::move(param));
+  }
+  record.key = canonicalKey(record);
+  return record;
+}
+
+absl::StatusOr<SpecializationKey>
+BindPlan::keyForRecord(const SpecializationRecord &record) const {
+  const Impl &plan = *impl_;
+  const KernelManifest &m = plan.manifest;
+  auto mismatch = [&](const auto &...parts) {
+    return absl::InvalidArgumentError(
+        detail::strCat("specialization record for kernel '", record.name,
+                       "' does not fit kernel '", m.name, "': ", parts...));
+  };
+  if (record.name != m.name)
+    return mismatch("the names differ");
+  if (record.params.size() != m.params.size())
+    return mismatch("it has ", record.params.size(), " parameters, the kernel ",
+                    m.params.size());
+  std::vector<uint64_t> words(plan.numWords);
+  uint64_t sum = 0;
+  for (int i = 0; i < kNumLaunchOptions; ++i) {
+    words[i] = static_cast<uint64_t>(record.options.values()[i]);
+    sum += detail::mixWord(words[i], i);
+  }
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const SpecializedParam &rp = record.params[i];
+    const KernelParam &kp = m.params[i];
+    const Impl::Param &param = plan.params[i];
+    if (rp.name != kp.name)
+      return mismatch("parameter ", i, " is '", rp.name, "', the kernel's is '",
+                      kp.name, "'");
+    if (rp.isConstexpr != kp.isConstexpr)
+      return mismatch("parameter '", kp.name, "' is ",
+                      rp.isConstexpr ? "" : "not ",
+                      "constexpr in the record but ",
+                      kp.isConstexpr ? "" : "not ", "in the kernel");
+    uint64_t *w = words.data() + param.word;
+    if (kp.isConstexpr) {
+      Argument value = rp.value;
+      if (ValueError error = detail::normalizeConstexpr(param.rules, value);
+          error != ValueError::Ok)
+        return mismatch(
+            "parameter '", kp.name,
+            "': ", detail::describeValueError(error, param.rules, rp.value));
+      detail::constexprWords(value, w);
+      sum += detail::mixWord(w[0], param.word) +
+             detail::mixWord(w[1], param.word + 1) +
+             detail::mixWord(w[2], param.word + 2);
+      continue;
+    }
+    // The record's type must be one a launch could have produced.
+    bool typeFits = true;
+    switch (kp.type.kind) {
+    case ParamType::Kind::Any:
+      break;
+    case ParamType::Kind::Scalar:
+      typeFits = rp.type == SigType{SigType::Kind::Scalar, kp.type.dtype};
+      break;
+    case ParamType::Kind::Pointer:
+      typeFits = rp.type.kind == SigType::Kind::NullPointer ||
+                 (rp.type.isPointer() && rp.type.dtype == kp.type.dtype &&
+                  (!kp.isConst || rp.type.kind == SigType::Kind::ConstPointer));
+      break;
+    }
+    if (!typeFits)
+      return mismatch("parameter '", kp.name, "' has type ", toString(rp.type),
+                      ", the kernel declares ", toString(kp.type));
+    if ((rp.specKey == SpecKey::None) != kp.doNotSpecialize)
+      return mismatch("parameter '", kp.name, "' ",
+                      kp.doNotSpecialize ? "is do_not_specialize but has "
+                                           "a spec key"
+                                         : "has no spec key");
+    if (rp.specKey == SpecKey::Divisible16 && kp.doNotSpecializeOnAlignment)
+      return mismatch("parameter '", kp.name,
+                      "' is do_not_specialize_on_alignment but has the D "
+                      "spec key");
+    *w = detail::paramWord(rp.type, rp.specKey);
+    sum += detail::mixWord(*w, param.word);
+  }
+  return SpecializationKey(
+      KeyView{detail::finishHash(sum, plan.numWords), words});
+}
+
+} // namespace kjit::rt

@@ -1,0 +1,56 @@
+//===- CompiledHook.cpp - the kjit-compiled-hook pass ---------------------===//
+
+#include "HookEvents.h"
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Transforms/Passes.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace kjit {
+#define GEN_PASS_DEF_KJITCOMPILEDHOOK
+#include "kjit/Transforms/Passes.h.inc"
+} // namespace kjit
+
+using namespace mlir;
+
+namespace {
+
+struct CompiledHookPass : kjit::impl::KjitCompiledHookBase<CompiledHookPass> {
+  using KjitCompiledHookBase::KjitCompiledHookBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The artifact is the module as it stands at this point of the
+    // pipeline, as MLIR bytecode.
+    std::string artifact;
+    llvm::raw_string_ostream os(artifact);
+    if (failed(writeBytecodeToFile(module, os))) {
+      module.emitError("kjit-compiled-hook: cannot serialize the module");
+      return signalPassFailure();
+    }
+    auto &host = kjit::plugin::PluginHost::global();
+    for (auto kernel : module.getOps<kjit::KernelOp>()) {
+      if (!kernelName.empty() && kernel.getSymName() != kernelName)
+        continue;
+      FailureOr<kjit::KernelCompileInfo> info =
+          kjit::describeKernel(kernel, target);
+      if (failed(info))
+        return signalPassFailure();
+      kjit::plugin::CompileInfo event;
+      event.kernelName = info->name;
+      event.key = info->key;
+      event.repr = info->repr;
+      event.compileJson = info->json;
+      event.target = target;
+      kjit::plugin::CompiledInfo compiled;
+      compiled.artifactFormat = "mlir-bytecode";
+      compiled.artifact = artifact;
+      compiled.metadataJson = "{}";
+      host.runCompiledHook(event, compiled);
+    }
+    markAllAnalysesPreserved();
+  }
+};
+
+} // namespace

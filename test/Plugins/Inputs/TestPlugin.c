@@ -1,0 +1,606 @@
+/*===- TestPlugin.c - a C99 plugin that implements every entry ----*- C -*-===*\
+|*                                                                            *|
+|* Every hook, a backend ("echo") and a cache store ("memory"), each logging  *|
+|* what it sees through the host so that lit tests can check order, ids and   *|
+|* payloads. Compiled several times with different macros:                    *|
+|*   TEST_NAME      the plugin's name (a string literal), default "alpha"     *|
+|*   TEST_MODE      one of the MODE_* values below, default MODE_NORMAL       *|
+|*   KJIT_PLUGIN_HEADER  the ABI header to build against (a frozen one)       *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifdef KJIT_PLUGIN_HEADER
+#include KJIT_PLUGIN_HEADER
+#else
+#include "kjit-c/Plugin.h"
+#endif
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MODE_NORMAL 0
+#define MODE_NULL_TABLE 1   /* negotiate answers a NULL table */
+#define MODE_WRONG_MAJOR 2  /* negotiate answers major 2 */
+#define MODE_FAIL_INIT 3    /* init returns an error */
+#define MODE_HOOK_ERRORS 4  /* every hook and store entry returns an error */
+#define MODE_REFUSE 5       /* negotiate refuses the host's minor range */
+#define MODE_NO_ENTRY 6     /* exports a misspelled entry symbol */
+#define MODE_MAJOR2 7       /* exports only the ABI 2 entry symbol */
+#define MODE_SKIP 8         /* the cache hook answers skip */
+#define MODE_OLD_MINOR 9    /* tables as an older minor without pre_run */
+#define MODE_NEW_MINOR 10   /* tables of a newer minor with extra slots */
+#define MODE_SMALL_TABLE 11 /* plugin table smaller than ABI 1.0's */
+#define MODE_SERIAL 12      /* not thread-safe; reports overlapping calls */
+
+#ifndef TEST_NAME
+#define TEST_NAME "alpha"
+#endif
+#ifndef TEST_MODE
+#define TEST_MODE MODE_NORMAL
+#endif
+
+/* The minor the plugin answers: one past the header's for MODE_NEW_MINOR. */
+#if TEST_MODE == MODE_NEW_MINOR
+#define TEST_MINOR (KJIT_ABI_MINOR + 1)
+#else
+#define TEST_MINOR KJIT_ABI_MINOR
+#endif
+
+static const kjit_host_api *host;
+static kjit_host_context *context;
+
+/* printf-style logging through the host. */
+static void say(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+static void say(const char *format, ...) {
+  char line[1024];
+  va_list ap;
+  int n;
+  va_start(ap, format);
+  n = vsnprintf(line, sizeof line, format, ap);
+  va_end(ap);
+  if (n < 0)
+    return;
+  if ((size_t)n >= sizeof line)
+    n = (int)sizeof line - 1;
+  host->log(context, KJIT_LOG_INFO, line, (size_t)n);
+}
+
+static kjit_status *fail(int32_t code, const char *message) {
+  return host->status_create(code, message, strlen(message));
+}
+
+/* Keeps the instance pointer honest: every entry checks it got init's. */
+static int instance_tag;
+
+static kjit_status *check_self(void *self, const char *entry) {
+  if (self != &instance_tag) {
+    say("BUG: %s got a foreign self pointer", entry);
+    return fail(KJIT_STATUS_INTERNAL, "foreign self pointer");
+  }
+#if TEST_MODE == MODE_HOOK_ERRORS
+  {
+    char message[128];
+    snprintf(message, sizeof message, "%s deliberately failed", entry);
+    return fail(KJIT_STATUS_INVALID_ARGUMENT, message);
+  }
+#else
+  return NULL;
+#endif
+}
+
+#if TEST_MODE == MODE_SERIAL
+/* Overlap detector: the host must never run two entries of a plugin that is
+ * not thread-safe at the same time. */
+static int inside;
+static void serial_probe(void) {
+  volatile unsigned spin;
+  if (__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST) != 1)
+    host->log(context, KJIT_LOG_ERROR, "overlapping calls", 17);
+  for (spin = 0; spin < 20000; ++spin)
+    ;
+  __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+}
+#else
+static void serial_probe(void) {}
+#endif
+
+/*===----------------------------------------------------------------------===*\
+|* Hooks                                                                      *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *test_cache(void *self, const kjit_cache_event *event,
+                               int32_t *decision) {
+  const kjit_compile_info *info = event->info;
+  kjit_status *status = check_self(self, "cache hook");
+  if (status)
+    return status;
+  say("%s: cache kernel=%.*s key=%.*s repr=%.*s target=%.*s device=%d "
+      "warmup=%u json=%.*s",
+      TEST_NAME, (int)info->kernel_name_len, info->kernel_name,
+      (int)info->key_len, info->key, (int)info->repr_len, info->repr,
+      (int)info->target_len, info->target, (int)info->device,
+      (unsigned)info->is_warmup, (int)info->compile_json_len,
+      info->compile_json);
+#if TEST_MODE == MODE_SKIP
+  *decision = KJIT_CACHE_SKIP;
+#else
+  (void)decision;
+#endif
+  return NULL;
+}
+
+static kjit_status *test_compiled(void *self,
+                                  const kjit_compiled_event *event) {
+  kjit_status *status = check_self(self, "compiled hook");
+  if (status)
+    return status;
+  say("%s: compiled kernel=%.*s format=%.*s bytes=%lu metadata=%.*s "
+      "compile_ns=%lu",
+      TEST_NAME, (int)event->info->kernel_name_len, event->info->kernel_name,
+      (int)event->artifact_format_len, event->artifact_format,
+      (unsigned long)event->artifact_size, (int)event->metadata_json_len,
+      event->metadata_json, (unsigned long)event->compile_ns);
+  return NULL;
+}
+
+/* What launch_enter leaves in its correlation slot: derived from the id so
+ * that launch_exit can check it got this launch's slot back. */
+static uint64_t slot_value(const kjit_launch_event *event) {
+  return event->correlation_id * 1000 + sizeof(TEST_NAME);
+}
+
+static void print_args(const char *what, size_t n,
+                       const kjit_arg *const *args) {
+  size_t i;
+  for (i = 0; i < n; ++i) {
+    const kjit_arg *a = args[i];
+    switch (a->kind) {
+    case KJIT_ARG_INT:
+    case KJIT_ARG_BOOL:
+      say("%s: %s arg %.*s: %.*s = %ld", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (long)a->int_value);
+      break;
+    case KJIT_ARG_POINTER:
+    case KJIT_ARG_UINT:
+      say("%s: %s arg %.*s: %.*s = 0x%lx", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (unsigned long)a->uint_value);
+      break;
+    case KJIT_ARG_FLOAT:
+      say("%s: %s arg %.*s: %.*s = %g", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, a->float_value);
+      break;
+    default:
+      say("%s: %s arg %.*s: %.*s (kind %d)", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (int)a->kind);
+    }
+  }
+}
+
+static kjit_status *test_launch_enter(void *self,
+                                      const kjit_launch_event *event,
+                                      uint64_t *correlation_data) {
+  kjit_status *status = check_self(self, "launch_enter hook");
+  serial_probe();
+  if (status)
+    return status;
+  if (*correlation_data != 0)
+    return fail(KJIT_STATUS_INTERNAL, "correlation slot did not start at 0");
+  *correlation_data = slot_value(event);
+  say("%s: launch_enter kernel=%.*s id=%lu grid=%u,%u,%u num_warps=%u "
+      "stream=%lu metadata=%.*s",
+      TEST_NAME, (int)event->kernel_name_len, event->kernel_name,
+      (unsigned long)event->correlation_id, (unsigned)event->grid[0],
+      (unsigned)event->grid[1], (unsigned)event->grid[2],
+      (unsigned)event->num_warps, (unsigned long)event->stream,
+      (int)event->metadata_json_len, event->metadata_json);
+  print_args("launch", event->num_args, event->args);
+  return NULL;
+}
+
+static kjit_status *test_launch_exit(void *self, const kjit_launch_event *event,
+                                     uint64_t *correlation_data) {
+  kjit_status *status = check_self(self, "launch_exit hook");
+  serial_probe();
+  if (status)
+    return status;
+  say("%s: launch_exit kernel=%.*s id=%lu slot=%s status=%d", TEST_NAME,
+      (int)event->kernel_name_len, event->kernel_name,
+      (unsigned long)event->correlation_id,
+      *correlation_data == slot_value(event) ? "ok" : "LOST",
+      (int)event->launch_status);
+  return NULL;
+}
+
+static kjit_status *test_pre_run(void *self, const kjit_pre_run_event *event) {
+  kjit_status *status = check_self(self, "pre-run hook");
+  if (status)
+    return status;
+#if TEST_MODE == MODE_OLD_MINOR
+  /* The table says it ends before this slot: the host must not call it. */
+  say("%s: BUG: pre_run called beyond the table's struct_size", TEST_NAME);
+#endif
+  say("%s: pre_run kernel=%.*s args=%lu", TEST_NAME,
+      (int)event->kernel_name_len, event->kernel_name,
+      (unsigned long)event->num_args);
+  print_args("pre_run", event->num_args, event->args);
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Backend "echo": accepts "text", finalizes it by upper-casing               *|
+\*===----------------------------------------------------------------------===*/
+
+static void release_malloced(void *owner, const uint8_t *data, size_t size) {
+  (void)owner;
+  (void)size;
+  free((void *)data);
+}
+
+static const kjit_artifact_format format_text = {
+    .struct_size = sizeof(kjit_artifact_format), .name = "text", .name_len = 4};
+static const kjit_artifact_format format_bytecode = {
+    .struct_size = sizeof(kjit_artifact_format),
+    .name = "mlir-bytecode",
+    .name_len = 13};
+static const kjit_artifact_format *const formats[] = {&format_text,
+                                                      &format_bytecode};
+
+static kjit_status *echo_describe(void *self,
+                                  kjit_backend_describe_args *args) {
+  kjit_status *status = check_self(self, "describe");
+  if (status)
+    return status;
+  args->target = "test";
+  args->target_len = 4;
+  args->arch = "none";
+  args->arch_len = 4;
+  args->warp_size = 1;
+  args->num_formats = 2;
+  args->formats = formats;
+  return NULL;
+}
+
+/* Options: "case=upper" (default) or "case=lower". */
+static int lower_case_option = 1;
+static int upper_case_option = 0;
+
+static kjit_status *echo_parse_options(void *self,
+                                       kjit_backend_parse_options_args *args) {
+  size_t i;
+  kjit_status *status = check_self(self, "parse_options");
+  if (status)
+    return status;
+  args->options_handle = &upper_case_option;
+  for (i = 0; i < args->num_options; ++i) {
+    const kjit_option *o = args->options[i];
+    if (o->name_len == 4 && memcmp(o->name, "case", 4) == 0 &&
+        o->value_len == 5 && memcmp(o->value, "lower", 5) == 0) {
+      args->options_handle = &lower_case_option;
+    } else if (!(o->name_len == 4 && memcmp(o->name, "case", 4) == 0 &&
+                 o->value_len == 5 && memcmp(o->value, "upper", 5) == 0)) {
+      char message[256];
+      snprintf(message, sizeof message, "unknown option '%.*s=%.*s'",
+               (int)o->name_len, o->name, (int)o->value_len, o->value);
+      args->options_handle = NULL;
+      return fail(KJIT_STATUS_INVALID_ARGUMENT, message);
+    }
+  }
+  return NULL;
+}
+
+static void echo_destroy_options(void *self, void *options) {
+  (void)self;
+  say("%s: destroy_options %s", TEST_NAME,
+      options == &lower_case_option ? "lower" : "upper");
+}
+
+static kjit_status *echo_fingerprint(void *self,
+                                     kjit_backend_fingerprint_args *args) {
+  static const char fp[] = "echo-toolchain-1";
+  kjit_status *status = check_self(self, "fingerprint");
+  if (status)
+    return status;
+  /* Static storage: release stays NULL. */
+  args->fingerprint.data = (const uint8_t *)fp;
+  args->fingerprint.size = sizeof fp - 1;
+  return NULL;
+}
+
+static kjit_status *echo_finalize(void *self,
+                                  kjit_backend_finalize_args *args) {
+  size_t i;
+  uint8_t *out;
+  int lower = args->options_handle == &lower_case_option;
+  kjit_status *status = check_self(self, "finalize");
+  if (status)
+    return status;
+  if (!(args->format_len == 4 && memcmp(args->format, "text", 4) == 0)) {
+    char message[256];
+    snprintf(message, sizeof message, "format '%.*s' is not accepted",
+             (int)args->format_len, args->format);
+    return fail(KJIT_STATUS_INVALID_ARGUMENT, message);
+  }
+  out = malloc(args->artifact_size ? args->artifact_size : 1);
+  if (!out)
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  for (i = 0; i < args->artifact_size; ++i) {
+    uint8_t c = args->artifact[i];
+    if (!lower && c >= 'a' && c <= 'z')
+      c = (uint8_t)(c - 'a' + 'A');
+    if (lower && c >= 'A' && c <= 'Z')
+      c = (uint8_t)(c - 'A' + 'a');
+    out[i] = c;
+  }
+  args->loadable.data = out;
+  args->loadable.size = args->artifact_size;
+  args->loadable.release = release_malloced;
+  return NULL;
+}
+
+typedef struct echo_kernel {
+  char *code;
+  size_t size;
+} echo_kernel;
+
+static kjit_status *echo_load(void *self, kjit_backend_load_args *args) {
+  echo_kernel *k;
+  kjit_status *status = check_self(self, "load");
+  if (status)
+    return status;
+  k = malloc(sizeof *k);
+  if (!k)
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  k->code = malloc(args->loadable_size ? args->loadable_size : 1);
+  if (!k->code) {
+    free(k);
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  memcpy(k->code, args->loadable, args->loadable_size);
+  k->size = args->loadable_size;
+  args->kernel = k;
+  return NULL;
+}
+
+static kjit_status *echo_launch(void *self, kjit_backend_launch_args *args) {
+  const echo_kernel *k = args->kernel;
+  kjit_status *status = check_self(self, "launch");
+  if (status)
+    return status;
+  say("%s: echo launch code=%.*s grid=%u,%u,%u args=%lu", TEST_NAME,
+      (int)k->size, k->code, (unsigned)args->grid[0], (unsigned)args->grid[1],
+      (unsigned)args->grid[2], (unsigned long)args->num_args);
+  return NULL;
+}
+
+static kjit_status *echo_unload(void *self, kjit_backend_unload_args *args) {
+  echo_kernel *k = args->kernel;
+  kjit_status *status = check_self(self, "unload");
+  if (status)
+    return status;
+  free(k->code);
+  free(k);
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Cache store "memory": one slot is enough for the tests                     *|
+\*===----------------------------------------------------------------------===*/
+
+static uint8_t *stored_key, *stored_value;
+static size_t stored_key_size, stored_value_size;
+
+static kjit_status *memory_get(void *self, kjit_cache_get_args *args) {
+  uint8_t *copy;
+  kjit_status *status = check_self(self, "cache store get");
+  if (status)
+    return status;
+  if (!stored_key || stored_key_size != args->key_size ||
+      memcmp(stored_key, args->key, args->key_size) != 0)
+    return NULL; /* a miss */
+  copy = malloc(stored_value_size ? stored_value_size : 1);
+  if (!copy)
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  memcpy(copy, stored_value, stored_value_size);
+  args->found = 1;
+  args->value.data = copy;
+  args->value.size = stored_value_size;
+  args->value.release = release_malloced;
+  return NULL;
+}
+
+static kjit_status *memory_put(void *self, const kjit_cache_put_args *args) {
+  uint8_t *key, *value;
+  kjit_status *status = check_self(self, "cache store put");
+  if (status)
+    return status;
+  key = malloc(args->key_size ? args->key_size : 1);
+  value = malloc(args->value_size ? args->value_size : 1);
+  if (!key || !value) {
+    free(key);
+    free(value);
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  memcpy(key, args->key, args->key_size);
+  memcpy(value, args->value, args->value_size);
+  free(stored_key);
+  free(stored_value);
+  stored_key = key;
+  stored_key_size = args->key_size;
+  stored_value = value;
+  stored_value_size = args->value_size;
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Lifecycle and tables                                                       *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *test_init(const kjit_host_api *h, kjit_host_context *ctx,
+                              void **self) {
+  host = h;
+  context = ctx;
+#if TEST_MODE == MODE_FAIL_INIT
+  (void)self;
+  return fail(KJIT_STATUS_UNAVAILABLE, "refusing to start: " TEST_NAME);
+#else
+  *self = &instance_tag;
+  say("%s: init (host ABI %u.%u)", TEST_NAME, (unsigned)h->abi_major,
+      (unsigned)h->abi_minor);
+#if TEST_MODE == MODE_NEW_MINOR
+  /* Built for a newer minor: use only what the host's minor has. */
+  if (h->abi_minor < TEST_MINOR)
+    say("%s: host predates ABI %u.%u; newer features stay off", TEST_NAME,
+        (unsigned)KJIT_ABI_MAJOR, (unsigned)TEST_MINOR);
+#endif
+  return NULL;
+#endif
+}
+
+static void test_fini(void *self) {
+  say("%s: fini%s", TEST_NAME, self == &instance_tag ? "" : " (BAD SELF)");
+  free(stored_key);
+  free(stored_value);
+  stored_key = stored_value = NULL;
+}
+
+static const kjit_backend_table echo_backend = {
+    .struct_size = sizeof(kjit_backend_table),
+    .name = "echo-" TEST_NAME,
+    .name_len = sizeof("echo-" TEST_NAME) - 1,
+    .describe = echo_describe,
+    .fingerprint = echo_fingerprint,
+    .parse_options = echo_parse_options,
+    .destroy_options = echo_destroy_options,
+    .finalize = echo_finalize,
+    .load = echo_load,
+    .launch = echo_launch,
+    .unload = echo_unload,
+};
+
+static const kjit_cache_store_table memory_store = {
+    .struct_size = sizeof(kjit_cache_store_table),
+    .name = "memory-" TEST_NAME,
+    .name_len = sizeof("memory-" TEST_NAME) - 1,
+    .get = memory_get,
+    .put = memory_put,
+};
+
+#if TEST_MODE == MODE_NEW_MINOR
+/* A newer minor appended a slot to the hook table and a field to the plugin
+ * table. An older host must ignore both. */
+static kjit_status *future_hook(void *self) {
+  (void)self;
+  say("%s: BUG: future hook called by a host that predates it", TEST_NAME);
+  return NULL;
+}
+typedef struct next_hook_table {
+  kjit_hook_table base;
+  kjit_status *(*future_hook)(void *self);
+} next_hook_table;
+typedef struct next_plugin_api {
+  kjit_plugin_api base;
+  uint64_t future_flags;
+} next_plugin_api;
+
+static const next_hook_table test_hooks_next = {
+    .base = {.struct_size = sizeof(next_hook_table),
+             .cache = test_cache,
+             .compiled = test_compiled,
+             .launch_enter = test_launch_enter,
+             .launch_exit = test_launch_exit,
+             .pre_run = test_pre_run},
+    .future_hook = future_hook,
+};
+static const next_plugin_api test_api_next = {
+    .base = {.struct_size = sizeof(next_plugin_api),
+             .name = TEST_NAME,
+             .name_len = sizeof(TEST_NAME) - 1,
+             .version = "next",
+             .version_len = 4,
+             .capabilities = KJIT_CAP_THREAD_SAFE,
+             .init = test_init,
+             .fini = test_fini,
+             .hooks = &test_hooks_next.base,
+             .backend = &echo_backend,
+             .cache_store = &memory_store},
+    .future_flags = ~(uint64_t)0,
+};
+#define TEST_API (&test_api_next.base)
+#else
+static const kjit_hook_table test_hooks = {
+#if TEST_MODE == MODE_OLD_MINOR
+    /* Pretend pre_run did not exist when this plugin was built. */
+    .struct_size = KJIT_STRUCT_SIZE(kjit_hook_table, launch_exit),
+#else
+    .struct_size = sizeof(kjit_hook_table),
+#endif
+    .cache = test_cache,
+    .compiled = test_compiled,
+    .launch_enter = test_launch_enter,
+    .launch_exit = test_launch_exit,
+    .pre_run = test_pre_run,
+};
+static const kjit_plugin_api test_api = {
+#if TEST_MODE == MODE_SMALL_TABLE
+    .struct_size = KJIT_STRUCT_SIZE(kjit_plugin_api, hooks),
+#else
+    .struct_size = sizeof(kjit_plugin_api),
+#endif
+    .name = TEST_NAME,
+    .name_len = sizeof(TEST_NAME) - 1,
+    .version = "1",
+    .version_len = 1,
+#if TEST_MODE != MODE_SERIAL
+    .capabilities = KJIT_CAP_THREAD_SAFE,
+#endif
+    .init = test_init,
+    .fini = test_fini,
+    .hooks = &test_hooks,
+    .backend = &echo_backend,
+    .cache_store = &memory_store,
+};
+#define TEST_API (&test_api)
+#endif
+
+#if TEST_MODE == MODE_NO_ENTRY
+#define ENTRY kjit_plugin_negotiate
+#elif TEST_MODE == MODE_MAJOR2
+#define ENTRY kjit_plugin_negotiate_v2
+#else
+#define ENTRY kjit_plugin_negotiate_v1
+#endif
+
+KJIT_PLUGIN_EXPORT int32_t ENTRY(kjit_negotiate *io);
+
+KJIT_PLUGIN_EXPORT int32_t ENTRY(kjit_negotiate *io) {
+  if (!io || io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin) ||
+      io->host_abi_major != KJIT_ABI_MAJOR)
+    return KJIT_STATUS_INVALID_ARGUMENT;
+#if TEST_MODE == MODE_REFUSE
+  if (KJIT_HAS_FIELD(io, kjit_negotiate, reject_reason_len)) {
+    io->reject_reason = "this plugin needs ABI 1.7 or newer";
+    io->reject_reason_len = strlen(io->reject_reason);
+  }
+  return KJIT_STATUS_FAILED_PRECONDITION;
+#endif
+#if TEST_MODE == MODE_WRONG_MAJOR
+  io->plugin_abi_major = 2;
+#else
+  io->plugin_abi_major = KJIT_ABI_MAJOR;
+#endif
+  io->plugin_abi_minor = TEST_MINOR;
+#if TEST_MODE == MODE_NULL_TABLE
+  (void)TEST_API;
+  io->plugin = NULL;
+#else
+  io->plugin = TEST_API;
+#endif
+  return KJIT_STATUS_OK;
+}

@@ -1,0 +1,738 @@
+//===- BinderTest.cpp - binding, spec keys, options and the key -----------===//
+//
+// Table-driven checks of the reference's mangle_type / compute_spec_key rules
+// at their edges, kjit's deliberate differences, every binder error message,
+// and the key's properties (order of options, None apart from pointers,
+// preload's keyForRecord agreeing with bind).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Binder.h"
+
+#include "absl/container/flat_hash_map.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace kjit::rt;
+
+namespace {
+
+constexpr Int128 kOne = 1;
+
+KernelParam param(std::string name, ParamType type = ParamType::any()) {
+  KernelParam p;
+  p.name = std::move(name);
+  p.type = type;
+  return p;
+}
+
+KernelParam constexprParam(std::string name,
+                           ParamType type = ParamType::any()) {
+  KernelParam p = param(std::move(name), type);
+  p.isConstexpr = true;
+  return p;
+}
+
+BindPlan makePlan(std::vector<KernelParam> params, std::string name = "k",
+                  LaunchOptions defaults = {}) {
+  KernelManifest m;
+  m.name = std::move(name);
+  m.params = std::move(params);
+  absl::StatusOr<BindPlan> plan = BindPlan::create(std::move(m), defaults);
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  return *std::move(plan);
+}
+
+std::string errorOf(const BindPlan &plan, std::vector<Argument> positional,
+                    std::vector<KeywordArgument> keywords = {}) {
+  Binding b = plan.makeBinding();
+  absl::Status status = plan.bind(positional, keywords, b);
+  EXPECT_FALSE(status.ok());
+  return std::string(status.message());
+}
+
+//===----------------------------------------------------------------------===//
+// Type and spec key of one value (the reference's rules at their edges)
+//===----------------------------------------------------------------------===//
+
+struct ValueCase {
+  const char *label;
+  Argument value;
+  const char *type;
+  const char *spec;
+};
+
+std::vector<ValueCase> valueCases() {
+  return {
+      // Booleans: i1, and never D or 1 (the reference gives True "1" and
+      // False "D").
+      {"true", Argument::boolean(true), "i1", "N"},
+      {"false", Argument::boolean(false), "i1", "N"},
+      {"-2^31-1", Argument::integer(-(kOne << 31) - 1), "i64", "N"},
+      {"-2^31", Argument::integer(-(kOne << 31)), "i32", "D"},
+      {"2^31-1", Argument::integer((kOne << 31) - 1), "i32", "N"},
+      {"2^31", Argument::integer(kOne << 31), "i64", "D"},
+      {"2^63-1", Argument::integer((kOne << 63) - 1), "i64", "N"},
+      {"2^63", Argument::integer(kOne << 63), "u64", "D"},
+      {"2^64-1", Argument::integer((kOne << 64) - 1), "u64", "N"},
+      {"-2^63", Argument::integer(-(kOne << 63)), "i64", "D"},
+      {"0", Argument::integer(0), "i32", "D"},
+      {"1", Argument::integer(1), "i32", "1"},
+      {"16", Argument::integer(16), "i32", "D"},
+      {"17", Argument::integer(17), "i32", "N"},
+      {"-16", Argument::integer(-16), "i32", "D"},
+      {"-1", Argument::integer(-1), "i32", "N"},
+      {"float 1.0", Argument::fp(1.0), "fp32", "N"},
+      {"float 16.0", Argument::fp(16.0), "fp32", "N"},
+      {"None", Argument::none(), "*i8", "N"},
+      {"aligned tensor", Argument::tensor(0x7f0000001000, DType::FP32), "*fp32",
+       "D"},
+      {"unaligned tensor", Argument::tensor(0x7f0000001004, DType::FP32),
+       "*fp32", "N"},
+      {"tensor at 8", Argument::tensor(8, DType::FP16), "*fp16", "N"},
+      {"read-only tensor", Argument::tensor(0x1000, DType::BF16, true),
+       "*kbf16", "D"},
+      {"mock tensor", Argument::mockTensor(DType::U8), "*u8", "D"},
+  };
+}
+
+class AnyParamValue : public testing::TestWithParam<ValueCase> {};
+
+TEST_P(AnyParamValue, TypeAndSpecKey) {
+  const ValueCase &c = GetParam();
+  BindPlan plan = makePlan({param("v")});
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({c.value}, b).ok());
+  EXPECT_EQ(toString(b.type(0)), c.type);
+  EXPECT_EQ(toString(b.specKey(0)), c.spec);
+  // The record says the same.
+  SpecializationRecord r = plan.makeRecord(b);
+  EXPECT_EQ(toString(r.params[0].type), c.type);
+  EXPECT_EQ(toString(r.params[0].specKey), c.spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(ReferenceEdges, AnyParamValue,
+                         testing::ValuesIn(valueCases()),
+                         [](const testing::TestParamInfo<ValueCase> &info) {
+                           std::string name;
+                           for (char c : std::string(info.param.label))
+                             name += std::isalnum(static_cast<unsigned char>(c))
+                                         ? c
+                                         : '_';
+                           return name + "_" + std::to_string(info.index);
+                         });
+
+TEST(Binder, NoneIsAFoldedNullPointer) {
+  BindPlan plan = makePlan({param("p", ParamType::pointer(DType::FP32))});
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::none()}, b).ok());
+  EXPECT_EQ(b.type(0).kind, SigType::Kind::NullPointer);
+  EXPECT_EQ(toString(b.type(0)), "*i8");
+  SpecializationRecord r = plan.makeRecord(b);
+  ASSERT_EQ(r.constants().size(), 1u);
+  EXPECT_EQ(r.constants()[0].first, "p");
+  EXPECT_TRUE(r.constants()[0].second.isNone());
+}
+
+TEST(Binder, DoNotSpecializeOnAlignmentNeverGivesD) {
+  KernelParam p = param("v");
+  p.doNotSpecializeOnAlignment = true;
+  BindPlan plan = makePlan({p});
+  struct {
+    Argument value;
+    const char *spec;
+  } cases[] = {{Argument::integer(16), "N"},
+               {Argument::integer(0), "N"},
+               {Argument::integer(1), "1"},
+               {Argument::integer(17), "N"},
+               {Argument::tensor(0x1000, DType::FP32), "N"},
+               {Argument::mockTensor(DType::FP32), "N"}};
+  for (const auto &c : cases) {
+    Binding b = plan.makeBinding();
+    ASSERT_TRUE(plan.bind({c.value}, b).ok());
+    EXPECT_EQ(toString(b.specKey(0)), c.spec) << describeArgument(c.value);
+  }
+}
+
+TEST(Binder, DoNotSpecializeHasNoSpecKey) {
+  KernelParam p = param("v");
+  p.doNotSpecialize = true;
+  BindPlan plan = makePlan({p});
+  for (Argument value : {Argument::integer(16), Argument::integer(1),
+                         Argument::tensor(0x1000, DType::FP32)}) {
+    Binding b = plan.makeBinding();
+    ASSERT_TRUE(plan.bind({value}, b).ok());
+    EXPECT_EQ(b.specKey(0), SpecKey::None);
+  }
+  // ...but the type still comes from the value.
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::integer(kOne << 40)}, b).ok());
+  EXPECT_EQ(toString(b.type(0)), "i64");
+}
+
+TEST(Binder, EveryDTypeOfTheTable) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto dtype = static_cast<DType>(i);
+    std::string name(canonicalName(dtype));
+    BindPlan plan = makePlan(
+        {param("x", ParamType::pointer(dtype)), param("y"), param("z")});
+    KernelManifest m = plan.manifest();
+    m.params[2].isConst = true;
+    absl::StatusOr<BindPlan> constPlan = BindPlan::create(m);
+    ASSERT_TRUE(constPlan.ok());
+    Binding b = constPlan->makeBinding();
+    ASSERT_TRUE(constPlan
+                    ->bind({Argument::tensor(0x100, dtype),
+                            Argument::tensor(0x100, dtype),
+                            Argument::tensor(0x100, dtype)},
+                           b)
+                    .ok());
+    EXPECT_EQ(toString(b.type(0)), "*" + name);
+    EXPECT_EQ(toString(b.type(1)), "*" + name);
+    EXPECT_EQ(toString(b.type(2)), "*k" + name);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Declared scalar types
+//===----------------------------------------------------------------------===//
+
+struct DeclaredCase {
+  DType type;
+  Argument value;
+  /// Spec key, or the error message when it does not fit.
+  const char *expect;
+};
+
+TEST(Binder, DeclaredScalarRanges) {
+  DeclaredCase cases[] = {
+      {DType::I32, Argument::integer((kOne << 31) - 1), "N"},
+      {DType::I32, Argument::integer(-(kOne << 31)), "D"},
+      {DType::I32, Argument::integer(kOne << 31),
+       "argument 'v' of kernel 'k': integer 2147483648 does not fit "
+       "parameter type i32"},
+      {DType::I32, Argument::integer(-(kOne << 31) - 1),
+       "argument 'v' of kernel 'k': integer -2147483649 does not fit "
+       "parameter type i32"},
+      {DType::I8, Argument::integer(127), "N"},
+      {DType::I8, Argument::integer(128),
+       "argument 'v' of kernel 'k': integer 128 does not fit parameter type "
+       "i8"},
+      {DType::I16, Argument::integer(-32769),
+       "argument 'v' of kernel 'k': integer -32769 does not fit parameter "
+       "type i16"},
+      {DType::U8, Argument::integer(-1),
+       "argument 'v' of kernel 'k': integer -1 does not fit parameter type "
+       "u8"},
+      {DType::U32, Argument::integer((kOne << 32) - 1), "N"},
+      {DType::U64, Argument::integer((kOne << 64) - 1), "N"},
+      {DType::U64, Argument::integer(-1),
+       "argument 'v' of kernel 'k': integer -1 does not fit parameter type "
+       "u64"},
+      {DType::I64, Argument::integer(kOne << 63),
+       "argument 'v' of kernel 'k': integer 9223372036854775808 does not fit "
+       "parameter type i64"},
+      {DType::I64, Argument::integer(1), "1"},
+      {DType::I1, Argument::integer(1), "N"},
+      {DType::I1, Argument::integer(2),
+       "argument 'v' of kernel 'k': integer 2 does not fit parameter type "
+       "i1"},
+      {DType::I1, Argument::boolean(true), "N"},
+      // A bool for an integer parameter is 0/1 but keeps the N key.
+      {DType::I32, Argument::boolean(true), "N"},
+      {DType::I32, Argument::boolean(false), "N"},
+      // Numbers for a float parameter become floats (no D or 1).
+      {DType::FP32, Argument::integer(16), "N"},
+      {DType::FP64, Argument::fp(2.5), "N"},
+      {DType::FP16, Argument::boolean(true), "N"},
+      {DType::I32, Argument::fp(1.5),
+       "argument 'v' of kernel 'k': expected an int (parameter type i32), "
+       "got a float (1.5)"},
+      {DType::I1, Argument::fp(1.0),
+       "argument 'v' of kernel 'k': expected a bool (parameter type i1), got "
+       "a float (1)"},
+      {DType::FP32, Argument::none(),
+       "argument 'v' of kernel 'k': expected a number (parameter type fp32), "
+       "got None"},
+      {DType::I64, Argument::tensor(0x10, DType::I64),
+       "argument 'v' of kernel 'k': expected an int (parameter type i64), got "
+       "a tensor of i64"},
+  };
+  for (const DeclaredCase &c : cases) {
+    BindPlan plan = makePlan({param("v", ParamType::scalar(c.type))});
+    Binding b = plan.makeBinding();
+    absl::Status status = plan.bind({c.value}, b);
+    std::string expect = c.expect;
+    if (expect.size() <= 1) {
+      ASSERT_TRUE(status.ok()) << status << " for " << expect;
+      EXPECT_EQ(toString(b.specKey(0)), expect)
+          << toString(ParamType::scalar(c.type)) << " "
+          << describeArgument(c.value);
+      EXPECT_EQ(toString(b.type(0)), canonicalName(c.type));
+    } else {
+      EXPECT_EQ(status.message(), expect);
+    }
+  }
+}
+
+TEST(Binder, ValuesAreConvertedToTheDeclaredType) {
+  BindPlan plan = makePlan({param("f", ParamType::scalar(DType::FP32)),
+                            param("i", ParamType::scalar(DType::I32)),
+                            param("b", ParamType::scalar(DType::I1))});
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::integer(3), Argument::boolean(true),
+                         Argument::integer(1)},
+                        b)
+                  .ok());
+  EXPECT_EQ(b.arguments()[0], Argument::fp(3.0));
+  EXPECT_EQ(b.arguments()[1], Argument::integer(1));
+  EXPECT_EQ(b.arguments()[2], Argument::boolean(true));
+}
+
+//===----------------------------------------------------------------------===//
+// Error messages
+//===----------------------------------------------------------------------===//
+
+TEST(BinderErrors, ArgumentCounts) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  EXPECT_EQ(errorOf(plan, {Argument::integer(1), Argument::integer(2),
+                           Argument::integer(3)}),
+            "kernel 'k' takes 2 arguments but 3 were given");
+  EXPECT_EQ(errorOf(plan, {Argument::integer(1)}),
+            "kernel 'k': missing argument 'n'");
+  EXPECT_EQ(errorOf(plan, {}), "kernel 'k': missing arguments 'x', 'n'");
+  BindPlan one = makePlan({param("x")});
+  EXPECT_EQ(errorOf(one, {Argument::integer(1), Argument::integer(2)}),
+            "kernel 'k' takes 1 argument but 2 were given");
+}
+
+TEST(BinderErrors, Keywords) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  EXPECT_EQ(
+      errorOf(plan, {Argument::integer(1)}, {{"foo", Argument::integer(2)}}),
+      "kernel 'k': unknown keyword argument 'foo' (neither a parameter "
+      "nor a launch option)");
+  EXPECT_EQ(errorOf(plan, {Argument::integer(1)},
+                    {{"x", Argument::integer(2)}, {"n", Argument::integer(2)}}),
+            "kernel 'k': got multiple values for argument 'x'");
+  EXPECT_EQ(errorOf(plan, {},
+                    {{"n", Argument::integer(2)}, {"n", Argument::integer(2)}}),
+            "kernel 'k': got multiple values for argument 'n'");
+}
+
+TEST(BinderErrors, DeprecatedKeywords) {
+  BindPlan plan = makePlan({param("x")});
+  std::vector<Argument> args = {Argument::integer(1)};
+  EXPECT_EQ(errorOf(plan, args, {{"device", Argument::integer(0)}}),
+            "kernel 'k': the 'device' keyword is no longer accepted: launches "
+            "run on the current device");
+  EXPECT_EQ(errorOf(plan, args, {{"device_type", Argument::none()}}),
+            "kernel 'k': the 'device_type' keyword is no longer accepted: "
+            "launches use the current target");
+  EXPECT_EQ(errorOf(plan, args, {{"stream", Argument::integer(0)}}),
+            "kernel 'k': the 'stream' keyword is no longer accepted: launches "
+            "go to the current stream");
+}
+
+TEST(BinderErrors, AParameterNamedLikeADeprecatedKeywordBinds) {
+  BindPlan plan = makePlan({param("stream")});
+  Binding b = plan.makeBinding();
+  std::vector<KeywordArgument> kw = {{"stream", Argument::integer(5)}};
+  ASSERT_TRUE(plan.bind({}, kw, b).ok());
+  EXPECT_EQ(b.arguments()[0], Argument::integer(5));
+}
+
+TEST(BinderErrors, Values) {
+  int host = 0;
+  BindPlan plan = makePlan({param("x", ParamType::pointer(DType::FP32)),
+                            param("n"), constexprParam("F")});
+  Argument x = Argument::tensor(0x1000, DType::FP32);
+  EXPECT_EQ(errorOf(plan, {x, Argument::integer(1), Argument::callable(&host)}),
+            "argument 'F' of kernel 'k': a callable cannot be a constexpr "
+            "value (kernel IR cannot call host code)");
+  EXPECT_EQ(errorOf(plan, {x, Argument::integer(1), x}),
+            "argument 'F' of kernel 'k': a tensor cannot be a constexpr value");
+  EXPECT_EQ(errorOf(plan, {Argument::tensor(0x1000, DType::FP16),
+                           Argument::integer(1), Argument::integer(1)}),
+            "argument 'x' of kernel 'k': expected a tensor of fp32 (parameter "
+            "type *fp32), got a tensor of fp16");
+  EXPECT_EQ(errorOf(plan, {Argument::integer(5), Argument::integer(1),
+                           Argument::integer(1)}),
+            "argument 'x' of kernel 'k': expected a tensor of fp32 or None "
+            "(parameter type *fp32), got an int (5)");
+  EXPECT_EQ(
+      errorOf(plan, {x, Argument::integer(kOne << 64), Argument::integer(1)}),
+      "argument 'n' of kernel 'k': integer 18446744073709551616 does "
+      "not fit in 64 bits (kjit accepts -2^63 to 2^64-1)");
+  EXPECT_EQ(errorOf(plan, {x, Argument::integer(-(kOne << 63) - 1),
+                           Argument::integer(1)}),
+            "argument 'n' of kernel 'k': integer -9223372036854775809 does "
+            "not fit in 64 bits (kjit accepts -2^63 to 2^64-1)");
+  EXPECT_EQ(
+      errorOf(plan, {x, Argument::integer(1), Argument::integer(kOne << 64)}),
+      "argument 'F' of kernel 'k': integer 18446744073709551616 does "
+      "not fit in 64 bits (kjit accepts -2^63 to 2^64-1)");
+  EXPECT_EQ(errorOf(plan, {x, Argument::callable(&host), Argument::integer(1)}),
+            "argument 'n' of kernel 'k': expected a tensor, an int, a float, a "
+            "bool or None (parameter type any), got a callable");
+  EXPECT_EQ(errorOf(plan, {x, Argument::dtypeValue(DType::FP32),
+                           Argument::integer(1)}),
+            "argument 'n' of kernel 'k': expected a tensor, an int, a float, a "
+            "bool or None (parameter type any), got a dtype (fp32)");
+  BindPlan typed =
+      makePlan({constexprParam("B", ParamType::scalar(DType::I32))});
+  EXPECT_EQ(errorOf(typed, {Argument::fp(1.5)}),
+            "argument 'B' of kernel 'k': expected an int (parameter type i32, "
+            "constexpr), got a float (1.5)");
+  EXPECT_EQ(errorOf(typed, {Argument::dtypeValue(DType::FP16)}),
+            "argument 'B' of kernel 'k': expected an int (parameter type i32, "
+            "constexpr), got a dtype (fp16)");
+  EXPECT_EQ(errorOf(typed, {Argument::integer(kOne << 40)}),
+            "argument 'B' of kernel 'k': integer 1099511627776 does not fit "
+            "parameter type i32");
+}
+
+TEST(BinderErrors, LaunchOptions) {
+  BindPlan plan = makePlan({param("x")});
+  std::vector<Argument> args = {Argument::integer(1)};
+  EXPECT_EQ(errorOf(plan, args, {{"num_warps", Argument::integer(3)}}),
+            "kernel 'k': launch option 'num_warps' must be a power of two, got "
+            "3");
+  EXPECT_EQ(errorOf(plan, args, {{"num_warps", Argument::integer(0)}}),
+            "kernel 'k': launch option 'num_warps' must be at least 1, got 0");
+  EXPECT_EQ(errorOf(plan, args, {{"num_stages", Argument::integer(-1)}}),
+            "kernel 'k': launch option 'num_stages' must be at least 0, got "
+            "-1");
+  EXPECT_EQ(errorOf(plan, args, {{"num_ctas", Argument::integer(kOne << 31)}}),
+            "kernel 'k': launch option 'num_ctas' must be at most 2147483647, "
+            "got 2147483648");
+  EXPECT_EQ(errorOf(plan, args, {{"num_warps", Argument::boolean(true)}}),
+            "kernel 'k': launch option 'num_warps' expects an integer, got a "
+            "bool (true)");
+  EXPECT_EQ(errorOf(plan, args, {{"num_warps", Argument::none()}}),
+            "kernel 'k': launch option 'num_warps' expects an integer, got "
+            "None");
+  EXPECT_EQ(errorOf(plan, args, {{"maxnreg", Argument::fp(128)}}),
+            "kernel 'k': launch option 'maxnreg' expects an integer or None, "
+            "got a float (128)");
+  EXPECT_EQ(errorOf(plan, args, {{"debug", Argument::integer(1)}}),
+            "kernel 'k': launch option 'debug' expects a bool, got an int (1)");
+  EXPECT_EQ(errorOf(plan, args,
+                    {{"num_warps", Argument::integer(4)},
+                     {"num_warps", Argument::integer(8)}}),
+            "kernel 'k': launch option 'num_warps' given more than once");
+}
+
+//===----------------------------------------------------------------------===//
+// Binding: keywords, defaults, constexprs, options
+//===----------------------------------------------------------------------===//
+
+TEST(Binder, KeywordsAndDefaults) {
+  KernelParam n = param("n", ParamType::scalar(DType::I32));
+  n.defaultValue = Argument::integer(16);
+  KernelParam p = param("p", ParamType::pointer(DType::FP32));
+  p.defaultValue = Argument::none();
+  KernelParam block = constexprParam("BLOCK");
+  block.defaultValue = Argument::integer(128);
+  BindPlan plan = makePlan({param("x"), n, p, block});
+  Argument x = Argument::tensor(0x40, DType::FP32);
+
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({x}, b).ok());
+  EXPECT_EQ(b.arguments()[1], Argument::integer(16));
+  EXPECT_TRUE(b.arguments()[2].isNone());
+  EXPECT_EQ(b.arguments()[3], Argument::integer(128));
+  EXPECT_EQ(toString(b.specKey(1)), "D");
+  SpecializationRecord positional = plan.makeRecord(b);
+
+  // The same launch by keywords, in another order, gives the same record and
+  // key.
+  Binding k = plan.makeBinding();
+  std::vector<KeywordArgument> kw = {{"BLOCK", Argument::integer(128)},
+                                     {"x", x},
+                                     {"n", Argument::integer(16)}};
+  ASSERT_TRUE(plan.bind({}, kw, k).ok());
+  EXPECT_EQ(k.key(), b.key());
+  EXPECT_EQ(plan.makeRecord(k).key, positional.key);
+
+  // A different constexpr is a different key.
+  kw[0].value = Argument::integer(256);
+  ASSERT_TRUE(plan.bind({}, kw, k).ok());
+  EXPECT_NE(k.key(), b.key());
+}
+
+TEST(Binder, ConstexprValuesOfEveryKindAreKeyedApart) {
+  BindPlan plan = makePlan({constexprParam("C")});
+  std::vector<Argument> values = {Argument::none(),
+                                  Argument::boolean(true),
+                                  Argument::boolean(false),
+                                  Argument::integer(1),
+                                  Argument::integer(0),
+                                  Argument::fp(1.0),
+                                  Argument::fp(0.0),
+                                  Argument::fp(-0.0),
+                                  Argument::dtypeValue(DType::FP32),
+                                  Argument::dtypeValue(DType::FP16),
+                                  Argument::integer((kOne << 64) - 1),
+                                  Argument::integer(-1)};
+  std::vector<SpecializationKey> keys;
+  for (const Argument &v : values) {
+    Binding b = plan.makeBinding();
+    ASSERT_TRUE(plan.bind({v}, b).ok()) << describeArgument(v);
+    for (const SpecializationKey &other : keys)
+      EXPECT_NE(other.view(), b.key()) << describeArgument(v);
+    keys.emplace_back(b.key());
+    EXPECT_EQ(plan.makeRecord(b).params[0].value, v);
+  }
+}
+
+TEST(Binder, NoneIsKeyedApartFromARealBytePointer) {
+  BindPlan plan = makePlan({param("p")});
+  Binding none = plan.makeBinding();
+  Binding bytes = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::none()}, none).ok());
+  ASSERT_TRUE(plan.bind({Argument::tensor(0x11, DType::I8)}, bytes).ok());
+  EXPECT_EQ(toString(none.type(0)), toString(bytes.type(0)));
+  EXPECT_NE(none.key(), bytes.key());
+  EXPECT_NE(plan.makeRecord(none).key, plan.makeRecord(bytes).key);
+}
+
+TEST(Binder, BoolAndIntAreKeyedApart) {
+  BindPlan plan = makePlan({param("v")});
+  Binding t = plan.makeBinding();
+  Binding one = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::boolean(true)}, t).ok());
+  ASSERT_TRUE(plan.bind({Argument::integer(1)}, one).ok());
+  EXPECT_NE(t.key(), one.key());
+}
+
+TEST(Binder, EveryOptionJoinsTheKeyInAnyOrder) {
+  BindPlan plan = makePlan({param("x")});
+  std::vector<Argument> args = {Argument::integer(3)};
+  Binding base = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(args, base).ok());
+  SpecializationKey defaults(base.key());
+
+  // Naming an option at its default value changes nothing.
+  Binding same = plan.makeBinding();
+  std::vector<KeywordArgument> explicitDefaults = {
+      {"num_warps", Argument::integer(4)},
+      {"enable_fp_fusion", Argument::boolean(true)},
+      {"maxnreg", Argument::none()}};
+  ASSERT_TRUE(plan.bind(args, explicitDefaults, same).ok());
+  EXPECT_EQ(same.key(), defaults.view());
+
+  // Every option changes the key.
+  for (const LaunchOptionInfo &info : launchOptionTable()) {
+    Argument other = info.kind == LaunchOptionKind::Bool
+                         ? Argument::boolean(info.defaultValue == 0)
+                         : Argument::integer(info.defaultValue == 8 ? 16 : 8);
+    Binding b = plan.makeBinding();
+    std::vector<KeywordArgument> kw = {{info.name, other}};
+    ASSERT_TRUE(plan.bind(args, kw, b).ok()) << info.name;
+    EXPECT_NE(b.key(), defaults.view()) << info.name;
+    EXPECT_NE(b.options().raw(info.option), base.options().raw(info.option));
+  }
+
+  // Order does not matter.
+  Binding ab = plan.makeBinding();
+  Binding ba = plan.makeBinding();
+  std::vector<KeywordArgument> kwAB = {{"num_warps", Argument::integer(8)},
+                                       {"num_stages", Argument::integer(2)},
+                                       {"debug", Argument::boolean(true)}};
+  std::vector<KeywordArgument> kwBA = {kwAB[2], kwAB[1], kwAB[0]};
+  ASSERT_TRUE(plan.bind(args, kwAB, ab).ok());
+  ASSERT_TRUE(plan.bind(args, kwBA, ba).ok());
+  EXPECT_EQ(ab.key(), ba.key());
+  EXPECT_EQ(plan.makeRecord(ab).key, plan.makeRecord(ba).key);
+  EXPECT_EQ(ab.options().numWarps(), 8);
+  EXPECT_EQ(ab.options().numStages(), 2);
+  EXPECT_TRUE(ab.options().debug());
+}
+
+TEST(Binder, DebugFromTheEnvironmentCannotBeSwitchedOff) {
+  LaunchOptions defaults;
+  defaults.setRaw(LaunchOption::Debug, 1);
+  BindPlan plan = makePlan({param("x")}, "k", defaults);
+  Binding b = plan.makeBinding();
+  std::vector<KeywordArgument> kw = {{"debug", Argument::boolean(false)}};
+  ASSERT_TRUE(plan.bind({Argument::integer(1)}, kw, b).ok());
+  EXPECT_TRUE(b.options().debug());
+}
+
+TEST(Binder, EnvironmentDefaults) {
+  setenv("KJIT_DEBUG", "1", 1);
+  EXPECT_TRUE(LaunchOptions::fromEnvironment().debug());
+  setenv("KJIT_DEBUG", "0", 1);
+  EXPECT_FALSE(LaunchOptions::fromEnvironment().debug());
+  unsetenv("KJIT_DEBUG");
+  EXPECT_FALSE(LaunchOptions::fromEnvironment().debug());
+}
+
+TEST(Binder, ReusedBindingAfterAnErrorBindsAgain) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  Binding b = plan.makeBinding();
+  std::vector<KeywordArgument> kw = {{"bogus", Argument::none()}};
+  ASSERT_FALSE(plan.bind({Argument::integer(1)}, kw, b).ok());
+  ASSERT_TRUE(plan.bind({Argument::integer(1), Argument::integer(16)}, b).ok());
+  Binding fresh = plan.makeBinding();
+  ASSERT_TRUE(
+      plan.bind({Argument::integer(1), Argument::integer(16)}, fresh).ok());
+  EXPECT_EQ(b.key(), fresh.key());
+}
+
+TEST(Binder, ABindingFromElsewhereIsResized) {
+  BindPlan small = makePlan({param("x")});
+  BindPlan large = makePlan({param("a"), param("b"), constexprParam("C")});
+  Binding b = small.makeBinding();
+  ASSERT_TRUE(large
+                  .bind({Argument::integer(1), Argument::integer(2),
+                         Argument::integer(3)},
+                        b)
+                  .ok());
+  EXPECT_EQ(b.arguments().size(), 3u);
+}
+
+TEST(Binder, CacheLookupWithAKeyView) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  absl::flat_hash_map<SpecializationKey, int, KeyHash, KeyEq> cache;
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(
+      plan.bind({Argument::tensor(0x100, DType::FP32), Argument::integer(7)}, b)
+          .ok());
+  cache.emplace(SpecializationKey(b.key()), 1);
+  ASSERT_TRUE(
+      plan.bind({Argument::tensor(0x100, DType::FP32), Argument::integer(1)}, b)
+          .ok());
+  cache.emplace(SpecializationKey(b.key()), 2);
+  // Another address with the same alignment and another N integer hit the
+  // first entry.
+  ASSERT_TRUE(
+      plan.bind({Argument::tensor(0x200, DType::FP32), Argument::integer(9)}, b)
+          .ok());
+  auto it = cache.find(b.key());
+  ASSERT_NE(it, cache.end());
+  EXPECT_EQ(it->second, 1);
+  ASSERT_TRUE(
+      plan.bind({Argument::tensor(0x204, DType::FP32), Argument::integer(9)}, b)
+          .ok());
+  EXPECT_EQ(cache.find(b.key()), cache.end());
+}
+
+//===----------------------------------------------------------------------===//
+// Preload: keyForRecord
+//===----------------------------------------------------------------------===//
+
+BindPlan richPlan() {
+  KernelParam x = param("x", ParamType::pointer(DType::FP32));
+  KernelParam y = param("y", ParamType::pointer(DType::FP16));
+  y.isConst = true;
+  KernelParam n = param("n", ParamType::scalar(DType::I32));
+  KernelParam m = param("m");
+  m.doNotSpecialize = true;
+  KernelParam s = param("s");
+  s.doNotSpecializeOnAlignment = true;
+  KernelParam block = constexprParam("BLOCK", ParamType::scalar(DType::I32));
+  KernelParam dt = constexprParam("DT");
+  KernelParam eps = constexprParam("EPS");
+  eps.defaultValue = Argument::fp(1e-5);
+  return makePlan({x, y, n, m, s, param("p"), block, dt, eps}, "rich");
+}
+
+std::vector<Argument> richArgs() {
+  return {Argument::tensor(0x1000, DType::FP32),
+          Argument::tensor(0x1008, DType::FP16),
+          Argument::integer(1),
+          Argument::integer(32),
+          Argument::integer(48),
+          Argument::none(),
+          Argument::integer(1024),
+          Argument::dtypeValue(DType::BF16)};
+}
+
+TEST(Preload, KeyForRecordMatchesBind) {
+  BindPlan plan = richPlan();
+  Binding b = plan.makeBinding();
+  std::vector<KeywordArgument> kw = {{"num_warps", Argument::integer(8)},
+                                     {"maxnreg", Argument::integer(128)}};
+  ASSERT_TRUE(plan.bind(richArgs(), kw, b).ok());
+  SpecializationRecord record = plan.makeRecord(b);
+  absl::StatusOr<SpecializationKey> key = plan.keyForRecord(record);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->view(), b.key());
+  // Through JSON as well.
+  absl::StatusOr<SpecializationRecord> read =
+      specializationFromJson(toJson(record));
+  ASSERT_TRUE(read.ok()) << read.status();
+  absl::StatusOr<SpecializationKey> readKey = plan.keyForRecord(*read);
+  ASSERT_TRUE(readKey.ok()) << readKey.status();
+  EXPECT_EQ(readKey->view(), b.key());
+}
+
+TEST(Preload, MismatchesAreNamed) {
+  BindPlan plan = richPlan();
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(richArgs(), b).ok());
+  const SpecializationRecord good = plan.makeRecord(b);
+  auto errorFor = [&](auto edit) {
+    SpecializationRecord r = good;
+    edit(r);
+    absl::StatusOr<SpecializationKey> key = plan.keyForRecord(r);
+    EXPECT_FALSE(key.ok());
+    return std::string(key.status().message());
+  };
+  const std::string prefix = "specialization record for kernel 'rich' does "
+                             "not fit kernel 'rich': ";
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) { r.name = "other"; }),
+            "specialization record for kernel 'other' does not fit kernel "
+            "'rich': the names differ");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) { r.params.pop_back(); }),
+            prefix + "it has 8 parameters, the kernel 9");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) { r.params[0].name = "q"; }),
+            prefix + "parameter 0 is 'q', the kernel's is 'x'");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[6].isConstexpr = false;
+            }),
+            prefix +
+                "parameter 'BLOCK' is not constexpr in the record but in the "
+                "kernel");
+  EXPECT_EQ(
+      errorFor([](SpecializationRecord &r) { r.params[0].isConstexpr = true; }),
+      prefix + "parameter 'x' is constexpr in the record but not in the "
+               "kernel");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[0].type = {SigType::Kind::Pointer, DType::FP16};
+            }),
+            prefix + "parameter 'x' has type *fp16, the kernel declares *fp32");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[1].type = {SigType::Kind::Pointer, DType::FP16};
+            }),
+            prefix + "parameter 'y' has type *fp16, the kernel declares *fp16");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[2].type = {SigType::Kind::Scalar, DType::I64};
+            }),
+            prefix + "parameter 'n' has type i64, the kernel declares i32");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[3].specKey = SpecKey::Plain;
+            }),
+            prefix + "parameter 'm' is do_not_specialize but has a spec key");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[2].specKey = SpecKey::None;
+            }),
+            prefix + "parameter 'n' has no spec key");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[4].specKey = SpecKey::Divisible16;
+            }),
+            prefix + "parameter 's' is do_not_specialize_on_alignment but has "
+                     "the D spec key");
+  EXPECT_EQ(errorFor([](SpecializationRecord &r) {
+              r.params[6].value = Argument::fp(2.0);
+            }),
+            prefix + "parameter 'BLOCK': expected an int (parameter type i32, "
+                     "constexpr), got a float (2)");
+}
+
+} // namespace
