@@ -3,6 +3,7 @@
 #include "kjit/Transforms/Specialization.h"
 
 #include "kjit/Runtime/DType.h"
+#include "kjit/Runtime/Specialization.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -130,6 +131,70 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
       return std::nullopt;
     }
     spec.params.push_back(std::move(param));
+  }
+  return spec;
+}
+
+/// A runtime value as the attribute the specializer folds.
+static Attribute toAttribute(const rt::Argument &value, MLIRContext *context) {
+  Builder builder(context);
+  switch (value.kind()) {
+  case rt::ArgKind::None:
+    return builder.getUnitAttr();
+  case rt::ArgKind::Bool:
+    return builder.getBoolAttr(value.asBool());
+  case rt::ArgKind::Int: {
+    // The binder admits -2^63 .. 2^64-1: 64 bits hold every such value.
+    auto bits = static_cast<uint64_t>(value.asInt());
+    return IntegerAttr::get(IntegerType::get(context, 64),
+                            APInt(64, bits, /*isSigned=*/false));
+  }
+  case rt::ArgKind::Float:
+    return builder.getF64FloatAttr(value.asFloat());
+  case rt::ArgKind::DType: {
+    std::string_view name = rt::canonicalName(value.dtype());
+    return builder.getStringAttr(StringRef(name.data(), name.size()));
+  }
+  case rt::ArgKind::Tensor:
+  case rt::ArgKind::Callable:
+    break;
+  }
+  return {};
+}
+
+std::optional<KernelSpecialization>
+kjit::readSpecializationRecord(StringRef json, MLIRContext *context,
+                               std::string &error) {
+  absl::StatusOr<rt::SpecializationRecord> record =
+      rt::specializationFromJson(std::string_view(json.data(), json.size()));
+  if (!record.ok()) {
+    // Debian's Abseil predates std::string_view interop.
+    error = std::string(record.status().message().data(),
+                        record.status().message().size());
+    return std::nullopt;
+  }
+  KernelSpecialization spec;
+  spec.kernel = record->name;
+  for (const rt::SpecializedParam &param : record->params) {
+    ParamSpecialization ps;
+    ps.name = param.name;
+    if (std::optional<rt::Argument> constant = param.constant()) {
+      ps.constant = toAttribute(*constant, context);
+      if (!ps.constant) {
+        error = "parameter '" + param.name + "' has a constant kjit cannot fold";
+        return std::nullopt;
+      }
+    }
+    if (!param.isConstexpr) {
+      std::string text = rt::toString(param.type);
+      ps.type = parseSignatureType(text, context, error);
+      if (!ps.type) {
+        error = "parameter '" + param.name + "': " + error;
+        return std::nullopt;
+      }
+      ps.divisibleBy16 = param.specKey == rt::SpecKey::Divisible16;
+    }
+    spec.params.push_back(std::move(ps));
   }
   return spec;
 }

@@ -98,7 +98,9 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
                      %n: i32) { %c1024 = arith.constant 1024 : i32 ... }
     ```
 
-    The `spec` entries are `name:TYPE[:D|1|N]` for each non-constexpr
+    The specialization comes from a JSON record as the runtime writes it
+    (`record=FILE`, see docs/Specialization.md) or inline: the `spec`
+    entries are `name:TYPE[:D|1|N]` for each non-constexpr
     parameter (TYPE as in signatures: i32, fp32, *fp16, *kfp32) and
     `name=VALUE` for constexprs (an integer, a float, true, false) and for
     arguments that are None (`name=none`).
@@ -107,7 +109,10 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
     Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
            "The kernel to specialize">,
     ListOption<"entries", "spec", "std::string",
-               "One entry per parameter: name:TYPE[:D|1|N] or name=VALUE">
+               "One entry per parameter: name:TYPE[:D|1|N] or name=VALUE">,
+    Option<"recordPath", "record", "std::string", /*default=*/"\"\"",
+           "A specialization record (JSON, as the runtime writes it) "
+           "instead of `spec`; it names its kernel">
   ];
   let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
 }

@@ -46,6 +46,12 @@ std::optional<KernelSpecialization>
 parseSpecialization(llvm::StringRef kernel, llvm::ArrayRef<std::string> entries,
                     mlir::MLIRContext *context, std::string &error);
 
+/// Reads a specialization record as the runtime writes it (JSON; see
+/// docs/Specialization.md). The kernel name comes from the record.
+std::optional<KernelSpecialization>
+readSpecializationRecord(llvm::StringRef json, mlir::MLIRContext *context,
+                         std::string &error);
+
 /// The MLIR type of a signature type ("i32" -> i32, "u64" -> i64, "*fp32" ->
 /// !kjit.ptr<f32>, "*ku8" -> !kjit.ptr<ui8>), or null with `error` set.
 mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
