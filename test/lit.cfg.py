@@ -1,5 +1,6 @@
 # lit configuration for kjit's IR and command-line tests.
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -18,12 +19,23 @@ config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
 config.substitutions.append(
     ("%kernel-key",
      "grep -o 'kjit\\.kernel @k(.*' | grep -o 'kjit\\.key = \"[0-9a-f]*\"'"))
+# The Debian python3 that runs lit also runs the tests' reference scripts.
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "examples")))
 # Plugin ABI tests: the test plugins built from test/Plugins/Inputs, and the
 # C compiler of the build (to show that the layout freeze catches a break).
 config.substitutions.append(
     ("%test_plugins", os.path.join(config.kjit_binary_dir, "test", "Plugins", "plugins")))
 config.substitutions.append(("%cc", config.kjit_c_compiler))
+# Host backend tests: the hand-written kernel objects of test/HostBackend and
+# the driver with the host plugin already named.
+config.substitutions.append(
+    ("%host_kernels", os.path.join(config.kjit_binary_dir, "test", "HostBackend", "kernels")))
+config.substitutions.append(
+    ("%host-driver",
+     "kjit-host-driver --plugin=" + os.path.join(config.kjit_lib_dir, "libkjit-host.so")))
+if os.path.exists(os.path.join(config.kjit_lib_dir, "libkjit-host.so")):
+    config.available_features.add("host-backend")
 
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.

@@ -956,6 +956,16 @@ absl::Status BackendRef::launch(void *kernel, const LaunchInfo &launch,
   return toAbsl(p, "launch", status);
 }
 
+absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.launch)
+    return unsupported(p, "launch");
+  kjit_status *status = nullptr;
+  if (!p.call([&] { status = p.backend.launch(p.self, &args); }))
+    return gone(p);
+  return toAbsl(p, "launch", status);
+}
+
 absl::Status BackendRef::unload(void *kernel) const {
   LoadedPlugin &p = *plugin;
   if (!p.backend.unload)

@@ -137,6 +137,10 @@ public:
                     int32_t device, void *&kernel) const;
   absl::Status launch(void *kernel, const LaunchInfo &launch,
                       uint32_t sharedMemoryBytes = 0) const;
+  /// The launch path of the runtime: `args` is already in the ABI's form
+  /// (the runtime keeps per-kernel templates of its kjit_args), so nothing
+  /// is converted or allocated.
+  absl::Status launchPrepared(kjit_backend_launch_args &args) const;
   absl::Status unload(void *kernel) const;
 
 private:

@@ -1,0 +1,88 @@
+//===- DispatchBench.cpp - the cost of a launch on a cache hit ------------===//
+//
+// Kernel::launch on a cache hit with a backend whose launch does nothing
+// (bench/NullBackend.c, registered as "host" before the runtime looks for
+// one): binding, key, cache lookup, globals check, hook checks and the ABI
+// call, for kernels of 1 and 8 arguments, on one and two threads. The
+// counter `allocs_per_launch` counts operator new calls (it must be 0).
+//
+//===----------------------------------------------------------------------===//
+
+#include "AllocCounter.h"
+
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Runtime.h"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <vector>
+
+using namespace kjit::rt;
+
+namespace {
+
+constexpr const char *kKernels = R"mlir(
+kjit.kernel @one(%x: !kjit.ptr<f32>) {
+  kjit.return
+}
+kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
+                   %d: !kjit.ptr<f32>, %n: i32, %m: i32, %s: f32, %k: i64) {
+  kjit.return
+}
+)mlir";
+
+Module &module() {
+  static std::shared_ptr<Module> instance = [] {
+    if (!kjit::plugin::PluginHost::global().loadPlugin(KJIT_NULL_BACKEND).ok())
+      std::abort();
+    auto loaded = Module::fromText(kKernels, "dispatch.mlir");
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+      std::abort();
+    }
+    return *loaded;
+  }();
+  return *instance;
+}
+
+alignas(64) float buffer[64];
+
+void dispatch(benchmark::State &state, const char *name,
+              std::vector<Argument> args) {
+  Kernel *kernel = *module().kernel(name);
+  LaunchConfig config;
+  config.grid = {128, 1, 1};
+  // Compile (or find) the entry outside the timed loop.
+  if (!kernel->launch(config, args).ok()) {
+    state.SkipWithError("launch failed");
+    return;
+  }
+  long before = kjit::rt::testing::allocationCount.load();
+  for (auto _ : state) {
+    auto result = kernel->launch(config, args);
+    benchmark::DoNotOptimize(result);
+  }
+  long allocations = kjit::rt::testing::allocationCount.load() - before;
+  state.counters["allocs_per_launch"] =
+      double(allocations) / double(state.iterations());
+}
+
+void oneArgument(benchmark::State &state) {
+  dispatch(state, "one",
+           {Argument::tensor(uintptr_t(buffer), DType::FP32)});
+}
+
+void eightArguments(benchmark::State &state) {
+  Argument p = Argument::tensor(uintptr_t(buffer), DType::FP32);
+  dispatch(state, "eight",
+           {p, p, p, p, Argument::integer(4096), Argument::integer(17),
+            Argument::fp(0.5), Argument::integer(1)});
+}
+
+} // namespace
+
+BENCHMARK(oneArgument)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(eightArguments)->Threads(1)->Threads(2)->UseRealTime();
+
+BENCHMARK_MAIN();

@@ -1,0 +1,66 @@
+/*===- NullBackend.c - a "host" backend whose launch does nothing ---------===*\
+|*                                                                            *|
+|* For bench/DispatchBench.cpp: with it, a launch measures kjit's dispatch    *|
+|* alone (bind, key, cache lookup, globals check, hooks, the ABI call), not   *|
+|* the kernel.                                                                *|
+\*===----------------------------------------------------------------------===*/
+
+#include "kjit-c/Plugin.h"
+
+static const kjit_artifact_format kElf = {sizeof(kjit_artifact_format), 0,
+                                          "elf-shared-object", 17};
+static const kjit_artifact_format *const kFormats[] = {&kElf};
+static int kKernel;
+
+static kjit_status *describe(void *self, kjit_backend_describe_args *args) {
+  (void)self;
+  args->target = "host";
+  args->target_len = 4;
+  args->arch = "null";
+  args->arch_len = 4;
+  args->warp_size = 32;
+  args->num_formats = 1;
+  args->formats = kFormats;
+  return 0;
+}
+
+static kjit_status *finalize(void *self, kjit_backend_finalize_args *args) {
+  (void)self;
+  args->loadable.data = (const uint8_t *)"null";
+  args->loadable.size = 4;
+  args->loadable.release = 0; /* static storage */
+  return 0;
+}
+
+static kjit_status *load(void *self, kjit_backend_load_args *args) {
+  (void)self;
+  args->kernel = &kKernel;
+  return 0;
+}
+
+static kjit_status *launch(void *self, kjit_backend_launch_args *args) {
+  (void)self;
+  (void)args;
+  return 0;
+}
+
+static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
+  (void)self;
+  (void)args;
+  return 0;
+}
+
+static const kjit_backend_table kBackend = {
+    sizeof(kjit_backend_table), 0, "host", 4, describe, 0, 0, 0,
+    finalize, load, launch, unload};
+
+static const kjit_plugin_api kApi = {
+    sizeof(kjit_plugin_api), 0, "null-backend", 12, "1", 1,
+    KJIT_CAP_THREAD_SAFE, 0, 0, 0, &kBackend, 0};
+
+KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
+  io->plugin_abi_major = KJIT_ABI_MAJOR;
+  io->plugin_abi_minor = KJIT_ABI_MINOR;
+  io->plugin = &kApi;
+  return KJIT_STATUS_OK;
+}

@@ -1,0 +1,36 @@
+//===- HostCodegen.h - LLVM dialect to a host shared object ------*- C++ -*-===//
+//
+// The last steps of the host target: a module in the LLVM dialect (the output
+// of kjit-convert-host-to-llvm) becomes LLVM IR, is optimized for the host
+// CPU, emitted as an object and linked into an ELF shared object with the
+// system C compiler driver. docs/HostTarget.md explains the choices.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_COMPILER_HOSTCODEGEN_H
+#define KJIT_COMPILER_HOSTCODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace kjit {
+
+/// What the host code generator used, for fingerprints and metadata.
+struct HostTargetInfo {
+  std::string triple;
+  std::string cpu;
+};
+
+/// The host CPU the objects are generated for.
+HostTargetInfo getHostTargetInfo();
+
+/// Builds the shared object's bytes from an LLVM-dialect module. On failure
+/// returns false with `error` set; LLVM's fatal errors are avoided by only
+/// generating code for the process's own target.
+bool buildHostSharedObject(mlir::ModuleOp module, std::string &sharedObject,
+                           std::string &error);
+
+} // namespace kjit
+
+#endif // KJIT_COMPILER_HOSTCODEGEN_H

@@ -1,0 +1,583 @@
+//===- Kernel.cpp - binding, caching, compiling and launching -------------===//
+//
+// The hit path: bind (no allocation), one atomic load for the globals check,
+// a shared-lock lookup of the per-device cache, and the backend's launch.
+// Hooks cost one atomic load each when no plugin has them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompilerLibrary.h"
+#include "RuntimeImpl.h"
+#include "StrCat.h"
+
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Json.h"
+
+#include <chrono>
+#include <cstring>
+#include <condition_variable>
+#include <cstdlib>
+
+namespace kjit::rt {
+
+Argument reinterpret(const Argument &tensor, DType dtype) {
+  if (tensor.kind() != ArgKind::Tensor)
+    return tensor;
+  Argument result =
+      tensor.isMock() ? Argument::mockTensor(dtype, tensor.isReadOnly())
+                      : Argument::tensor(tensor.address(), dtype,
+                                         tensor.isReadOnly());
+  return result;
+}
+
+namespace {
+
+using detail::strAppend;
+using detail::strCat;
+
+std::string statusText(const absl::Status &status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+/// One compiled specialization. Created pending by the first thread that
+/// misses; the others wait for it (single flight).
+struct Entry {
+  enum class State { Pending, Ready, Failed, Skipped };
+  std::mutex mutex;
+  std::condition_variable ready;
+  State state = State::Pending;
+  absl::Status error;
+  void *backendKernel = nullptr;
+  /// Manifest indices of the arguments passed at launch, with their
+  /// signature types.
+  std::vector<size_t> launchParams;
+  std::vector<std::string> launchTypes;
+  /// The ABI form of the launch arguments with everything but the values
+  /// filled in; each launch copies it and sets the values.
+  std::vector<kjit_arg> argTemplate;
+  std::string key;
+};
+
+using Cache = absl::flat_hash_map<SpecializationKey, std::shared_ptr<Entry>,
+                                  KeyHash, KeyEq>;
+
+/// Devices a kernel can be cached for.
+constexpr int32_t kMaxDevices = 16;
+
+/// The host backend, loading plugins/host on first use if no plugin
+/// registered a backend named "host".
+absl::StatusOr<plugin::BackendRef> getHostBackend() {
+  static std::once_flag once;
+  static absl::Status status;
+  static plugin::BackendRef backend;
+  std::call_once(once, [] {
+    auto &host = plugin::PluginHost::global();
+    if (host.findBackend("host", backend).ok())
+      return;
+    std::string path = getRuntimeLibraryDir() + "/libkjit-host.so";
+    absl::Status loaded = host.loadPlugin(path);
+    if (!loaded.ok()) {
+      status = absl::FailedPreconditionError(
+          strCat("no host backend: ", statusText(loaded)));
+      return;
+    }
+    absl::Status found = host.findBackend("host", backend);
+    if (!found.ok())
+      status = absl::FailedPreconditionError(
+          strCat("'", path, "' registered no backend named 'host'"));
+  });
+  if (!status.ok())
+    return status;
+  return backend;
+}
+
+/// A unique id per kernel, so that per-thread state never confuses a
+/// destroyed kernel with a new one at the same address.
+std::atomic<uint64_t> nextKernelId{1};
+
+} // namespace
+
+struct Kernel::Impl {
+  Module::Impl *module;
+  uint64_t id = nextKernelId.fetch_add(1);
+  KernelManifest manifest;
+  std::optional<BindPlan> plan;
+  std::string dependencyKey;
+  /// The globals the kernel reads, with the bits it bakes in: the values at
+  /// its first launch (or warmup, or preload), as the reference records
+  /// them when it first computes a kernel's key.
+  std::vector<std::string> usedGlobals;
+  std::vector<uint64_t> bakedBits;
+  bool baked = false;
+  std::atomic<uint64_t> checkedVersion{UINT64_MAX};
+  std::mutex globalsMutex;
+  GlobalChangePolicy policy = GlobalChangePolicy::Error;
+
+  /// Read-copy-update caches, one per device: a hit is an atomic load and
+  /// a lookup in an immutable map, with no lock and no shared write (two
+  /// threads launching the same kernel do not contend). A miss copies the
+  /// map under `cacheWriteMutex` and publishes the copy; replaced maps are
+  /// retired, not freed, so a reader never sees a freed map or entry.
+  std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
+  std::mutex cacheWriteMutex;
+  std::vector<std::unique_ptr<const Cache>> retiredCaches;
+  /// The backend, found once and kept (copying a BackendRef on every launch
+  /// would touch a shared reference count).
+  std::once_flag backendOnce;
+  absl::StatusOr<plugin::BackendRef> backend;
+
+  std::function<std::string(absl::Span<const Argument>)> launchMetadata;
+  /// Only compiles are counted: a counter written on every launch would be
+  /// a write shared by every launching thread (LaunchResult says whether a
+  /// launch compiled).
+  std::atomic<uint64_t> compiles{0};
+
+  Binding &threadBinding();
+  absl::Status checkGlobals();
+  Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
+  void clearCaches();
+  const absl::StatusOr<plugin::BackendRef> &getBackend();
+  void compile(Entry &entry, const SpecializationRecord &record,
+               bool isWarmup, int32_t device);
+  absl::Status waitFor(Entry &entry);
+  absl::Status launchEntry(const Entry &entry, const Binding &binding,
+                           const LaunchConfig &config);
+};
+
+Binding &Kernel::Impl::threadBinding() {
+  // Each thread binds into its own storage, sized once per kernel.
+  thread_local absl::flat_hash_map<uint64_t, Binding> bindings;
+  auto it = bindings.find(id);
+  if (it == bindings.end())
+    it = bindings.emplace(id, plan->makeBinding()).first;
+  return it->second;
+}
+
+absl::Status Kernel::Impl::checkGlobals() {
+  uint64_t version = module->globalsVersion.load(std::memory_order_acquire);
+  if (version == checkedVersion.load(std::memory_order_acquire))
+    return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(globalsMutex);
+  std::lock_guard<std::mutex> globalsLock(module->globalsMutex);
+  std::vector<uint64_t> current;
+  for (const std::string &name : usedGlobals)
+    current.push_back(module->globals[module->globalIndex.at(name)].bits);
+  if (!baked) {
+    bakedBits = current;
+    baked = true;
+  }
+  for (size_t i = 0; i < usedGlobals.size(); ++i) {
+    if (current[i] == bakedBits[i])
+      continue;
+    const GlobalSlot &slot = module->globals[module->globalIndex.at(usedGlobals[i])];
+    if (policy == GlobalChangePolicy::Error)
+      return absl::FailedPreconditionError(
+          strCat("Global variable ", usedGlobals[i],
+                 " has changed since we compiled this kernel, from ",
+                 formatGlobalValue(slot.type, bakedBits[i]), " to ",
+                 formatGlobalValue(slot.type, current[i])));
+    // Recompile: entries baked with the old values are dropped; the next
+    // launches compile with the new ones.
+    clearCaches();
+    bakedBits = current;
+    break;
+  }
+  checkedVersion.store(version, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key,
+                                  bool &inserted) {
+  inserted = false;
+  if (const Cache *cache = caches[device].load(std::memory_order_acquire)) {
+    auto it = cache->find(key);
+    if (it != cache->end())
+      return it->second.get();
+  }
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  const Cache *current = caches[device].load(std::memory_order_acquire);
+  if (current) {
+    auto it = current->find(key);
+    if (it != current->end()) // another thread inserted it meanwhile
+      return it->second.get();
+  }
+  auto next = current ? std::make_unique<Cache>(*current)
+                      : std::make_unique<Cache>();
+  auto entry = std::make_shared<Entry>();
+  next->emplace(SpecializationKey(key), entry);
+  caches[device].store(next.get(), std::memory_order_release);
+  retiredCaches.push_back(std::move(next));
+  inserted = true;
+  return entry.get();
+}
+
+void Kernel::Impl::clearCaches() {
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  for (auto &cache : caches)
+    cache.store(nullptr, std::memory_order_release);
+}
+
+const absl::StatusOr<plugin::BackendRef> &Kernel::Impl::getBackend() {
+  std::call_once(backendOnce, [&] { backend = getHostBackend(); });
+  return backend;
+}
+
+void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
+                           bool isWarmup, int32_t device) {
+  auto finish = [&](Entry::State state, absl::Status error = {}) {
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    entry.state = state;
+    entry.error = std::move(error);
+    entry.ready.notify_all();
+  };
+  auto start = std::chrono::steady_clock::now();
+  // The key covers the baked global values: they may differ from the ones
+  // the dependency key was computed with when the host changed a global
+  // before the first launch.
+  entry.key = strCat(dependencyKey, "/", record.key);
+  for (size_t i = 0; i < usedGlobals.size(); ++i)
+    strAppend(&entry.key, "/", usedGlobals[i], "=0x", absl::Hex(bakedBits[i]));
+  for (size_t i = 0; i < record.params.size(); ++i) {
+    if (record.params[i].isConstexpr)
+      continue;
+    entry.launchParams.push_back(i);
+    entry.launchTypes.push_back(toString(record.params[i].type));
+  }
+  for (size_t j = 0; j < entry.launchParams.size(); ++j) {
+    kjit_arg arg;
+    std::memset(&arg, 0, sizeof(arg));
+    arg.struct_size = sizeof(arg);
+    const std::string &name = manifest.params[entry.launchParams[j]].name;
+    arg.name = name.data();
+    arg.name_len = name.size();
+    arg.type = entry.launchTypes[j].data();
+    arg.type_len = entry.launchTypes[j].size();
+    entry.argTemplate.push_back(arg);
+  }
+
+  auto &host = plugin::PluginHost::global();
+  std::string repr = rt::repr(record), json = toJson(record);
+  plugin::CompileInfo info;
+  info.kernelName = manifest.name;
+  info.key = entry.key;
+  info.repr = repr;
+  info.compileJson = json;
+  info.target = "host";
+  info.device = device;
+  info.isWarmup = isWarmup;
+  if (host.runCacheHook(info) == plugin::CacheDecision::Skip)
+    return finish(Entry::State::Skipped);
+
+  absl::StatusOr<const kjit_compiler_api *> compiler = getCompiler();
+  const absl::StatusOr<plugin::BackendRef> &backend = getBackend();
+  if (!compiler.ok())
+    return finish(Entry::State::Failed, compiler.status());
+  if (!backend.ok())
+    return finish(Entry::State::Failed, backend.status());
+
+  // Bake the current values of the globals this kernel checks.
+  std::string globals;
+  JsonWriter writer(globals);
+  writer.beginObject();
+  for (size_t i = 0; i < usedGlobals.size(); ++i)
+    writer.key(usedGlobals[i]).string(strCat("0x", absl::Hex(bakedBits[i])));
+  writer.endObject();
+
+  kjit_compile_request request = {};
+  request.ir = module->text.data();
+  request.ir_size = module->text.size();
+  request.source_name = module->sourceName.c_str();
+  request.kernel = manifest.name.c_str();
+  request.record_json = json.c_str();
+  request.globals_json = globals.c_str();
+  request.target = "host";
+  request.debug = record.options.debug() ? 1 : 0;
+  char *artifact = nullptr, *metadata = nullptr, *error = nullptr;
+  size_t artifactSize = 0;
+  if ((*compiler)->compile(&request, &artifact, &artifactSize, &metadata,
+                           &error) != 0) {
+    std::string message = error ? error : "unknown error";
+    (*compiler)->release(error);
+    return finish(Entry::State::Failed,
+                  absl::InvalidArgumentError(strCat(
+                      "compiling ", repr, " failed: ", message)));
+  }
+  std::string bytes(artifact, artifactSize), meta = metadata;
+  (*compiler)->release(artifact);
+  (*compiler)->release(metadata);
+
+  std::string loadable;
+  absl::Status status = backend->finalize("elf-shared-object", bytes,
+                                          manifest.name, nullptr, loadable);
+  void *handle = nullptr;
+  if (status.ok())
+    status = backend->load(loadable, manifest.name, device, handle);
+  if (!status.ok())
+    return finish(Entry::State::Failed, status);
+  entry.backendKernel = handle;
+  compiles.fetch_add(1, std::memory_order_relaxed);
+
+  plugin::CompiledInfo compiled;
+  compiled.artifactFormat = "elf-shared-object";
+  compiled.artifact = bytes;
+  compiled.metadataJson = meta;
+  compiled.compileNanos = uint64_t(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::steady_clock::now() - start)
+          .count());
+  host.runCompiledHook(info, compiled);
+  finish(Entry::State::Ready);
+}
+
+absl::Status Kernel::Impl::waitFor(Entry &entry) {
+  std::unique_lock<std::mutex> lock(entry.mutex);
+  entry.ready.wait(lock, [&] { return entry.state != Entry::State::Pending; });
+  return entry.error;
+}
+
+absl::Status Kernel::Impl::launchEntry(const Entry &entry,
+                                       const Binding &binding,
+                                       const LaunchConfig &config) {
+  const absl::StatusOr<plugin::BackendRef> &backend = getBackend();
+  if (!backend.ok())
+    return backend.status();
+  absl::Span<const Argument> bound = binding.arguments();
+  Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
+  for (int axis = 0; axis < 3; ++axis)
+    if (grid[axis] == 0)
+      return absl::InvalidArgumentError(strCat(
+          "grid dimension ", "xyz"[axis], " of a launch of '", manifest.name,
+          "' is 0; every dimension needs at least one program"));
+
+  // The launch arguments in the ABI's form, in thread-local storage reused
+  // across launches: the entry's template with this launch's values.
+  thread_local std::vector<kjit_arg> cArgs;
+  thread_local std::vector<const kjit_arg *> cPointers;
+  cArgs.assign(entry.argTemplate.begin(), entry.argTemplate.end());
+  cPointers.resize(cArgs.size());
+  for (size_t j = 0; j < cArgs.size(); ++j) {
+    const Argument &value = bound[entry.launchParams[j]];
+    kjit_arg &arg = cArgs[j];
+    cPointers[j] = &arg;
+    switch (value.kind()) {
+    case ArgKind::None:
+      arg.kind = KJIT_ARG_NONE;
+      break;
+    case ArgKind::Bool:
+      arg.kind = KJIT_ARG_BOOL;
+      arg.int_value = value.asBool();
+      break;
+    case ArgKind::Int:
+      if (value.asInt() > INT64_MAX) {
+        arg.kind = KJIT_ARG_UINT;
+        arg.uint_value = uint64_t(value.asInt());
+      } else {
+        arg.kind = KJIT_ARG_INT;
+        arg.int_value = int64_t(value.asInt());
+      }
+      break;
+    case ArgKind::Float:
+      arg.kind = KJIT_ARG_FLOAT;
+      arg.float_value = value.asFloat();
+      break;
+    case ArgKind::Tensor:
+      arg.kind = KJIT_ARG_POINTER;
+      arg.uint_value = value.address();
+      break;
+    case ArgKind::DType:
+    case ArgKind::Callable:
+      return absl::InternalError("a constexpr-only value reached the launch");
+    }
+  }
+  kjit_backend_launch_args launch;
+  std::memset(&launch, 0, sizeof(launch));
+  launch.struct_size = sizeof(launch);
+  launch.kernel = entry.backendKernel;
+  for (int axis = 0; axis < 3; ++axis)
+    launch.grid[axis] = grid[axis];
+  launch.num_warps = uint32_t(binding.options().numWarps());
+  launch.num_args = cArgs.size();
+  launch.args = cPointers.data();
+
+  auto &host = plugin::PluginHost::global();
+  if (!host.hasLaunchHooks() && !launchMetadata)
+    return backend->launchPrepared(launch);
+
+  // With hooks, the launch is also described to them.
+  std::vector<plugin::ArgInfo> args;
+  for (const kjit_arg &c : cArgs) {
+    plugin::ArgInfo arg;
+    arg.name = std::string_view(c.name, c.name_len);
+    arg.type = std::string_view(c.type, c.type_len);
+    arg.kind = c.kind;
+    arg.intValue = c.int_value;
+    arg.uintValue = c.uint_value;
+    arg.floatValue = c.float_value;
+    args.push_back(arg);
+  }
+  std::string metadata;
+  if (launchMetadata)
+    metadata = strCat("{", launchMetadata(bound), "}");
+  plugin::LaunchInfo info;
+  info.kernelName = manifest.name;
+  info.key = entry.key;
+  info.grid = grid;
+  info.numWarps = launch.num_warps;
+  info.device = config.device;
+  info.metadataJson = metadata;
+  info.args = args;
+  plugin::LaunchRecord record = host.runLaunchEnter(info);
+  absl::Status status = backend->launchPrepared(launch);
+  host.runLaunchExit(record, info, int32_t(status.raw_code()));
+  return status;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernel
+//===----------------------------------------------------------------------===//
+
+absl::StatusOr<std::unique_ptr<Kernel>>
+makeKernel(Module::Impl *module, KernelManifest manifest,
+           std::string dependencyKey, std::vector<std::string> usedGlobals) {
+  auto impl = std::make_unique<Kernel::Impl>();
+  impl->module = module;
+  absl::StatusOr<BindPlan> plan =
+      BindPlan::create(manifest, LaunchOptions::fromEnvironment());
+  if (!plan.ok())
+    return plan.status();
+  impl->plan.emplace(std::move(*plan));
+  impl->manifest = std::move(manifest);
+  impl->dependencyKey = std::move(dependencyKey);
+  for (const std::string &name : usedGlobals)
+    if (!module->globalIndex.contains(name))
+      return absl::InternalError(strCat("kernel '", impl->manifest.name,
+                                        "' reads unknown global '", name,
+                                        "'"));
+  impl->usedGlobals = std::move(usedGlobals);
+  return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
+}
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Kernel::~Kernel() = default;
+
+const KernelManifest &Kernel::manifest() const { return impl_->manifest; }
+const std::string &Kernel::dependencyKey() const {
+  return impl_->dependencyKey;
+}
+
+absl::StatusOr<LaunchResult>
+Kernel::launch(const LaunchConfig &config,
+               absl::Span<const Argument> positional,
+               absl::Span<const KeywordArgument> keywords) {
+  Impl &impl = *impl_;
+  auto &host = plugin::PluginHost::global();
+  if (host.hasPreRunHooks()) {
+    std::vector<plugin::ArgInfo> seen;
+    std::vector<std::string> types;
+    types.reserve(positional.size() + keywords.size());
+    for (const Argument &value : positional)
+      types.push_back(describeArgument(value));
+    for (const KeywordArgument &keyword : keywords)
+      types.push_back(describeArgument(keyword.value));
+    for (size_t i = 0; i < types.size(); ++i) {
+      plugin::ArgInfo arg;
+      arg.name = i < positional.size() ? std::string_view()
+                                       : keywords[i - positional.size()].name;
+      arg.type = types[i];
+      seen.push_back(arg);
+    }
+    host.runPreRunHooks(impl.manifest.name, seen);
+  }
+
+  Binding &binding = impl.threadBinding();
+  if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = impl.checkGlobals(); !globals.ok())
+    return globals;
+
+  if (config.device < 0 || config.device >= kMaxDevices)
+    return absl::InvalidArgumentError(detail::strCat(
+        "device ", config.device, " is out of range (0 to ",
+        kMaxDevices - 1, ")"));
+  bool inserted;
+  Entry *entry = impl.findOrInsert(config.device, binding.key(), inserted);
+  LaunchResult result;
+  if (inserted) {
+    impl.compile(*entry, impl.plan->makeRecord(binding), /*isWarmup=*/false,
+                 config.device);
+    result.compiled = entry->state == Entry::State::Ready;
+  }
+  if (entry->state != Entry::State::Ready)
+    if (absl::Status status = impl.waitFor(*entry); !status.ok())
+      return status;
+  if (entry->state == Entry::State::Skipped)
+    return result;
+  if (absl::Status status = impl.launchEntry(*entry, binding, config);
+      !status.ok())
+    return status;
+  result.launched = true;
+  return result;
+}
+
+absl::StatusOr<SpecializationRecord>
+Kernel::warmup(absl::Span<const Argument> positional,
+               absl::Span<const KeywordArgument> keywords, int32_t device) {
+  Impl &impl = *impl_;
+  Binding binding = impl.plan->makeBinding();
+  if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = impl.checkGlobals(); !globals.ok())
+    return globals;
+  SpecializationRecord record = impl.plan->makeRecord(binding);
+  if (device < 0 || device >= kMaxDevices)
+    return absl::InvalidArgumentError(detail::strCat(
+        "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+  bool inserted;
+  Entry *entry = impl.findOrInsert(device, binding.key(), inserted);
+  if (inserted)
+    impl.compile(*entry, record, /*isWarmup=*/true, device);
+  if (absl::Status status = impl.waitFor(*entry); !status.ok())
+    return status;
+  return record;
+}
+
+absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
+  Impl &impl = *impl_;
+  absl::StatusOr<SpecializationRecord> record =
+      specializationFromJson(recordJson);
+  if (!record.ok())
+    return record.status();
+  if (record->name != impl.manifest.name)
+    return absl::InvalidArgumentError(
+        strCat("the record is for kernel '", record->name, "', not '",
+               impl.manifest.name, "'"));
+  absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
+  if (!key.ok())
+    return key.status();
+  if (absl::Status globals = impl.checkGlobals(); !globals.ok())
+    return globals;
+  if (device < 0 || device >= kMaxDevices)
+    return absl::InvalidArgumentError(detail::strCat(
+        "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+  bool inserted;
+  Entry *entry = impl.findOrInsert(device, key->view(), inserted);
+  if (inserted)
+    impl.compile(*entry, *record, /*isWarmup=*/true, device);
+  return impl.waitFor(*entry);
+}
+
+void Kernel::setGlobalChangePolicy(GlobalChangePolicy policy) {
+  std::lock_guard<std::mutex> lock(impl_->globalsMutex);
+  impl_->policy = policy;
+}
+
+void Kernel::setLaunchMetadata(
+    std::function<std::string(absl::Span<const Argument>)> callback) {
+  impl_->launchMetadata = std::move(callback);
+}
+
+KernelStats Kernel::stats() const { return {impl_->compiles.load()}; }
+
+} // namespace kjit::rt

@@ -1,0 +1,54 @@
+//===- RuntimeImpl.h - internals shared by Module and Kernel ----*- C++ -*-===//
+
+#ifndef KJIT_LIB_RUNTIME_RUNTIMEIMPL_H
+#define KJIT_LIB_RUNTIME_RUNTIMEIMPL_H
+
+#include "kjit/Runtime/Runtime.h"
+
+#include "absl/container/flat_hash_map.h"
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kjit::rt {
+
+/// A module global: its type as MLIR spells it ("f32", "i64") and the bit
+/// pattern of its current value. Values compare bit for bit.
+struct GlobalSlot {
+  std::string name;
+  std::string type;
+  uint64_t bits = 0;
+};
+
+struct Module::Impl {
+  std::string text;
+  std::string sourceName;
+  std::vector<GlobalSlot> globals;
+  absl::flat_hash_map<std::string, size_t> globalIndex;
+  /// Bumped whenever a global's value changes: the launch-time check is one
+  /// atomic load when nothing changed.
+  std::atomic<uint64_t> globalsVersion{0};
+  mutable std::mutex globalsMutex;
+  std::vector<std::unique_ptr<Kernel>> kernels;
+};
+
+/// Builds a Kernel of `module` from the compiler's analysis.
+absl::StatusOr<std::unique_ptr<Kernel>>
+makeKernel(Module::Impl *module, KernelManifest manifest,
+           std::string dependencyKey, std::vector<std::string> usedGlobals);
+
+/// The bits of `value` as a global of MLIR type `type`, or an error naming
+/// the global.
+absl::StatusOr<uint64_t> globalBits(std::string_view name,
+                                    std::string_view type,
+                                    const Argument &value);
+
+/// A global's value for messages: "0.5", "2.0", "-3", "True".
+std::string formatGlobalValue(std::string_view type, uint64_t bits);
+
+} // namespace kjit::rt
+
+#endif // KJIT_LIB_RUNTIME_RUNTIMEIMPL_H

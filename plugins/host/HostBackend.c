@@ -1,0 +1,599 @@
+/*===- HostBackend.c - the host CPU backend plugin ------------------*- C -*-===*\
+|*                                                                            *|
+|* libkjit-host.so: the backend named "host". It accepts the ELF shared       *|
+|* objects the compiler library produces for the host target                  *|
+|* (include/kjit-c/HostKernel.h), loads them from memory (memfd, so nothing   *|
+|* touches the disk cache's directory), and runs a launch's programs on a     *|
+|* pool of worker threads (Scheduler.c). Built only against include/kjit-c.   *|
+|* docs/HostBackend.md describes behaviour, messages and settings.            *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+/* memfd_create, mkstemp, dlinfo: POSIX/GNU, not C99. */
+#define _GNU_SOURCE 1
+
+#include "Internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/** The version of this backend; joins the fingerprint. Bump it whenever
+ *  the way kernels run changes in a way a cached artifact could notice. */
+#define HOST_BACKEND_VERSION "1.0.0"
+
+/* The fingerprint: backend name, HostKernel ABI version, backend version
+ * and architecture. The artifact itself is produced by the compiler, whose
+ * own settings are in the key already. */
+#define HOST_STR2(x) #x
+#define HOST_STR(x) HOST_STR2(x)
+static const char host_fingerprint[] =
+    "kjit-host-backend;host-abi=" HOST_STR(
+        KJIT_HOST_ABI_VERSION) ";version=" HOST_BACKEND_VERSION
+                               ";arch=x86_64";
+
+static const char host_format_name[] = "elf-shared-object";
+
+const kjit_host_api *host_api;
+
+/*===----------------------------------------------------------------------===*\
+|* Helpers                                                                    *|
+\*===----------------------------------------------------------------------===*/
+
+kjit_status *host_error(int32_t code, const char *format, ...) {
+  char stack[512];
+  char *message = stack;
+  kjit_status *status;
+  va_list ap;
+  int len;
+  va_start(ap, format);
+  len = vsnprintf(stack, sizeof stack, format, ap);
+  va_end(ap);
+  if (len < 0)
+    return host_api->status_create(code, "host backend: bad message", 25);
+  if ((size_t)len >= sizeof stack && (message = malloc((size_t)len + 1))) {
+    va_start(ap, format);
+    vsnprintf(message, (size_t)len + 1, format, ap);
+    va_end(ap);
+  } else if (!message) {
+    message = stack; /* truncated is better than nothing */
+    len = (int)sizeof stack - 1;
+  }
+  status = host_api->status_create(code, message, (size_t)len);
+  if (message != stack)
+    free(message);
+  return status;
+}
+
+/* A kernel name becomes part of symbol names, so it must be an identifier
+ * (which also keeps it printable in every message). */
+static kjit_status *check_kernel_name(const char *name, size_t len) {
+  size_t i;
+  if (!name || len == 0 || len > 200)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "host backend: kernel name is empty or longer than 200 "
+                      "characters");
+  for (i = 0; i < len; ++i) {
+    char c = name[i];
+    if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (i > 0 && c >= '0' && c <= '9')))
+      return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "host backend: kernel name '%.*s' is not an "
+                        "identifier",
+                        (int)len, name);
+  }
+  return NULL;
+}
+
+static uint64_t read_le(const uint8_t *p, size_t n) {
+  uint64_t v = 0;
+  while (n--)
+    v = v << 8 | p[n];
+  return v;
+}
+
+/* Checks that the program headers and every segment's file bytes lie
+ * within the object. The dynamic loader maps segments without checking
+ * them against the file size, so a truncated object would load and then
+ * fault (SIGBUS) on the first access past its end. */
+static kjit_status *check_segments(const uint8_t *bytes, size_t size,
+                                   const char *name, size_t name_len) {
+  uint64_t phoff = read_le(bytes + 32, 8);
+  uint64_t phentsize = read_le(bytes + 54, 2), phnum = read_le(bytes + 56, 2);
+  uint64_t i;
+  if (phentsize < 56 || phoff > size || phnum > (size - phoff) / phentsize)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "artifact of kernel '%.*s' is truncated or corrupt: "
+                      "its %u program headers do not fit in its %zu bytes",
+                      (int)name_len, name, (unsigned)phnum, size);
+  for (i = 0; i < phnum; ++i) {
+    const uint8_t *ph = bytes + phoff + i * phentsize;
+    uint64_t type = read_le(ph, 4), offset = read_le(ph + 8, 8);
+    uint64_t filesz = read_le(ph + 32, 8);
+    /* PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE, PT_TLS: read from the file. */
+    if (type != 1 && type != 2 && type != 3 && type != 4 && type != 7)
+      continue;
+    if (offset > size || filesz > size - offset)
+      return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "artifact of kernel '%.*s' is truncated: segment %u "
+                        "needs bytes up to %llu, but the object has %zu",
+                        (int)name_len, name, (unsigned)i,
+                        (unsigned long long)(offset + filesz), size);
+  }
+  return NULL;
+}
+
+/* Checks that `bytes` is an x86-64 ELF shared object, the only thing this
+ * backend can load; says what it is instead. */
+static kjit_status *check_elf(const uint8_t *bytes, size_t size,
+                              const char *name, size_t name_len) {
+  /* Offsets in the ELF64 header: e_ident[EI_CLASS], e_ident[EI_DATA],
+   * e_type, e_machine. */
+  enum { ei_class = 4, ei_data = 5, e_type = 16, e_machine = 18 };
+  unsigned type, machine;
+  if (!bytes || size < 64 || memcmp(bytes, "\177ELF", 4) != 0) {
+    char shown[64] = "";
+    size_t i, used = 0;
+    for (i = 0; bytes && i < size && i < 4; ++i)
+      used += (size_t)snprintf(shown + used, sizeof shown - used, "%s%02x",
+                               i ? " " : "", bytes[i]);
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "artifact of kernel '%.*s' is not an ELF shared object: "
+                      "%s (%zu bytes%s%s)",
+                      (int)name_len, name,
+                      size < 4 || !bytes ? "too short for the ELF magic"
+                                         : "no ELF magic \\x7fELF",
+                      size, used ? ", starting " : "", shown);
+  }
+  type = bytes[e_type] | (unsigned)bytes[e_type + 1] << 8;
+  machine = bytes[e_machine] | (unsigned)bytes[e_machine + 1] << 8;
+  if (bytes[ei_class] != 2 || bytes[ei_data] != 1 || machine != 62)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "artifact of kernel '%.*s' is an ELF file for another "
+                      "machine (class %u, data %u, machine %u); the host "
+                      "backend needs ELF64 little-endian x86-64",
+                      (int)name_len, name, bytes[ei_class], bytes[ei_data],
+                      machine);
+  if (type != 3)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "artifact of kernel '%.*s' is an ELF file of type %u, "
+                      "not a shared object (ET_DYN)",
+                      (int)name_len, name, type);
+  return check_segments(bytes, size, name, name_len);
+}
+
+/*===----------------------------------------------------------------------===*\
+|* describe, fingerprint, options, finalize                                   *|
+\*===----------------------------------------------------------------------===*/
+
+static const kjit_artifact_format host_format = {
+    sizeof(kjit_artifact_format), NULL, host_format_name,
+    sizeof host_format_name - 1};
+static const kjit_artifact_format *const host_formats[] = {&host_format};
+
+static kjit_status *host_describe(void *self,
+                                  kjit_backend_describe_args *args) {
+  (void)self;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, arch_len)) {
+    args->target = "host";
+    args->target_len = 4;
+    args->arch = "x86_64";
+    args->arch_len = 6;
+  }
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, warp_size))
+    args->warp_size = 32; /* Triton's num_warps means 32 threads each */
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, formats)) {
+    args->num_formats = 1;
+    args->formats = host_formats;
+  }
+  return NULL;
+}
+
+static kjit_status *host_fingerprint_entry(
+    void *self, kjit_backend_fingerprint_args *args) {
+  (void)self;
+  if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "host backend: fingerprint arguments too small");
+  args->fingerprint.data = (const uint8_t *)host_fingerprint;
+  args->fingerprint.size = sizeof host_fingerprint - 1;
+  args->fingerprint.owner = NULL;
+  args->fingerprint.release = NULL; /* static storage */
+  return NULL;
+}
+
+/* The backend takes no options: nothing in it changes the code, and the
+ * settings that change how kernels run (worker count, fiber stack size)
+ * cannot travel in an options handle, which load and launch never see.
+ * They come from the environment at init instead. */
+static kjit_status *host_parse_options(void *self,
+                                       kjit_backend_parse_options_args *args) {
+  (void)self;
+  if (args->num_options > 0 && args->options && args->options[0]) {
+    const kjit_option *o = args->options[0];
+    return host_error(
+        KJIT_STATUS_INVALID_ARGUMENT,
+        "unknown option '%.*s=%.*s': the host backend takes no options "
+        "(set KJIT_HOST_WORKERS and KJIT_HOST_STACK_KIB in the environment)",
+        o->name ? (int)o->name_len : 0, o->name ? o->name : "",
+        o->value ? (int)o->value_len : 0, o->value ? o->value : "");
+  }
+  args->options_handle = NULL;
+  return NULL;
+}
+
+static void host_destroy_options(void *self, void *handle) {
+  (void)self;
+  (void)handle; /* parse_options never makes one */
+}
+
+static void release_malloced(void *owner, const uint8_t *data, size_t size) {
+  (void)data;
+  (void)size;
+  free(owner);
+}
+
+/* The compiler already produced a shared object: finalize checks it and
+ * hands the same bytes back. */
+static kjit_status *host_finalize(void *self,
+                                  kjit_backend_finalize_args *args) {
+  kjit_status *status;
+  uint8_t *copy;
+  (void)self;
+  if (!args->format || args->format_len != sizeof host_format_name - 1 ||
+      memcmp(args->format, host_format_name, args->format_len) != 0)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "format '%.*s' is not accepted by the host backend "
+                      "(accepted: %s)",
+                      args->format ? (int)args->format_len : 0,
+                      args->format ? args->format : "", host_format_name);
+  if ((status = check_elf(args->artifact, args->artifact_size,
+                          args->kernel_name, args->kernel_name_len)))
+    return status;
+  copy = malloc(args->artifact_size);
+  if (!copy)
+    return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
+                      "host backend: out of memory copying %zu bytes",
+                      args->artifact_size);
+  memcpy(copy, args->artifact, args->artifact_size);
+  args->loadable.data = copy;
+  args->loadable.size = args->artifact_size;
+  args->loadable.owner = copy;
+  args->loadable.release = release_malloced;
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* load and unload                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+static int write_all(int fd, const uint8_t *data, size_t size) {
+  while (size) {
+    ssize_t n = write(fd, data, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return -1;
+    data += n;
+    size -= (size_t)n;
+  }
+  return 0;
+}
+
+/* Opens the object from memory: a memfd, opened by dlopen through /proc.
+ * The memfd stays open while the kernel is loaded, so no other object can
+ * get the same /proc/self/fd path (glibc matches already-loaded objects by
+ * path before it opens anything). Falls back to an unlinked temporary file
+ * where memfd_create or /proc is missing. */
+static kjit_status *open_object(host_kernel *k, const uint8_t *bytes,
+                                size_t size) {
+  char path[64];
+  const char *err;
+  int fd = memfd_create(k->name, MFD_CLOEXEC);
+  if (fd >= 0) {
+    if (write_all(fd, bytes, size) != 0) {
+      int e = errno;
+      close(fd);
+      return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
+                        "cannot load kernel '%s': writing %zu bytes to a "
+                        "memfd failed: %s",
+                        k->name, size, strerror(e));
+    }
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    k->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (k->dl) {
+      k->fd = fd;
+      k->path = strdup(path);
+      return NULL;
+    }
+    err = dlerror();
+    /* No /proc: try a file. Any other error is the object's own. */
+    if (access("/proc/self/fd", F_OK) == 0) {
+      close(fd);
+      return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "cannot load kernel '%s': %s", k->name,
+                        err ? err : "dlopen failed");
+    }
+    close(fd);
+  }
+  {
+    const char *dir = getenv("TMPDIR");
+    char *file = malloc(strlen(dir && *dir ? dir : "/tmp") + 32);
+    if (!file)
+      return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    sprintf(file, "%s/kjit-host-XXXXXX", dir && *dir ? dir : "/tmp");
+    fd = mkstemp(file);
+    if (fd < 0 || write_all(fd, bytes, size) != 0) {
+      int e = errno;
+      if (fd >= 0) {
+        close(fd);
+        unlink(file);
+      }
+      free(file);
+      return host_error(KJIT_STATUS_UNAVAILABLE,
+                        "cannot load kernel '%s': no memfd, and writing a "
+                        "temporary file failed: %s",
+                        k->name, strerror(e));
+    }
+    k->dl = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    err = k->dl ? NULL : dlerror();
+    /* Unlinked right away: the mapping keeps the contents alive. */
+    unlink(file);
+    close(fd);
+    if (!k->dl) {
+      kjit_status *s = host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                                  "cannot load kernel '%s': %s", k->name,
+                                  err ? err : "dlopen failed");
+      free(file);
+      return s;
+    }
+    k->path = file; /* mkstemp names are unique while the object lives */
+    k->fd = -1;
+    return NULL;
+  }
+}
+
+/* Looks up `prefix` + kernel name in the object. */
+static void *lookup(host_kernel *k, const char *prefix) {
+  char symbol[256];
+  snprintf(symbol, sizeof symbol, "%s%s", prefix, k->name);
+  return dlsym(k->dl, symbol);
+}
+
+static void free_kernel(host_kernel *k) {
+  if (k->dl) {
+    dlclose(k->dl);
+    /* An object that stayed resident (NODELETE, or still referenced) keeps
+     * its path in glibc's list; keep its memfd open forever so that the
+     * fd number, and with it the path, is never given to another object. */
+    if (k->fd >= 0 && k->path &&
+        (k->dl = dlopen(k->path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))) {
+      dlclose(k->dl);
+      k->fd = -1;
+    }
+  }
+  if (k->fd >= 0)
+    close(k->fd);
+  free(k->path);
+  free(k->name);
+  free(k);
+}
+
+static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
+  host_kernel *k;
+  kjit_status *status;
+  const uint32_t *abi, *flags;
+  (void)self;
+  if ((status = check_kernel_name(args->kernel_name, args->kernel_name_len)))
+    return status;
+  if ((status = check_elf(args->loadable, args->loadable_size,
+                          args->kernel_name, args->kernel_name_len)))
+    return status;
+  k = calloc(1, sizeof *k);
+  if (!k || !(k->name = malloc(args->kernel_name_len + 1))) {
+    free(k);
+    return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  memcpy(k->name, args->kernel_name, args->kernel_name_len);
+  k->name[args->kernel_name_len] = '\0';
+  k->fd = -1;
+  if ((status = open_object(k, args->loadable, args->loadable_size))) {
+    free_kernel(k);
+    return status;
+  }
+  abi = dlsym(k->dl, "kjit_host_abi_version");
+  if (!abi) {
+    status = host_error(KJIT_STATUS_NOT_FOUND,
+                        "cannot load kernel '%s': the object has no symbol "
+                        "kjit_host_abi_version (not built for the host "
+                        "kernel ABI)",
+                        k->name);
+    goto fail;
+  }
+  if (*abi != KJIT_HOST_ABI_VERSION) {
+    status = host_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "cannot load kernel '%s': it was built for host "
+                        "kernel ABI version %u, but this backend implements "
+                        "version %u",
+                        k->name, *abi, (unsigned)KJIT_HOST_ABI_VERSION);
+    goto fail;
+  }
+  {
+    /* dlsym returns void *; the entry is a function. POSIX guarantees the
+     * conversion; memcpy keeps -pedantic quiet about it. */
+    void *entry = lookup(k, "kjit_host_entry_");
+    if (!entry) {
+      status = host_error(KJIT_STATUS_NOT_FOUND,
+                          "cannot load kernel '%s': the object has no "
+                          "symbol kjit_host_entry_%s",
+                          k->name, k->name);
+      goto fail;
+    }
+    memcpy(&k->entry, &entry, sizeof entry);
+  }
+  flags = lookup(k, "kjit_host_flags_");
+  if (!flags) {
+    status = host_error(KJIT_STATUS_NOT_FOUND,
+                        "cannot load kernel '%s': the object has no symbol "
+                        "kjit_host_flags_%s",
+                        k->name, k->name);
+    goto fail;
+  }
+  k->flags = *flags;
+  k->signature = lookup(k, "kjit_host_signature_");
+  args->kernel = k;
+  return NULL;
+fail:
+  free_kernel(k);
+  return status;
+}
+
+static kjit_status *host_unload(void *self, kjit_backend_unload_args *args) {
+  (void)self;
+  if (args->kernel)
+    free_kernel(args->kernel);
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* launch                                                                     *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *host_launch_entry(void *self,
+                                      kjit_backend_launch_args *args) {
+  host_kernel *k = args->kernel;
+  host_arg_slot small_slots[16];
+  void *small_pointers[16];
+  host_arg_slot *slots = small_slots;
+  void **pointers = small_pointers;
+  kjit_status *status;
+  host_launch launch;
+  size_t count = 0;
+  uint64_t programs;
+  (void)self;
+  if (!k)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "host backend: launch of a NULL kernel handle");
+  if (args->num_warps == 0 || args->num_warps > 32)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': num_warps is %u; the host "
+                      "backend runs 1 to 32 warps of 32 threads",
+                      k->name, args->num_warps);
+  if (args->shared_memory_bytes)
+    return host_error(KJIT_STATUS_UNIMPLEMENTED,
+                      "launch of kernel '%s': %u bytes of dynamic shared "
+                      "memory requested; host kernels have static workgroup "
+                      "memory only",
+                      k->name, args->shared_memory_bytes);
+  if (args->num_args > 16) {
+    slots = malloc(args->num_args * sizeof *slots);
+    pointers = malloc(args->num_args * sizeof *pointers);
+    if (!slots || !pointers) {
+      status = host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+      goto out;
+    }
+  }
+  if ((status = host_convert_args(k, args->num_args, args->args, slots,
+                                  pointers, &count)))
+    goto out;
+  programs = (uint64_t)args->grid[0] * args->grid[1];
+  if (args->grid[2] && programs > UINT64_MAX / args->grid[2]) {
+    status = host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': grid %ux%ux%u is too large",
+                        k->name, args->grid[0], args->grid[1], args->grid[2]);
+    goto out;
+  }
+  programs *= args->grid[2];
+  if (programs == 0)
+    goto out; /* an empty grid runs nothing, as on a GPU */
+
+  memset(&launch, 0, sizeof launch);
+  launch.kernel = k;
+  memcpy(launch.grid, args->grid, sizeof launch.grid);
+  launch.threads = 32 * args->num_warps;
+  launch.num_programs = programs;
+  launch.args = count ? pointers : NULL;
+  pthread_mutex_init(&launch.error_lock, NULL);
+  status = host_pool_run(&launch);
+  if (!status && launch.error_code) {
+    if (launch.num_errors > 1)
+      status = host_error(launch.error_code,
+                          "%s (and %llu more failure%s in this launch)",
+                          launch.error ? launch.error : "device failure",
+                          (unsigned long long)(launch.num_errors - 1),
+                          launch.num_errors == 2 ? "" : "s");
+    else
+      status = host_error(launch.error_code, "%s",
+                          launch.error ? launch.error : "device failure");
+  }
+  free(launch.error);
+  pthread_mutex_destroy(&launch.error_lock);
+out:
+  if (slots != small_slots)
+    free(slots);
+  if (pointers != small_pointers)
+    free(pointers);
+  return status;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Plugin table                                                               *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *host_init(const kjit_host_api *host,
+                              kjit_host_context *ctx, void **self) {
+  host_config config;
+  (void)ctx; /* the backend reports through statuses, never the log */
+  host_api = host;
+  host_config_from_environment(&config);
+  host_pool_init(&config);
+  *self = NULL; /* all state is the process-wide pool */
+  return NULL;
+}
+
+static void host_fini(void *self) {
+  (void)self;
+  host_pool_shutdown();
+}
+
+static const kjit_backend_table host_backend = {
+    .struct_size = sizeof(kjit_backend_table),
+    .name = "host",
+    .name_len = 4,
+    .describe = host_describe,
+    .fingerprint = host_fingerprint_entry,
+    .parse_options = host_parse_options,
+    .destroy_options = host_destroy_options,
+    .finalize = host_finalize,
+    .load = host_load,
+    .launch = host_launch_entry,
+    .unload = host_unload,
+};
+
+static const kjit_plugin_api host_plugin = {
+    .struct_size = sizeof(kjit_plugin_api),
+    .name = "host",
+    .name_len = 4,
+    .version = HOST_BACKEND_VERSION,
+    .version_len = sizeof HOST_BACKEND_VERSION - 1,
+    /* Every entry may run concurrently: loads are independent, and
+     * launches take turns on the pool (Scheduler.c). */
+    .capabilities = KJIT_CAP_THREAD_SAFE,
+    .init = host_init,
+    .fini = host_fini,
+    .backend = &host_backend,
+};
+
+KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
+  if (!io || io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin))
+    return KJIT_STATUS_INVALID_ARGUMENT;
+  io->plugin_abi_major = KJIT_ABI_MAJOR;
+  io->plugin_abi_minor = KJIT_ABI_MINOR;
+  io->plugin = &host_plugin;
+  return KJIT_STATUS_OK;
+}

@@ -1,0 +1,487 @@
+//===- kjit-host-driver.cpp - runs host kernels through the host backend --===//
+//
+// A test tool: loads the host backend plugin through
+// kjit::plugin::PluginHost, finalizes and loads kernel objects, launches
+// them with arguments given on the command line (allocating and filling the
+// buffers), and prints every buffer afterwards ("bufK = ..." for the K-th
+// buffer argument), so that lit can check the results against values
+// computed independently. Driver lines go to stdout, flushed before each
+// launch so that the kernels' own prints (one write(2) per line) appear in
+// order; the host's log goes to stderr.
+//
+// Usage: kjit-host-driver --plugin=PATH COMMAND...
+//   describe                  print describe and the fingerprint
+//   options:N=V[,N=V...]      parse_options (then destroy_options)
+//   finalize:FORMAT:FILE:K    finalize FILE as FORMAT for kernel K
+//   load:FILE:K               finalize then load kernel K from FILE
+//   unload                    unload the kernel loaded last
+//   launch:GX[,GY,GZ]:WARPS ARG...   launch the kernel loaded last
+//   --repeat=N                the next launch runs N times (bench: --time)
+//   --time                    print the time per launch of the next launch
+//   --shared=BYTES            the next launch asks for dynamic shared memory
+//   --concurrent=K            the next launch runs from K threads at once,
+//                             each with its own buffers; results must agree
+// ARG (optionally NAME=ARG; the default name is aI):
+//   buf:TYPE:COUNT[:INIT]     a buffer of TYPE (fp32, fp64, i8..i64, u8..u64;
+//                             fp16 and bf16 are raw 16-bit); INIT is zero
+//                             (default), iota (element i holds i) or a number
+//   TYPE:VALUE                a scalar (i1, iN, uN, fp16, bf16, fp32, fp64)
+//   null:TYPE                 a None pointer of pointer type TYPE
+//   raw:TYPE:KIND:VALUE       a kjit_arg with any kind (none, int, uint, float,
+//                             bool, pointer, string), for error tests
+//   constexpr:VALUE           a constexpr int argument (the backend skips it)
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Plugin/PluginHost.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+using namespace kjit::plugin;
+
+namespace {
+
+[[noreturn]] void usage(const std::string &message) {
+  std::fprintf(stderr, "kjit-host-driver: %s\n", message.c_str());
+  std::exit(2);
+}
+
+std::string str(const absl::Status &status) {
+  return std::string(status.message());
+}
+
+std::vector<std::string> split(std::string_view text, char separator) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t end = text.find(separator, start);
+    parts.emplace_back(text.substr(start, end - start));
+    if (end == std::string_view::npos)
+      return parts;
+    start = end + 1;
+  }
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    usage("cannot read '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+/// Element size of a buffer type, 0 when unknown.
+size_t elementSize(const std::string &type) {
+  if (type == "i8" || type == "u8")
+    return 1;
+  if (type == "i16" || type == "u16" || type == "fp16" || type == "bf16")
+    return 2;
+  if (type == "i32" || type == "u32" || type == "fp32")
+    return 4;
+  if (type == "i64" || type == "u64" || type == "fp64")
+    return 8;
+  return 0;
+}
+
+/// A buffer argument: its element type and bytes (8-byte aligned storage).
+struct Buffer {
+  std::string type;
+  size_t count;
+  std::vector<uint64_t> storage;
+  void *data() { return storage.data(); }
+
+  void fill(const std::string &init) {
+    for (size_t i = 0; i < count; ++i) {
+      double v = init == "iota" ? double(i) : std::strtod(init.c_str(), nullptr);
+      set(i, v);
+    }
+  }
+  void set(size_t i, double v) {
+    char *p = static_cast<char *>(data()) + i * elementSize(type);
+    auto put = [&](auto value) { std::memcpy(p, &value, sizeof value); };
+    if (type == "fp32")
+      put(float(v));
+    else if (type == "fp64")
+      put(v);
+    else if (type == "i8")
+      put(int8_t(v));
+    else if (type == "i16")
+      put(int16_t(v));
+    else if (type == "i32")
+      put(int32_t(v));
+    else if (type == "i64")
+      put(int64_t(v));
+    else if (type == "u8")
+      put(uint8_t(v));
+    else if (type == "u16" || type == "fp16" || type == "bf16")
+      put(uint16_t(v));
+    else if (type == "u32")
+      put(uint32_t(v));
+    else
+      put(uint64_t(v));
+  }
+  std::string format(size_t i) const {
+    const char *p = reinterpret_cast<const char *>(storage.data()) +
+                    i * elementSize(type);
+    char text[64];
+    auto get = [&](auto value) {
+      std::memcpy(&value, p, sizeof value);
+      return value;
+    };
+    if (type == "fp32")
+      std::snprintf(text, sizeof text, "%.9g", double(get(float())));
+    else if (type == "fp64")
+      std::snprintf(text, sizeof text, "%.17g", get(double()));
+    else if (type == "i8")
+      std::snprintf(text, sizeof text, "%d", int(get(int8_t())));
+    else if (type == "i16")
+      std::snprintf(text, sizeof text, "%d", int(get(int16_t())));
+    else if (type == "i32")
+      std::snprintf(text, sizeof text, "%" PRId32, get(int32_t()));
+    else if (type == "i64")
+      std::snprintf(text, sizeof text, "%" PRId64, get(int64_t()));
+    else if (type == "u8")
+      std::snprintf(text, sizeof text, "%u", unsigned(get(uint8_t())));
+    else if (type == "u16" || type == "fp16" || type == "bf16")
+      std::snprintf(text, sizeof text, "0x%04x", unsigned(get(uint16_t())));
+    else if (type == "u32")
+      std::snprintf(text, sizeof text, "%" PRIu32, get(uint32_t()));
+    else
+      std::snprintf(text, sizeof text, "%" PRIu64, get(uint64_t()));
+    return text;
+  }
+};
+
+/// The arguments of one launch; ArgInfo views point into `strings`.
+struct LaunchArgs {
+  std::deque<std::string> strings;
+  std::deque<Buffer> buffers;
+  std::vector<ArgInfo> args;
+
+  std::string_view keep(std::string s) {
+    strings.push_back(std::move(s));
+    return strings.back();
+  }
+
+  void parse(const std::vector<std::string> &words) {
+    for (const std::string &word0 : words) {
+      std::string word = word0, name = "a" + std::to_string(args.size());
+      if (size_t eq = word.find('='); eq != std::string::npos &&
+                                      word.find(':') > eq) {
+        name = word.substr(0, eq);
+        word = word.substr(eq + 1);
+      }
+      std::vector<std::string> f = split(word, ':');
+      ArgInfo a;
+      a.name = keep(name);
+      if (f[0] == "buf" && (f.size() == 3 || f.size() == 4)) {
+        Buffer b;
+        b.type = f[1];
+        b.count = std::strtoull(f[2].c_str(), nullptr, 10);
+        if (!elementSize(b.type))
+          usage("unknown buffer type '" + b.type + "'");
+        b.storage.assign((b.count * elementSize(b.type) + 7) / 8 + 1, 0);
+        if (f.size() == 4 && f[3] != "zero")
+          b.fill(f[3]);
+        buffers.push_back(std::move(b));
+        a.type = keep("*" + f[1]);
+        a.kind = KJIT_ARG_POINTER;
+        a.uintValue = reinterpret_cast<uintptr_t>(buffers.back().data());
+      } else if (f[0] == "null" && f.size() == 2) {
+        a.type = keep(f[1]);
+        a.kind = KJIT_ARG_NONE;
+      } else if (f[0] == "constexpr" && f.size() == 2) {
+        a.type = "constexpr";
+        a.kind = KJIT_ARG_INT;
+        a.isConstexpr = true;
+        a.intValue = std::strtoll(f[1].c_str(), nullptr, 0);
+      } else if (f[0] == "raw" && f.size() == 4) {
+        static const char *kinds[] = {"none", "int",     "uint",  "float",
+                                      "bool", "pointer", "string"};
+        a.type = keep(f[1]);
+        a.kind = -1;
+        for (int k = 0; k < 7; ++k)
+          if (f[2] == kinds[k])
+            a.kind = k;
+        if (a.kind < 0)
+          usage("unknown kind '" + f[2] + "'");
+        a.intValue = std::strtoll(f[3].c_str(), nullptr, 0);
+        a.uintValue = std::strtoull(f[3].c_str(), nullptr, 0);
+        a.floatValue = std::strtod(f[3].c_str(), nullptr);
+        a.stringValue = keep(f[3]);
+      } else if (f.size() == 2) {
+        const std::string &type = f[0], &value = f[1];
+        a.type = keep(type);
+        if (type == "i1") {
+          a.kind = KJIT_ARG_BOOL;
+          a.intValue = std::strtoll(value.c_str(), nullptr, 0);
+        } else if (type[0] == 'i') {
+          a.kind = KJIT_ARG_INT;
+          a.intValue = std::strtoll(value.c_str(), nullptr, 0);
+        } else if (type[0] == 'u') {
+          a.kind = KJIT_ARG_UINT;
+          a.uintValue = std::strtoull(value.c_str(), nullptr, 0);
+        } else if (type.substr(0, 2) == "fp" || type == "bf16") {
+          a.kind = KJIT_ARG_FLOAT;
+          a.floatValue = std::strtod(value.c_str(), nullptr);
+        } else {
+          usage("cannot parse argument '" + word0 + "'");
+        }
+      } else {
+        usage("cannot parse argument '" + word0 + "'");
+      }
+      args.push_back(a);
+    }
+  }
+
+  std::string dump() const {
+    std::string out;
+    for (size_t k = 0; k < buffers.size(); ++k) {
+      const Buffer &b = buffers[k];
+      out += "buf" + std::to_string(k) + " =";
+      for (size_t i = 0; i < b.count; ++i)
+        out += " " + b.format(i);
+      out += "\n";
+    }
+    return out;
+  }
+};
+
+struct Driver {
+  PluginHost host;
+  BackendRef backend;
+  std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
+  unsigned repeat = 1, concurrent = 1, shared = 0;
+  bool time = false;
+
+  void say(const std::string &line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  }
+
+  void describe() {
+    BackendRef::Description d;
+    if (absl::Status s = backend.describe(0, d); !s.ok())
+      return say("describe error: " + str(s));
+    std::string formats;
+    for (const std::string &f : d.formats)
+      formats += (formats.empty() ? "" : ",") + f;
+    say("describe target=" + d.target + " arch=" + d.arch +
+        " warp=" + std::to_string(d.warpSize) + " formats=" + formats);
+    std::string fp;
+    if (absl::Status s = backend.fingerprint(0, nullptr, fp); !s.ok())
+      return say("fingerprint error: " + str(s));
+    say("fingerprint " + fp);
+  }
+
+  void options(const std::string &list) {
+    std::vector<std::string> items;
+    if (!list.empty())
+      items = split(list, ',');
+    std::vector<std::pair<std::string_view, std::string_view>> options;
+    std::deque<std::string> keep;
+    for (const std::string &item : items) {
+      size_t eq = item.find('=');
+      keep.push_back(item.substr(0, eq));
+      std::string_view n = keep.back();
+      keep.push_back(eq == std::string::npos ? "" : item.substr(eq + 1));
+      options.emplace_back(n, keep.back());
+    }
+    void *handle = nullptr;
+    if (absl::Status s = backend.parseOptions(options, handle); !s.ok())
+      return say("parse_options error: " + str(s));
+    backend.destroyOptions(handle);
+    say("parse_options ok");
+  }
+
+  bool finalize(const std::string &format, const std::string &file,
+                const std::string &kernel, std::string &loadable) {
+    std::string bytes = readFile(file);
+    if (absl::Status s =
+            backend.finalize(format, bytes, kernel, nullptr, loadable);
+        !s.ok()) {
+      say("finalize error: " + str(s));
+      return false;
+    }
+    say("finalize ok: " + std::to_string(loadable.size()) + " bytes" +
+        (loadable == bytes ? ", unchanged" : ", changed"));
+    return true;
+  }
+
+  void load(const std::string &file, const std::string &kernel) {
+    std::string loadable;
+    if (!finalize("elf-shared-object", file, kernel, loadable))
+      return;
+    void *handle = nullptr;
+    if (absl::Status s = backend.load(loadable, kernel, 0, handle); !s.ok())
+      return say("load error: " + str(s));
+    kernels.emplace_back(kernel, handle);
+    say("load ok: " + kernel);
+  }
+
+  void unload() {
+    if (kernels.empty())
+      usage("unload without a loaded kernel");
+    if (absl::Status s = backend.unload(kernels.back().second); !s.ok())
+      say("unload error: " + str(s));
+    else
+      say("unload ok: " + kernels.back().first);
+    kernels.pop_back();
+  }
+
+  /// Runs one launch (repeat times); returns the status line.
+  std::string runOnce(const std::string &kernel, void *handle,
+                      std::array<uint32_t, 3> grid, uint32_t warps,
+                      LaunchArgs &args, double *usPerLaunch) {
+    LaunchInfo info;
+    info.kernelName = kernel;
+    info.key = kernel;
+    info.grid = grid;
+    info.numWarps = warps;
+    info.args = args.args;
+    absl::Status status;
+    auto start = std::chrono::steady_clock::now();
+    for (unsigned i = 0; i < repeat && status.ok(); ++i)
+      status = backend.launch(handle, info, shared);
+    auto end = std::chrono::steady_clock::now();
+    if (usPerLaunch)
+      *usPerLaunch =
+          std::chrono::duration<double, std::micro>(end - start).count() /
+          repeat;
+    return status.ok() ? "launch ok" : "launch error: " + str(status);
+  }
+
+  void launch(const std::string &spec, const std::vector<std::string> &words) {
+    if (kernels.empty())
+      usage("launch without a loaded kernel");
+    std::vector<std::string> f = split(spec, ':');
+    if (f.size() != 2)
+      usage("launch wants launch:GRID:WARPS");
+    std::vector<std::string> g = split(f[0], ',');
+    std::array<uint32_t, 3> grid = {1, 1, 1};
+    for (size_t i = 0; i < g.size() && i < 3; ++i)
+      grid[i] = uint32_t(std::strtoul(g[i].c_str(), nullptr, 10));
+    uint32_t warps = uint32_t(std::strtoul(f[1].c_str(), nullptr, 10));
+    const auto &[name, handle] = kernels.back();
+
+    std::vector<std::unique_ptr<LaunchArgs>> instances;
+    for (unsigned i = 0; i < concurrent; ++i) {
+      instances.push_back(std::make_unique<LaunchArgs>());
+      instances.back()->parse(words);
+    }
+    std::vector<std::string> lines(concurrent);
+    double us = 0;
+    if (concurrent == 1) {
+      lines[0] = runOnce(name, handle, grid, warps, *instances[0], &us);
+    } else {
+      std::vector<std::thread> threads;
+      for (unsigned i = 0; i < concurrent; ++i)
+        threads.emplace_back([&, i] {
+          lines[i] = runOnce(name, handle, grid, warps, *instances[i], nullptr);
+        });
+      for (std::thread &t : threads)
+        t.join();
+    }
+    std::string dump = instances[0]->dump();
+    for (unsigned i = 1; i < concurrent; ++i)
+      if (lines[i] != lines[0] || instances[i]->dump() != dump)
+        say("concurrent launch " + std::to_string(i) +
+            " disagrees: " + lines[i]);
+    if (concurrent > 1)
+      say(std::to_string(concurrent) + " concurrent launches done");
+    say(lines[0]);
+    if (time) {
+      char text[96];
+      std::snprintf(text, sizeof text, "time: %.3f us per launch (%u launches)",
+                    us, repeat);
+      say(text);
+    }
+    std::fputs(dump.c_str(), stdout);
+    std::fflush(stdout);
+    repeat = concurrent = 1;
+    shared = 0;
+    time = false;
+  }
+};
+
+bool isCommand(std::string_view w) {
+  for (std::string_view c : {"describe", "options:", "finalize:", "load:",
+                             "unload", "launch:", "--repeat=", "--time",
+                             "--concurrent=", "--shared="})
+    if (w.substr(0, c.size()) == c)
+      return true;
+  return false;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Driver d;
+  std::vector<std::string> words(argv + 1, argv + argc);
+  size_t i = 0;
+  if (words.empty() || words[0].rfind("--plugin=", 0) != 0)
+    usage("the first argument must be --plugin=PATH");
+  if (absl::Status s = d.host.loadPlugin(words[0].substr(9)); !s.ok())
+    usage("cannot load the plugin: " + str(s));
+  if (absl::Status s = d.host.findBackend("host", d.backend); !s.ok())
+    usage(str(s));
+  for (i = 1; i < words.size();) {
+    const std::string w = words[i++];
+    auto rest = [&](size_t n) { return w.substr(n); };
+    if (w == "describe") {
+      d.describe();
+    } else if (w.rfind("options:", 0) == 0) {
+      d.options(rest(8));
+    } else if (w.rfind("finalize:", 0) == 0) {
+      std::vector<std::string> f = split(rest(9), ':');
+      if (f.size() != 3)
+        usage("finalize wants finalize:FORMAT:FILE:KERNEL");
+      std::string loadable;
+      d.finalize(f[0], f[1], f[2], loadable);
+    } else if (w.rfind("load:", 0) == 0) {
+      std::vector<std::string> f = split(rest(5), ':');
+      if (f.size() != 2)
+        usage("load wants load:FILE:KERNEL");
+      d.load(f[0], f[1]);
+    } else if (w == "unload") {
+      d.unload();
+    } else if (w.rfind("--repeat=", 0) == 0) {
+      d.repeat = unsigned(std::max(1ul, std::strtoul(rest(9).c_str(), nullptr, 10)));
+    } else if (w == "--time") {
+      d.time = true;
+    } else if (w.rfind("--shared=", 0) == 0) {
+      d.shared = unsigned(std::strtoul(rest(9).c_str(), nullptr, 10));
+    } else if (w.rfind("--concurrent=", 0) == 0) {
+      d.concurrent =
+          unsigned(std::max(1ul, std::strtoul(rest(13).c_str(), nullptr, 10)));
+    } else if (w.rfind("launch:", 0) == 0) {
+      std::vector<std::string> args;
+      while (i < words.size() && !isCommand(words[i]))
+        args.push_back(words[i++]);
+      d.launch(rest(7), args);
+    } else {
+      usage("unknown command '" + w + "'");
+    }
+  }
+  while (!d.kernels.empty()) {
+    d.backend.unload(d.kernels.back().second).IgnoreError();
+    d.kernels.pop_back();
+  }
+  d.host.shutdown();
+  d.say("done");
+  return 0;
+}

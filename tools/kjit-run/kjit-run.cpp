@@ -1,0 +1,375 @@
+//===- kjit-run.cpp - launch a kernel from the command line ---------------===//
+//
+// Loads a kernel IR file, builds its arguments from the command line, launches
+// it through the kjit runtime and reports the outputs, the time per launch,
+// compiles and cache hits. It links the runtime core only: LLVM is loaded
+// (with the compiler library) when something must be compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArgSpec.h"
+#include "Buffer.h"
+#include "Npy.h"
+
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Runtime.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace kjit;
+
+namespace {
+
+constexpr const char *kUsage = R"(OVERVIEW: kjit-run: launch a kernel of a kjit IR file
+
+USAGE: kjit-run FILE --kernel NAME [options]
+
+OPTIONS:
+  --kernel NAME            the kernel to launch
+  --grid X[,Y[,Z]]         programs per grid dimension (default 1)
+  --arg NAME=VALUE         a kernel argument, by parameter name (repeatable):
+                             tensors  f32[4096]:random  fp16[64,128]:zeros
+                                      i32[10]:arange  f32[8]:ones  u8[16]:fill(3)
+                                      f32[4096]:random(seed=7)  f32:npy(file.npy)
+                                      (append :const for a read-only tensor)
+                             scalars  42  -1  0x10  1.5  1e-5  true  none  dtype:fp16
+  --option NAME=VALUE      a launch option (num_warps, num_stages, debug, ...)
+  --global NAME=VALUE      set a module global before the first launch
+  --change-global NAME=VALUE
+                           after the launches, set a global and launch once more
+                           (shows the changed-global check)
+  --on-global-change error|recompile
+                           what a changed global does (default: error)
+  --repeat N               launch N times (default 1) and report the time
+  --warmup                 compile without launching (tensors need no memory)
+  --record-out FILE        write the specialization record (JSON) of the launch
+  --preload FILE           fill the cache from a record before launching
+  --load-plugin LIB        load a kjit plugin (repeatable; KJIT_PLUGINS also works)
+  --print NAME             print this tensor after the launches (repeatable;
+                           default: every tensor that is not :const)
+  --max-print N            elements printed per tensor (default 8)
+  --output-dir DIR         write every tensor as DIR/NAME.npy after the launches,
+                           and DIR/NAME.in.npy before the first one
+  --backend host           the backend (only the host backend exists)
+  --help                   this text
+
+ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
+KJIT_PLUGINS, KJIT_COMPILER_LIBRARY.
+)";
+
+struct Options {
+  std::string file, kernel;
+  rt::Grid grid = {1, 1, 1};
+  std::vector<run::NamedArg> args;
+  std::vector<std::pair<std::string, rt::Argument>> launchOptions;
+  std::vector<run::NamedGlobal> globals, changeGlobals;
+  rt::GlobalChangePolicy policy = rt::GlobalChangePolicy::Error;
+  int repeat = 1;
+  bool warmup = false;
+  std::string recordOut, preload, outputDir;
+  std::vector<std::string> plugins, printNames;
+  size_t maxPrint = 8;
+};
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "kjit-run: error: %s\n", message.c_str());
+  plugin::PluginHost::global().shutdown();
+  std::exit(1);
+}
+
+std::string text(const absl::Status &status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+bool parseCount(const std::string &text, long min, long &out) {
+  char *end = nullptr;
+  long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end || value < min)
+    return false;
+  out = value;
+  return true;
+}
+
+rt::Grid parseGrid(const std::string &text) {
+  rt::Grid grid = {1, 1, 1};
+  std::stringstream stream(text);
+  std::string part;
+  int axis = 0;
+  while (std::getline(stream, part, ',')) {
+    long value;
+    if (axis == 3 || !parseCount(part, 1, value) || value > UINT32_MAX)
+      fail("--grid takes 1 to 3 positive counts, as in --grid 64 or "
+           "--grid 8,8; got '" + text + "'");
+    grid[axis++] = uint32_t(value);
+  }
+  if (axis == 0)
+    fail("--grid takes 1 to 3 positive counts; got '" + text + "'");
+  return grid;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (arg.rfind("--", 0) != 0) {
+      if (!options.file.empty())
+        fail("one kernel IR file only; got '" + options.file + "' and '" +
+             arg + "'");
+      options.file = arg;
+      continue;
+    }
+    // --name=value or --name value.
+    std::string name = arg, value;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    auto takeValue = [&]() {
+      if (inlineValue)
+        return value;
+      if (i + 1 >= argc)
+        fail(name + " needs a value");
+      return std::string(argv[++i]);
+    };
+    if (name == "--warmup") {
+      options.warmup = true;
+    } else if (name == "--kernel") {
+      options.kernel = takeValue();
+    } else if (name == "--grid") {
+      options.grid = parseGrid(takeValue());
+    } else if (name == "--arg") {
+      auto parsed = run::parseArgOption(takeValue());
+      if (!parsed.ok())
+        fail(text(parsed.status()));
+      options.args.push_back(std::move(*parsed));
+    } else if (name == "--option") {
+      std::string option = takeValue();
+      size_t eq = option.find('=');
+      if (eq == std::string::npos)
+        fail("--option takes NAME=VALUE; got '" + option + "'");
+      auto parsed = run::parseScalar("option '" + option.substr(0, eq) + "'",
+                                     option.substr(eq + 1));
+      if (!parsed.ok())
+        fail(text(parsed.status()));
+      options.launchOptions.emplace_back(option.substr(0, eq), *parsed);
+    } else if (name == "--global" || name == "--change-global") {
+      auto parsed = run::parseGlobalOption(takeValue());
+      if (!parsed.ok())
+        fail(text(parsed.status()));
+      (name == "--global" ? options.globals : options.changeGlobals)
+          .push_back(std::move(*parsed));
+    } else if (name == "--on-global-change") {
+      std::string policy = takeValue();
+      if (policy == "error")
+        options.policy = rt::GlobalChangePolicy::Error;
+      else if (policy == "recompile")
+        options.policy = rt::GlobalChangePolicy::Recompile;
+      else
+        fail("--on-global-change takes 'error' or 'recompile', not '" +
+             policy + "'");
+    } else if (name == "--repeat") {
+      long count;
+      if (!parseCount(takeValue(), 1, count))
+        fail("--repeat takes a positive count");
+      options.repeat = int(count);
+    } else if (name == "--max-print") {
+      long count;
+      if (!parseCount(takeValue(), 0, count))
+        fail("--max-print takes a count");
+      options.maxPrint = size_t(count);
+    } else if (name == "--record-out") {
+      options.recordOut = takeValue();
+    } else if (name == "--preload") {
+      options.preload = takeValue();
+    } else if (name == "--output-dir") {
+      options.outputDir = takeValue();
+    } else if (name == "--load-plugin") {
+      options.plugins.push_back(takeValue());
+    } else if (name == "--print") {
+      options.printNames.push_back(takeValue());
+    } else if (name == "--backend") {
+      std::string backend = takeValue();
+      if (backend != "host")
+        fail("unknown backend '" + backend +
+             "'; this build has the host backend only");
+    } else {
+      fail("unknown option '" + name + "' (see --help)");
+    }
+  }
+  if (options.file.empty())
+    fail("no kernel IR file given (see --help)");
+  if (options.kernel.empty())
+    fail("no kernel given: add --kernel NAME");
+  return options;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail("cannot read '" + path + "'");
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parseOptions(argc, argv);
+  auto &plugins = plugin::PluginHost::global();
+  plugins.loadFromEnvironment();
+  for (const std::string &path : options.plugins)
+    (void)plugins.loadPlugin(path); // reported by the host; go on
+
+  auto module = rt::Module::load(options.file);
+  if (!module.ok())
+    fail(text(module.status()));
+  auto kernel = (*module)->kernel(options.kernel);
+  if (!kernel.ok())
+    fail(text(kernel.status()));
+  (*kernel)->setGlobalChangePolicy(options.policy);
+  for (const run::NamedGlobal &global : options.globals)
+    if (absl::Status status = (*module)->setGlobal(global.name, global.value);
+        !status.ok())
+      fail(text(status));
+
+  // Arguments: parameters in the order given, by keyword.
+  std::map<std::string, run::HostBuffer> buffers;
+  std::map<std::string, bool> readOnly;
+  std::vector<rt::KeywordArgument> keywords;
+  std::vector<std::string> names; // keywords point into these
+  names.reserve(options.args.size() + options.launchOptions.size());
+  for (run::NamedArg &arg : options.args) {
+    names.push_back(arg.name);
+    if (!arg.value.isTensor()) {
+      keywords.push_back({names.back(), arg.value.scalar});
+      continue;
+    }
+    const run::TensorSpec &spec = *arg.value.tensor;
+    if (options.warmup) {
+      keywords.push_back(
+          {names.back(), rt::Argument::mockTensor(spec.dtype, spec.readOnly)});
+      continue;
+    }
+    auto buffer = run::buildTensor(arg.name, spec);
+    if (!buffer.ok())
+      fail(text(buffer.status()));
+    keywords.push_back({names.back(), buffer->toArgument(spec.readOnly)});
+    readOnly[arg.name] = spec.readOnly;
+    buffers.emplace(arg.name, std::move(*buffer));
+  }
+  for (auto &[name, value] : options.launchOptions) {
+    names.push_back(name);
+    keywords.push_back({names.back(), value});
+  }
+
+  if (!options.preload.empty())
+    if (absl::Status status = (*kernel)->preload(readFile(options.preload));
+        !status.ok())
+      fail("--preload " + options.preload + ": " + text(status));
+
+  auto writeRecord = [&](const rt::SpecializationRecord &record) {
+    if (options.recordOut.empty())
+      return;
+    std::ofstream out(options.recordOut, std::ios::binary);
+    out << rt::toJson(record) << '\n';
+    if (!out)
+      fail("cannot write '" + options.recordOut + "'");
+  };
+
+  if (options.warmup) {
+    auto record = (*kernel)->warmup({}, keywords);
+    if (!record.ok())
+      fail(text(record.status()));
+    writeRecord(*record);
+    std::printf("warmup: %s\ncompiles: %llu\n", rt::repr(*record).c_str(),
+                (unsigned long long)(*kernel)->stats().compiles);
+    plugins.shutdown();
+    return 0;
+  }
+  if (!options.recordOut.empty()) {
+    // The record of this launch's specialization, made by warmup on the
+    // same arguments (a cache hit when the launch compiles it anyway).
+    auto record = (*kernel)->warmup({}, keywords);
+    if (!record.ok())
+      fail(text(record.status()));
+    writeRecord(*record);
+  }
+
+  if (!options.outputDir.empty())
+    for (auto &[name, buffer] : buffers)
+      if (absl::Status status =
+              run::writeNpy(options.outputDir + "/" + name + ".in.npy", buffer);
+          !status.ok())
+        fail(text(status));
+
+  rt::LaunchConfig config;
+  config.grid = options.grid;
+  unsigned compiles = 0, hits = 0;
+  bool skipped = false;
+  auto launch = [&]() {
+    auto result = (*kernel)->launch(config, {}, keywords);
+    if (!result.ok())
+      fail(text(result.status()));
+    skipped |= !result->launched;
+    (result->compiled ? compiles : hits) += result->launched ? 1 : 0;
+  };
+  // The first launch may compile; the time per launch is measured over the
+  // launches after it when there are several.
+  launch();
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 1; i < options.repeat; ++i)
+    launch();
+  double seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  for (const run::NamedGlobal &global : options.changeGlobals) {
+    if (absl::Status status = (*module)->setGlobal(global.name, global.value);
+        !status.ok())
+      fail(text(status));
+    launch();
+  }
+
+  if (skipped)
+    std::printf("a cache hook skipped the compile: nothing was launched\n");
+  std::vector<std::string> shown = options.printNames;
+  if (shown.empty())
+    for (auto &[name, buffer] : buffers)
+      if (!readOnly[name])
+        shown.push_back(name);
+  for (const std::string &name : shown) {
+    auto it = buffers.find(name);
+    if (it == buffers.end())
+      fail("--print " + name + ": no tensor argument has that name");
+    std::printf("%s = %s\n%s checksum: %s\n", name.c_str(),
+                run::formatBuffer(it->second, options.maxPrint).c_str(),
+                name.c_str(), run::formatChecksum(it->second).c_str());
+  }
+  if (!options.outputDir.empty())
+    for (auto &[name, buffer] : buffers)
+      if (absl::Status status =
+              run::writeNpy(options.outputDir + "/" + name + ".npy", buffer);
+          !status.ok())
+        fail(text(status));
+  std::printf("launches: %u, compiles: %u, cache hits: %u\n",
+              compiles + hits, compiles, hits);
+  if (options.repeat > 1)
+    std::printf("time per launch: %.3f us (%d launches after the first)\n",
+                seconds * 1e6 / (options.repeat - 1), options.repeat - 1);
+  plugins.shutdown();
+  return 0;
+}

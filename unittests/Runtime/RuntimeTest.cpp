@@ -1,0 +1,271 @@
+//===- RuntimeTest.cpp - the JIT runtime end to end on the host -----------===//
+//
+// Modules, kernels, the cache, globals and threads, through the runtime's
+// C++ API with the host backend. Results are checked against values
+// computed here independently.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace kjit::rt;
+
+namespace {
+
+std::string example(const char *name) {
+  return std::string(KJIT_EXAMPLES_DIR) + "/" + name;
+}
+
+Argument tensor(const std::vector<float> &data) {
+  return Argument::tensor(reinterpret_cast<uintptr_t>(data.data()),
+                          DType::FP32);
+}
+
+std::shared_ptr<Module> parse(const char *text) {
+  auto module = Module::fromText(text, "test.mlir");
+  EXPECT_TRUE(module.ok()) << module.status();
+  return module.ok() ? *module : nullptr;
+}
+
+TEST(Runtime, VectorAddComputesAndCachesItsSpecialization) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("add");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+
+  const int n = 5000; // not a multiple of 4: the scalar tail runs too
+  std::vector<float> x(n), y(n), out(n, -1.0f);
+  for (int i = 0; i < n; ++i) {
+    x[i] = 0.5f * i;
+    y[i] = 1000.0f - i;
+  }
+  LaunchConfig config;
+  config.grid = {(n + 1023) / 1024, 1, 1};
+  Argument args[] = {tensor(x), tensor(y), tensor(out), Argument::integer(n)};
+  auto first = (*kernel)->launch(config, args);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->launched);
+  EXPECT_TRUE(first->compiled);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], x[i] + y[i]) << "at " << i;
+
+  // The same specialization again: a hit, no compile.
+  auto second = (*kernel)->launch(config, args);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(second->compiled);
+  EXPECT_EQ((*kernel)->stats().compiles, 1u);
+
+  // A changed constexpr is a new entry.
+  KeywordArgument block[] = {{"BLOCK", Argument::integer(512)}};
+  config.grid = {(n + 511) / 512, 1, 1};
+  auto third = (*kernel)->launch(config, args, block);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_TRUE(third->compiled);
+  // A pointer that is no longer 16-byte aligned is a new entry.
+  std::vector<float> wide(n + 1);
+  Argument shifted[] = {
+      Argument::tensor(reinterpret_cast<uintptr_t>(wide.data() + 1),
+                       DType::FP32),
+      tensor(y), tensor(out), Argument::integer(n)};
+  auto fourth = (*kernel)->launch(config, shifted, block);
+  ASSERT_TRUE(fourth.ok()) << fourth.status();
+  EXPECT_TRUE(fourth->compiled);
+  EXPECT_EQ((*kernel)->stats().compiles, 3u);
+}
+
+TEST(Runtime, DtypeChangesAndDoNotSpecialize) {
+  auto module = parse(R"mlir(
+kjit.kernel @touch(%p: !kjit.any, %n: i32 {kjit.do_not_specialize}) {
+  kjit.return
+}
+)mlir");
+  ASSERT_TRUE(module);
+  Kernel *kernel = *module->kernel("touch");
+  std::vector<float> f(4);
+  std::vector<int32_t> i(4);
+  LaunchConfig config;
+  auto launch = [&](Argument p, int64_t n) {
+    Argument args[] = {p, Argument::integer(n)};
+    auto result = kernel->launch(config, args);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() && result->compiled;
+  };
+  EXPECT_TRUE(launch(tensor(f), 16));
+  EXPECT_FALSE(launch(tensor(f), 17)); // do_not_specialize: 16 and 17 share
+  EXPECT_TRUE(launch(Argument::tensor(uintptr_t(i.data()), DType::I32), 16));
+  EXPECT_EQ(kernel->stats().compiles, 2u);
+}
+
+TEST(Runtime, ChangedGlobalIsAnErrorOrRecompiles) {
+  auto module = Module::load(example("scaled_residual.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("scaled_residual");
+  const int n = 300;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = float(i);
+  LaunchConfig config;
+  config.grid = {2, 1, 1};
+  Argument args[] = {tensor(x), tensor(y), Argument::integer(n)};
+  ASSERT_TRUE(kernel->launch(config, args).ok());
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], x[i] * 0.5f + 1.0f);
+
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
+  auto changed = kernel->launch(config, args);
+  ASSERT_FALSE(changed.ok());
+  EXPECT_EQ(changed.status().message(),
+            "Global variable SCALE has changed since we compiled this kernel, "
+            "from 0.5 to 2.0");
+
+  kernel->setGlobalChangePolicy(GlobalChangePolicy::Recompile);
+  std::fill(y.begin(), y.end(), 0.0f);
+  auto recompiled = kernel->launch(config, args);
+  ASSERT_TRUE(recompiled.ok()) << recompiled.status();
+  EXPECT_TRUE(recompiled->compiled);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], x[i] * 2.0f + 1.0f);
+
+  // Setting the value it already has is not a change.
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
+  EXPECT_FALSE(kernel->launch(config, args)->compiled);
+  auto unknown = (*module)->setGlobal("NOPE", Argument::fp(1.0));
+  EXPECT_EQ(unknown.message(),
+            "no global named 'NOPE' in " + example("scaled_residual.mlir"));
+  auto wrongKind = (*module)->setGlobal("SCALE", Argument::none());
+  EXPECT_EQ(wrongKind.message(),
+            "global 'SCALE' has type f32 and needs a number, not None");
+}
+
+TEST(Runtime, WarmupCompilesOnceWithoutLaunching) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok());
+  Kernel *kernel = *(*module)->kernel("add");
+  Argument mocks[] = {Argument::mockTensor(DType::FP32),
+                      Argument::mockTensor(DType::FP32),
+                      Argument::mockTensor(DType::FP32), Argument::integer(8)};
+  auto record = kernel->warmup(mocks);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(kernel->stats().compiles, 1u);
+
+  // Aligned buffers select the warmed-up entry.
+  alignas(64) float x[8] = {1, 2, 3, 4, 5, 6, 7, 8}, y[8] = {}, out[8] = {};
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(y), DType::FP32),
+                     Argument::tensor(uintptr_t(out), DType::FP32),
+                     Argument::integer(8)};
+  auto result = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_FALSE(result->compiled);
+  EXPECT_EQ(out[7], 8.0f);
+  EXPECT_EQ(kernel->stats().compiles, 1u);
+
+  // A record from warmup preloads into a fresh module without a compile
+  // of its own at launch.
+  auto other = Module::load(example("vector_add.mlir"));
+  Kernel *fresh = *(*other)->kernel("add");
+  ASSERT_TRUE(fresh->preload(toJson(*record)).ok());
+  EXPECT_FALSE(fresh->launch(LaunchConfig(), args)->compiled);
+  EXPECT_EQ(fresh->preload("{").message().substr(0, 21),
+            "specialization record");
+}
+
+TEST(Runtime, KeywordsAreCheckedByName) {
+  auto module = Module::load(example("vector_add.mlir"));
+  Kernel *kernel = *(*module)->kernel("add");
+  std::vector<float> x(4);
+  Argument args[] = {tensor(x), tensor(x), tensor(x), Argument::integer(4)};
+  KeywordArgument unknown[] = {{"colour", Argument::integer(1)}};
+  auto result = kernel->launch(LaunchConfig(), args, unknown);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(std::string(result.status().message()).find("colour"),
+            std::string::npos)
+      << result.status();
+  KeywordArgument stream[] = {{"stream", Argument::integer(1)}};
+  result = kernel->launch(LaunchConfig(), args, stream);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(std::string(result.status().message()).find("stream"),
+            std::string::npos)
+      << result.status();
+  LaunchConfig empty;
+  empty.grid = {0, 1, 1};
+  result = kernel->launch(empty, args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "grid dimension x of a launch of 'add' is 0; every dimension "
+            "needs at least one program");
+}
+
+TEST(Runtime, GridCallbackSeesTheBoundArguments) {
+  auto module = Module::load(example("vector_add.mlir"));
+  Kernel *kernel = *(*module)->kernel("add");
+  const int n = 3000;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f), out(n);
+  LaunchConfig config;
+  config.gridFn = [](absl::Span<const Argument> bound) -> Grid {
+    int64_t count = int64_t(bound[3].asInt());
+    int64_t block = int64_t(bound[4].asInt()); // the default, 1024
+    return {uint32_t((count + block - 1) / block), 1, 1};
+  };
+  Argument args[] = {tensor(x), tensor(y), tensor(out), Argument::integer(n)};
+  ASSERT_TRUE(kernel->launch(config, args).ok());
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], 3.0f) << i;
+}
+
+TEST(Runtime, EightThreadsCompileOnce) {
+  auto module = Module::load(example("vector_add.mlir"));
+  Kernel *kernel = *(*module)->kernel("add");
+  std::vector<std::vector<float>> outs(8, std::vector<float>(64));
+  std::vector<float> x(64, 3.0f), y(64, 4.0f);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      Argument args[] = {tensor(x), tensor(y), tensor(outs[t]),
+                         Argument::integer(64)};
+      if (!kernel->launch(LaunchConfig(), args).ok())
+        ++failures;
+    });
+  for (auto &thread : threads)
+    thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(kernel->stats().compiles, 1u);
+  for (const auto &out : outs)
+    EXPECT_EQ(out[63], 7.0f);
+}
+
+TEST(Runtime, ReinterpretKeepsTheAddress) {
+  Argument t = Argument::tensor(0x1000, DType::FP32, /*readOnly=*/true);
+  Argument r = reinterpret(t, DType::I32);
+  EXPECT_EQ(r.address(), 0x1000u);
+  EXPECT_EQ(r.dtype(), DType::I32);
+  EXPECT_TRUE(r.isReadOnly());
+  EXPECT_EQ(reinterpret(Argument::integer(3), DType::I32).asInt(), 3);
+}
+
+TEST(Runtime, ModuleErrorsSayWhatIsWrong) {
+  auto missing = Module::load("/nonexistent/k.mlir");
+  EXPECT_EQ(missing.status().message(),
+            "cannot read kernel IR file '/nonexistent/k.mlir'");
+  auto malformed = Module::fromText("kjit.kernel @k(", "bad.mlir");
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_NE(std::string(malformed.status().message())
+                .find("bad.mlir:1:15: error: expected non-function type"),
+            std::string::npos)
+      << malformed.status();
+  auto module = Module::load(example("vector_add.mlir"));
+  EXPECT_EQ((*module)->kernel("sub").status().message(),
+            "no kernel named 'sub' in " + example("vector_add.mlir") +
+                " (kernels: add)");
+}
+
+} // namespace
