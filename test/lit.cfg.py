@@ -15,6 +15,7 @@ config.test_exec_root = os.path.join(config.kjit_binary_dir, "test")
 
 config.substitutions.append(("%kjit_src", config.kjit_source_dir))
 config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
+config.substitutions.append(("%kjit_tools", config.kjit_tools_dir))
 # The kjit.key attribute of kernel @k, from IR printed by kjit-opt.
 config.substitutions.append(
     ("%kernel-key",

@@ -58,7 +58,8 @@ OPTIONS:
   --max-print N            elements printed per tensor (default 8)
   --output-dir DIR         write every tensor as DIR/NAME.npy after the launches,
                            and DIR/NAME.in.npy before the first one
-  --backend host           the backend (only the host backend exists)
+  --backend host|cuda      the backend (default host; this build has the host
+                           backend only, so cuda needs KJIT_INTERPRET=1)
   --help                   this text
 
 ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
@@ -203,9 +204,16 @@ Options parseOptions(int argc, char **argv) {
       options.printNames.push_back(takeValue());
     } else if (name == "--backend") {
       std::string backend = takeValue();
-      if (backend != "host")
-        fail("unknown backend '" + backend +
-             "'; this build has the host backend only");
+      // KJIT_INTERPRET=1 sends every launch to the host backend, the
+      // analogue of TRITON_INTERPRET.
+      const char *interpret = std::getenv("KJIT_INTERPRET");
+      bool toHost = interpret && std::string(interpret) == "1";
+      if (backend == "cuda" && !toHost)
+        fail("this build has no CUDA backend; KJIT_INTERPRET=1 runs CUDA "
+             "launches on the host backend");
+      if (backend != "host" && backend != "cuda")
+        fail("unknown backend '" + backend + "'; the backends are host and "
+             "cuda");
     } else {
       fail("unknown option '" + name + "' (see --help)");
     }
