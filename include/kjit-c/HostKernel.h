@@ -8,6 +8,9 @@
 |*                                                                            *|
 |*   void kjit_host_entry_K(kjit_host_thread *thread, void *const *args);     *|
 |*   const uint32_t kjit_host_flags_K;   (KJIT_HOST_USES_BARRIER, ...)        *|
+|*   const char kjit_host_signature_K[]; ("*fp32,*kfp32,i32": the signature   *|
+|*                   types of the launch arguments; optional, and checked     *|
+|*                   against each launch's argument types when present)       *|
 |*                                                                            *|
 |* The entry runs ONE SIMT thread of one program: `args[i]` points to the     *|
 |* value of the i-th launch argument (the kernel's parameters after           *|

@@ -19,9 +19,11 @@
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Runtime/Json.h"
 #include "kjit/Runtime/KernelManifest.h"
+#include "kjit/Runtime/Specialization.h"
 #include "kjit/Transforms/Passes.h"
 #include "kjit/Transforms/Specialization.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -313,6 +315,26 @@ int compile(const kjit_compile_request *request, char **artifact,
   if (failed(pm.run(*module)))
     return session.fail(error, "cannot lower '" + spec->kernel +
                                    "' for the host");
+
+  // The signature the backend checks each launch's arguments against, in
+  // the record's spelling (HostKernel.h).
+  auto record = kjit::rt::specializationFromJson(request->record_json);
+  if (!record.ok())
+    return session.fail(error, "bad specialization record: " +
+                                   std::string(record.status().message()));
+  std::string signature;
+  for (const kjit::rt::SpecializedParam &param : record->params)
+    if (!param.isConstexpr)
+      signature += (signature.empty() ? "" : ",") +
+                   kjit::rt::toString(param.type);
+  OpBuilder builder(&session.context);
+  builder.setInsertionPointToEnd(module->getBody());
+  LLVM::GlobalOp::create(
+      builder, module->getLoc(),
+      LLVM::LLVMArrayType::get(builder.getI8Type(), signature.size() + 1),
+      /*isConstant=*/true, LLVM::Linkage::External,
+      "kjit_host_signature_" + spec->kernel,
+      builder.getStringAttr(signature + std::string(1, '\0')));
 
   std::string object;
   if (!kjit::buildHostSharedObject(*module, object, message))

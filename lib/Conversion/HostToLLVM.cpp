@@ -113,6 +113,19 @@ Value loadRuntimeSlot(OpBuilder &b, Location loc, Value thread,
   return LLVM::LoadOp::create(b, loc, opaquePtr(context), address);
 }
 
+/// Calls slot `slot` of the thread's runtime table with `args` (the thread
+/// first); every runtime entry returns void.
+void callRuntime(OpBuilder &b, Location loc, Value thread, RuntimeSlot slot,
+                 ValueRange args) {
+  Value callee = loadRuntimeSlot(b, loc, thread, slot);
+  SmallVector<Value> operands = {callee, thread};
+  operands.append(args.begin(), args.end());
+  auto type = LLVM::LLVMFunctionType::get(
+      LLVM::LLVMVoidType::get(b.getContext()),
+      llvm::to_vector(ValueRange(operands).drop_front().getTypes()));
+  LLVM::CallOp::create(b, loc, type, operands);
+}
+
 /// A pointer to a private constant holding `text`, with its length.
 std::pair<Value, Value> getStringConstant(OpBuilder &b, Location loc,
                                           Operation *from, StringRef text) {
@@ -292,12 +305,7 @@ struct BarrierLowering : ConvertOpToLLVMPattern<gpu::BarrierOp> {
   LogicalResult
   matchAndRewrite(gpu::BarrierOp op, OpAdaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value thread = getThread(op);
-    Value barrier = loadRuntimeSlot(rewriter, op.getLoc(), thread, BarrierSlot);
-    auto type = LLVM::LLVMFunctionType::get(
-        LLVM::LLVMVoidType::get(op.getContext()), {thread.getType()});
-    LLVM::CallOp::create(rewriter, op.getLoc(), type,
-                         ValueRange{barrier, thread});
+    callRuntime(rewriter, op.getLoc(), getThread(op), BarrierSlot, {});
     rewriter.eraseOp(op);
     return success();
   }
@@ -459,15 +467,10 @@ struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
           field(1));
       LLVM::StoreOp::create(rewriter, loc, bits, field(2));
     }
-    Value print = loadRuntimeSlot(rewriter, loc, thread, PrintSlot);
-    Value count =
-        LLVM::ConstantOp::create(rewriter, loc, i64, rewriter.getI64IntegerAttr(numArgs));
-    Type ptr = opaquePtr(context);
-    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
-                                            {ptr, ptr, i64, ptr, i64});
-    LLVM::CallOp::create(rewriter, loc, type,
-                         ValueRange{print, thread, prefix, prefixLength, array,
-                                    count});
+    Value count = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                           rewriter.getI64IntegerAttr(numArgs));
+    callRuntime(rewriter, loc, thread, PrintSlot,
+                {prefix, prefixLength, array, count});
     rewriter.eraseOp(op);
     return success();
   }
@@ -489,12 +492,7 @@ struct AssertLowering : ConvertOpToLLVMPattern<AssertOp> {
     rewriter.setInsertionPointToEnd(failure);
     auto [message, length] =
         getStringConstant(rewriter, loc, op, op.getMessage());
-    Value fail = loadRuntimeSlot(rewriter, loc, thread, AssertSlot);
-    Type ptr = opaquePtr(context);
-    auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
-                                            {ptr, ptr, rewriter.getI64Type()});
-    LLVM::CallOp::create(rewriter, loc, type,
-                         ValueRange{fail, thread, message, length});
+    callRuntime(rewriter, loc, thread, AssertSlot, {message, length});
     LLVM::UnreachableOp::create(rewriter, loc);
     rewriter.setInsertionPointToEnd(before);
     LLVM::CondBrOp::create(rewriter, loc, adaptor.getCondition(), after,

@@ -91,6 +91,13 @@ absl::StatusOr<plugin::BackendRef> getHostBackend() {
   return backend;
 }
 
+absl::Status checkDevice(int32_t device) {
+  if (device >= 0 && device < kMaxDevices)
+    return absl::OkStatus();
+  return absl::InvalidArgumentError(strCat(
+      "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+}
+
 /// A unique id per kernel, so that per-thread state never confuses a
 /// destroyed kernel with a new one at the same address.
 std::atomic<uint64_t> nextKernelId{1};
@@ -496,10 +503,8 @@ Kernel::launch(const LaunchConfig &config,
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
 
-  if (config.device < 0 || config.device >= kMaxDevices)
-    return absl::InvalidArgumentError(detail::strCat(
-        "device ", config.device, " is out of range (0 to ",
-        kMaxDevices - 1, ")"));
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
   bool inserted;
   Entry *entry = impl.findOrInsert(config.device, binding.key(), inserted);
   LaunchResult result;
@@ -531,9 +536,8 @@ Kernel::warmup(absl::Span<const Argument> positional,
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
   SpecializationRecord record = impl.plan->makeRecord(binding);
-  if (device < 0 || device >= kMaxDevices)
-    return absl::InvalidArgumentError(detail::strCat(
-        "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+  if (absl::Status valid = checkDevice(device); !valid.ok())
+    return valid;
   bool inserted;
   Entry *entry = impl.findOrInsert(device, binding.key(), inserted);
   if (inserted)
@@ -558,9 +562,8 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return key.status();
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
-  if (device < 0 || device >= kMaxDevices)
-    return absl::InvalidArgumentError(detail::strCat(
-        "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+  if (absl::Status valid = checkDevice(device); !valid.ok())
+    return valid;
   bool inserted;
   Entry *entry = impl.findOrInsert(device, key->view(), inserted);
   if (inserted)

@@ -1,7 +1,6 @@
 //===- CacheHook.cpp - the kjit-cache-hook pass ---------------------------===//
 
 #include "HookEvents.h"
-#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
 namespace kjit {
@@ -27,12 +26,7 @@ struct CacheHookPass : kjit::impl::KjitCacheHookBase<CacheHookPass> {
           kjit::describeKernel(kernel, target);
       if (failed(info))
         return signalPassFailure();
-      kjit::plugin::CompileInfo event;
-      event.kernelName = info->name;
-      event.key = info->key;
-      event.repr = info->repr;
-      event.compileJson = info->json;
-      event.target = target;
+      kjit::plugin::CompileInfo event = kjit::toCompileInfo(*info, target);
       if (host.runCacheHook(event) == kjit::plugin::CacheDecision::Skip) {
         // Nothing is compiled: the kernel leaves the module.
         kernel.emitRemark() << "a cache hook skipped compiling '@"

@@ -1,7 +1,6 @@
 //===- CompiledHook.cpp - the kjit-compiled-hook pass ---------------------===//
 
 #include "HookEvents.h"
-#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -37,12 +36,7 @@ struct CompiledHookPass : kjit::impl::KjitCompiledHookBase<CompiledHookPass> {
           kjit::describeKernel(kernel, target);
       if (failed(info))
         return signalPassFailure();
-      kjit::plugin::CompileInfo event;
-      event.kernelName = info->name;
-      event.key = info->key;
-      event.repr = info->repr;
-      event.compileJson = info->json;
-      event.target = target;
+      kjit::plugin::CompileInfo event = kjit::toCompileInfo(*info, target);
       kjit::plugin::CompiledInfo compiled;
       compiled.artifactFormat = "mlir-bytecode";
       compiled.artifact = artifact;

@@ -56,3 +56,14 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
   json << llvm::json::Value(std::move(record));
   return info;
 }
+
+kjit::plugin::CompileInfo kjit::toCompileInfo(const KernelCompileInfo &info,
+                                              llvm::StringRef target) {
+  plugin::CompileInfo event;
+  event.kernelName = info.name;
+  event.key = info.key;
+  event.repr = info.repr;
+  event.compileJson = info.json;
+  event.target = std::string_view(target.data(), target.size());
+  return event;
+}

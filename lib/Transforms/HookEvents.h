@@ -9,6 +9,7 @@
 #define KJIT_LIB_TRANSFORMS_HOOKEVENTS_H
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Plugin/PluginHost.h"
 
 #include <string>
 
@@ -27,6 +28,10 @@ struct KernelCompileInfo {
 /// name, key, signature, constants and target.
 mlir::FailureOr<KernelCompileInfo> describeKernel(KernelOp kernel,
                                                   llvm::StringRef target);
+
+/// The hooks' view of `info`; it borrows info's strings.
+plugin::CompileInfo toCompileInfo(const KernelCompileInfo &info,
+                                  llvm::StringRef target);
 
 } // namespace kjit
 

@@ -1,4 +1,4 @@
-/*===- Args.c - launch arguments to the host kernel ABI's storage --*- C -*-===*\
+/*===- Args.c - launch arguments to the host kernel ABI's storage -*- C -*-===*\
 |*                                                                            *|
 |* The runtime hands a launch's arguments over as kjit_arg (a signature type  *|
 |* string plus an int64, uint64 or double). A host kernel reads args[i] as a  *|
@@ -94,13 +94,13 @@ static arg_class classify(const char *type, size_t len, unsigned *bits) {
     arg_class cls;
     unsigned bits;
   } scalars[] = {
-      {"i1", ARG_BOOL, 1},        {"i8", ARG_SIGNED, 8},
-      {"i16", ARG_SIGNED, 16},    {"i32", ARG_SIGNED, 32},
-      {"i64", ARG_SIGNED, 64},    {"u1", ARG_BOOL, 1},
-      {"u8", ARG_UNSIGNED, 8},    {"u16", ARG_UNSIGNED, 16},
-      {"u32", ARG_UNSIGNED, 32},  {"u64", ARG_UNSIGNED, 64},
-      {"fp16", ARG_FP16, 16},     {"bf16", ARG_BF16, 16},
-      {"fp32", ARG_FP32, 32},     {"fp64", ARG_FP64, 64},
+      {"i1", ARG_BOOL, 1},       {"i8", ARG_SIGNED, 8},
+      {"i16", ARG_SIGNED, 16},   {"i32", ARG_SIGNED, 32},
+      {"i64", ARG_SIGNED, 64},   {"u1", ARG_BOOL, 1},
+      {"u8", ARG_UNSIGNED, 8},   {"u16", ARG_UNSIGNED, 16},
+      {"u32", ARG_UNSIGNED, 32}, {"u64", ARG_UNSIGNED, 64},
+      {"fp16", ARG_FP16, 16},    {"bf16", ARG_BF16, 16},
+      {"fp32", ARG_FP32, 32},    {"fp64", ARG_FP64, 64},
   };
   size_t i;
   *bits = 64;
@@ -175,8 +175,7 @@ static int integer_value(const kjit_arg *arg, uint64_t *value,
 
 /* Whether a value fits the integer type: a silently truncated launch
  * argument would be a wrong result with no error anywhere. */
-static int fits(uint64_t value, int is_unsigned, arg_class cls,
-                unsigned bits) {
+static int fits(uint64_t value, int is_unsigned, arg_class cls, unsigned bits) {
   int64_t s = (int64_t)value;
   if (cls == ARG_BOOL)
     return value <= 1;

@@ -1,4 +1,4 @@
-/*===- HostBackend.c - the host CPU backend plugin ------------------*- C -*-===*\
+/*===- HostBackend.c - the host CPU backend plugin ----------------*- C -*-===*\
 |*                                                                            *|
 |* libkjit-host.so: the backend named "host". It accepts the ELF shared       *|
 |* objects the compiler library produces for the host target                  *|
@@ -32,10 +32,8 @@
  * own settings are in the key already. */
 #define HOST_STR2(x) #x
 #define HOST_STR(x) HOST_STR2(x)
-static const char host_fingerprint[] =
-    "kjit-host-backend;host-abi=" HOST_STR(
-        KJIT_HOST_ABI_VERSION) ";version=" HOST_BACKEND_VERSION
-                               ";arch=x86_64";
+static const char host_fingerprint[] = "kjit-host-backend;host-abi=" HOST_STR(
+    KJIT_HOST_ABI_VERSION) ";version=" HOST_BACKEND_VERSION ";arch=x86_64";
 
 static const char host_format_name[] = "elf-shared-object";
 
@@ -171,9 +169,9 @@ static kjit_status *check_elf(const uint8_t *bytes, size_t size,
 |* describe, fingerprint, options, finalize                                   *|
 \*===----------------------------------------------------------------------===*/
 
-static const kjit_artifact_format host_format = {
-    sizeof(kjit_artifact_format), NULL, host_format_name,
-    sizeof host_format_name - 1};
+static const kjit_artifact_format host_format = {sizeof(kjit_artifact_format),
+                                                 NULL, host_format_name,
+                                                 sizeof host_format_name - 1};
 static const kjit_artifact_format *const host_formats[] = {&host_format};
 
 static kjit_status *host_describe(void *self,
@@ -194,8 +192,8 @@ static kjit_status *host_describe(void *self,
   return NULL;
 }
 
-static kjit_status *host_fingerprint_entry(
-    void *self, kjit_backend_fingerprint_args *args) {
+static kjit_status *
+host_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
   (void)self;
   if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
@@ -545,8 +543,8 @@ out:
 |* Plugin table                                                               *|
 \*===----------------------------------------------------------------------===*/
 
-static kjit_status *host_init(const kjit_host_api *host,
-                              kjit_host_context *ctx, void **self) {
+static kjit_status *host_init(const kjit_host_api *host, kjit_host_context *ctx,
+                              void **self) {
   host_config config;
   (void)ctx; /* the backend reports through statuses, never the log */
   host_api = host;

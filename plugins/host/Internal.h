@@ -1,4 +1,4 @@
-/*===- Internal.h - shared declarations of the host backend --------*- C -*-===*\
+/*===- Internal.h - shared declarations of the host backend -------*- C -*-===*\
 |*                                                                            *|
 |* Types and functions shared by the files of the host backend plugin         *|
 |* (libkjit-host.so). Nothing here crosses the plugin boundary: with hidden   *|
@@ -44,9 +44,9 @@ typedef struct host_kernel {
   /** kjit_host_signature_<name> (optional, see docs/HostBackend.md), or
    *  NULL when the object does not say what arguments it expects. */
   const char *signature;
-  char *name;  /**< NUL-terminated copy of the kernel name. */
-  int fd;      /**< memfd the object was loaded from, or -1. */
-  char *path;  /**< The path dlopen saw (unique while the kernel lives). */
+  char *name; /**< NUL-terminated copy of the kernel name. */
+  int fd;     /**< memfd the object was loaded from, or -1. */
+  char *path; /**< The path dlopen saw (unique while the kernel lives). */
 } host_kernel;
 
 /*===----------------------------------------------------------------------===*\
@@ -55,8 +55,8 @@ typedef struct host_kernel {
 
 /** Settings read once from the environment at init. */
 typedef struct host_config {
-  unsigned workers;     /**< Worker threads, the launching one included. */
-  size_t stack_bytes;   /**< Usable bytes of each fiber stack. */
+  unsigned workers;   /**< Worker threads, the launching one included. */
+  size_t stack_bytes; /**< Usable bytes of each fiber stack. */
 } host_config;
 
 /** One launch, shared read-only by every worker except for `next_program`
@@ -64,17 +64,17 @@ typedef struct host_config {
 typedef struct host_launch {
   const host_kernel *kernel;
   uint32_t grid[3];
-  uint32_t threads;       /**< SIMT threads per program (x dimension). */
-  uint64_t num_programs;  /**< grid[0] * grid[1] * grid[2]. */
-  void *const *args;      /**< HostKernel.h's args[i]. */
-  uint64_t next_program;  /**< Next linear program id to claim (atomic). */
+  uint32_t threads;      /**< SIMT threads per program (x dimension). */
+  uint64_t num_programs; /**< grid[0] * grid[1] * grid[2]. */
+  void *const *args;     /**< HostKernel.h's args[i]. */
+  uint64_t next_program; /**< Next linear program id to claim (atomic). */
 
   /* The first failure by (program, thread) order, and how many there were;
    * guarded by error_lock. */
   pthread_mutex_t error_lock;
   uint64_t error_program; /**< Linear program id of `error`. */
   uint32_t error_thread;
-  char *error;            /**< malloc'd message, NULL when none. */
+  char *error; /**< malloc'd message, NULL when none. */
   int32_t error_code;
   uint64_t num_errors;
 } host_launch;

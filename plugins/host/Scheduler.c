@@ -1,4 +1,4 @@
-/*===- Scheduler.c - worker pool, fibers and the kernel runtime ----*- C -*-===*\
+/*===- Scheduler.c - worker pool, fibers and the kernel runtime ---*- C -*-===*\
 |*                                                                            *|
 |* Runs a launch's programs on a pool of OS threads. Each program runs        *|
 |* entirely on one worker (its workgroup memory is that worker's TLS), one    *|
@@ -120,8 +120,8 @@ typedef enum fiber_state {
 typedef struct host_simt {
   kjit_host_thread thread;
   struct host_worker *worker;
-  void *sp;          /* saved stack pointer while suspended */
-  char *stack_top;   /* fiber mode: the 16-byte aligned top of its stack */
+  void *sp;        /* saved stack pointer while suspended */
+  char *stack_top; /* fiber mode: the 16-byte aligned top of its stack */
   fiber_state state;
   uint32_t position; /* index in the worker's run list */
 } host_simt;
@@ -130,8 +130,8 @@ typedef struct host_simt {
 typedef struct host_worker {
   pthread_t thread;
   unsigned index;
-  host_launch *launch;      /* the launch being run */
-  uint64_t program;         /* linear id of the program being run */
+  host_launch *launch; /* the launch being run */
+  uint64_t program;    /* linear id of the program being run */
   /* Loop mode: the SIMT thread running, and where an assert jumps back to.
    * volatile: read again after siglongjmp returns to the loop. */
   volatile uint32_t loop_thread;
@@ -140,12 +140,12 @@ typedef struct host_worker {
   /* Fiber mode: one host_simt and stack per SIMT thread, kept across
    * programs and launches, grown when a launch needs more threads. */
   host_simt *fibers;
-  host_simt **run;          /* live fibers of the phase, in thread order */
+  host_simt **run; /* live fibers of the phase, in thread order */
   uint32_t num_run;
-  uint32_t capacity;        /* fibers and stacks allocated */
-  void *stacks;             /* one mapping: [guard][stack] per fiber */
+  uint32_t capacity; /* fibers and stacks allocated */
+  void *stacks;      /* one mapping: [guard][stack] per fiber */
   size_t stacks_bytes;
-  void *scheduler_sp;       /* the program scheduler's suspended context */
+  void *scheduler_sp; /* the program scheduler's suspended context */
 } host_worker;
 
 /* The pool: settings, workers, and the hand-off of a launch to helpers. */
@@ -156,8 +156,8 @@ static struct {
   pthread_cond_t wake;         /* helpers wait here for a launch */
   pthread_cond_t done;         /* the launcher waits here for helpers */
   host_worker *workers;
-  unsigned num_workers;        /* started, slot 0 included; 0: not yet */
-  uint64_t generation;         /* bumped for every launch handed out */
+  unsigned num_workers; /* started, slot 0 included; 0: not yet */
+  uint64_t generation;  /* bumped for every launch handed out */
   host_launch *current;
   unsigned wanted, claimed, finished; /* helpers of the current launch */
   int stopping;
@@ -225,8 +225,8 @@ static void end_thread(host_simt *simt);
 static void switch_onward(host_simt *simt) {
   host_worker *w = simt->worker;
   uint32_t next = simt->position + 1;
-  host_switch(&simt->sp, next < w->num_run ? w->run[next]->sp
-                                           : w->scheduler_sp);
+  host_switch(&simt->sp,
+              next < w->num_run ? w->run[next]->sp : w->scheduler_sp);
 }
 
 /* The body of every fiber: one SIMT thread of the current program. */
@@ -268,8 +268,8 @@ static kjit_status *ensure_fibers(host_worker *w, uint32_t threads) {
   if (threads <= w->capacity)
     return NULL;
   bytes = slot * threads;
-  base = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-              -1, 0);
+  base = mmap(NULL, bytes, PROT_NONE,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (base == MAP_FAILED)
     return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
                       "host backend: cannot map %u fiber stacks of %zu KiB: %s",
@@ -325,8 +325,7 @@ static void format_threads(char *out, size_t size, host_simt **list,
       return;
     }
     n = first == last
-            ? snprintf(out + used, size - used, "%s%u", used ? ", " : "",
-                       first)
+            ? snprintf(out + used, size - used, "%s%u", used ? ", " : "", first)
             : snprintf(out + used, size - used, "%s%u-%u", used ? ", " : "",
                        first, last);
     if (n < 0)
@@ -453,15 +452,14 @@ static void rt_assert_fail(kjit_host_thread *thread, const char *message,
                            uint64_t message_len) {
   host_simt *simt = simt_of(thread);
   host_worker *w = simt->worker;
-  record_failure(w->launch, w->program, thread->thread_id[0],
-                 KJIT_STATUS_ABORTED,
-                 "device assert failed in kernel %s, program (%u,%u,%u), "
-                 "thread (%u,0,0): %.*s",
-                 w->launch->kernel->name, thread->program_id[0],
-                 thread->program_id[1], thread->program_id[2],
-                 thread->thread_id[0],
-                 message ? (int)(message_len > 4096 ? 4096 : message_len) : 0,
-                 message ? message : "");
+  record_failure(
+      w->launch, w->program, thread->thread_id[0], KJIT_STATUS_ABORTED,
+      "device assert failed in kernel %s, program (%u,%u,%u), "
+      "thread (%u,0,0): %.*s",
+      w->launch->kernel->name, thread->program_id[0], thread->program_id[1],
+      thread->program_id[2], thread->thread_id[0],
+      message ? (int)(message_len > 4096 ? 4096 : message_len) : 0,
+      message ? message : "");
   end_thread(simt);
 }
 
@@ -583,24 +581,21 @@ static void run_programs(host_worker *w, host_launch *launch) {
       size_t len;
       host_api->status_message(status, &message, &len);
       record_failure(launch, launch->num_programs, 0,
-                     host_api->status_code(status), "%.*s", (int)len,
-                     message);
+                     host_api->status_code(status), "%.*s", (int)len, message);
       host_api->status_destroy(status);
       w->launch = NULL;
       return;
     }
   }
   for (;;) {
-    uint64_t p = __atomic_fetch_add(&launch->next_program, 1,
-                                    __ATOMIC_RELAXED);
+    uint64_t p = __atomic_fetch_add(&launch->next_program, 1, __ATOMIC_RELAXED);
     if (p >= launch->num_programs)
       break;
     w->program = p;
     /* x varies fastest, as in CUDA's block order. */
     t->program_id[0] = (uint32_t)(p % launch->grid[0]);
     t->program_id[1] = (uint32_t)(p / launch->grid[0] % launch->grid[1]);
-    t->program_id[2] =
-        (uint32_t)(p / launch->grid[0] / launch->grid[1]);
+    t->program_id[2] = (uint32_t)(p / launch->grid[0] / launch->grid[1]);
     if (fibers)
       run_program_fibers(w, launch->threads);
     else

@@ -106,7 +106,8 @@ struct Buffer {
 
   void fill(const std::string &init) {
     for (size_t i = 0; i < count; ++i) {
-      double v = init == "iota" ? double(i) : std::strtod(init.c_str(), nullptr);
+      double v =
+          init == "iota" ? double(i) : std::strtod(init.c_str(), nullptr);
       set(i, v);
     }
   }
@@ -135,8 +136,8 @@ struct Buffer {
       put(uint64_t(v));
   }
   std::string format(size_t i) const {
-    const char *p = reinterpret_cast<const char *>(storage.data()) +
-                    i * elementSize(type);
+    const char *p =
+        reinterpret_cast<const char *>(storage.data()) + i * elementSize(type);
     char text[64];
     auto get = [&](auto value) {
       std::memcpy(&value, p, sizeof value);
@@ -180,8 +181,8 @@ struct LaunchArgs {
   void parse(const std::vector<std::string> &words) {
     for (const std::string &word0 : words) {
       std::string word = word0, name = "a" + std::to_string(args.size());
-      if (size_t eq = word.find('='); eq != std::string::npos &&
-                                      word.find(':') > eq) {
+      if (size_t eq = word.find('=');
+          eq != std::string::npos && word.find(':') > eq) {
         name = word.substr(0, eq);
         word = word.substr(eq + 1);
       }
@@ -419,9 +420,9 @@ struct Driver {
 };
 
 bool isCommand(std::string_view w) {
-  for (std::string_view c : {"describe", "options:", "finalize:", "load:",
-                             "unload", "launch:", "--repeat=", "--time",
-                             "--concurrent=", "--shared="})
+  for (std::string_view c :
+       {"describe", "options:", "finalize:", "load:", "unload",
+        "launch:", "--repeat=", "--time", "--concurrent=", "--shared="})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;
@@ -460,7 +461,8 @@ int main(int argc, char **argv) {
     } else if (w == "unload") {
       d.unload();
     } else if (w.rfind("--repeat=", 0) == 0) {
-      d.repeat = unsigned(std::max(1ul, std::strtoul(rest(9).c_str(), nullptr, 10)));
+      d.repeat =
+          unsigned(std::max(1ul, std::strtoul(rest(9).c_str(), nullptr, 10)));
     } else if (w == "--time") {
       d.time = true;
     } else if (w.rfind("--shared=", 0) == 0) {

@@ -11,8 +11,8 @@
 
 namespace kjit::run {
 
-using rt::Argument;
 using rt::ArgKind;
+using rt::Argument;
 using rt::DType;
 using rt::Int128;
 
@@ -27,9 +27,9 @@ struct Alias {
   DType dtype;
 };
 constexpr Alias kAliases[] = {
-    {"f16", DType::FP16},  {"f32", DType::FP32},  {"f64", DType::FP64},
+    {"f16", DType::FP16},  {"f32", DType::FP32},    {"f64", DType::FP64},
     {"half", DType::FP16}, {"double", DType::FP64}, {"ui8", DType::U8},
-    {"ui16", DType::U16},  {"ui32", DType::U32},  {"ui64", DType::U64},
+    {"ui16", DType::U16},  {"ui32", DType::U32},    {"ui64", DType::U64},
 };
 
 constexpr std::string_view kInitList =
@@ -79,23 +79,22 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
     if (length == 0)
       return error(what, detail::strCat("'", text, "' has no hex digits"));
     if (length < hex.size())
-      return error(what, detail::strCat("trailing characters '",
-                                      hex.substr(length), "' after '",
-                                      text.substr(0, text.size() -
-                                                         hex.size() + length),
-                                      "'"));
+      return error(what,
+                   detail::strCat(
+                       "trailing characters '", hex.substr(length), "' after '",
+                       text.substr(0, text.size() - hex.size() + length), "'"));
     // The largest magnitude is 2^127 (the negative end).
     const unsigned __int128 limit = static_cast<unsigned __int128>(1) << 127;
     unsigned __int128 magnitude = 0;
     for (char c : hex) {
       if (magnitude > (limit >> 4))
         return error(what, detail::strCat("integer '", text,
-                                        "' does not fit in 128 bits"));
+                                          "' does not fit in 128 bits"));
       magnitude = (magnitude << 4) | static_cast<unsigned>(hexDigit(c));
     }
     if (magnitude > limit || (!negative && magnitude == limit))
-      return error(what,
-                   detail::strCat("integer '", text, "' does not fit in 128 bits"));
+      return error(what, detail::strCat("integer '", text,
+                                        "' does not fit in 128 bits"));
     return negative ? static_cast<Int128>(-magnitude)
                     : static_cast<Int128>(magnitude);
   }
@@ -106,8 +105,8 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
       return std::nullopt;
   std::optional<Int128> value = rt::parseInt128(text);
   if (!value)
-    return error(what,
-                 detail::strCat("integer '", text, "' does not fit in 128 bits"));
+    return error(
+        what, detail::strCat("integer '", text, "' does not fit in 128 bits"));
   return *value;
 }
 
@@ -125,8 +124,8 @@ std::pair<Int128, Int128> integerRange(DType dtype) {
 }
 
 bool isFloatDType(DType dtype) {
-  return dtype == DType::FP16 || dtype == DType::BF16 ||
-         dtype == DType::FP32 || dtype == DType::FP64;
+  return dtype == DType::FP16 || dtype == DType::BF16 || dtype == DType::FP32 ||
+         dtype == DType::FP64;
 }
 
 /// Splits `text` at the ':' that are not inside parentheses, so that
@@ -159,7 +158,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
   size_t bracket = text.find('[');
   std::string_view dtypeName = text.substr(0, bracket);
   if (dtypeName.empty())
-    return error(what, detail::strCat("missing dtype in '", text, "'"));
+    return error(what, detail::strCat("missing dtype before '", text, "'"));
   std::optional<DType> dtype = parseDTypeName(dtypeName);
   if (!dtype)
     return error(what, detail::strCat("unknown dtype '", dtypeName, "'"));
@@ -170,7 +169,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
   std::string_view shapeText = text.substr(bracket);
   if (shapeText.back() != ']' || shapeText.find(']') != shapeText.size() - 1)
     return error(what, detail::strCat("bad shape '", shapeText,
-                                    "' (expected [D0,D1,...])"));
+                                      "' (expected [D0,D1,...])"));
   std::string_view inner = shapeText.substr(1, shapeText.size() - 2);
   Shape shape;
   if (!trim(inner).empty()) {
@@ -182,22 +181,22 @@ absl::Status parseType(std::string_view what, std::string_view text,
       std::string_view digits = negative ? piece.substr(1) : piece;
       if (piece.empty())
         return error(what, detail::strCat("bad shape '", shapeText,
-                                        "': empty dimension"));
+                                          "': empty dimension"));
       int64_t extent = 0;
-      auto result = std::from_chars(digits.data(),
-                                    digits.data() + digits.size(), extent);
+      auto result =
+          std::from_chars(digits.data(), digits.data() + digits.size(), extent);
       if (digits.empty() || !isDigit(digits[0]) ||
           result.ptr != digits.data() + digits.size())
-        return error(what, detail::strCat("bad shape '", shapeText,
-                                        "': dimension '", piece,
-                                        "' is not an integer"));
+        return error(what,
+                     detail::strCat("bad shape '", shapeText, "': dimension '",
+                                    piece, "' is not an integer"));
       if (result.ec == std::errc::result_out_of_range)
-        return error(what, detail::strCat("bad shape '", shapeText,
-                                        "': dimension '", piece,
-                                        "' is too large"));
+        return error(what,
+                     detail::strCat("bad shape '", shapeText, "': dimension '",
+                                    piece, "' is too large"));
       if (negative)
         return error(what, detail::strCat("bad shape '", shapeText,
-                                        "': negative dimension ", piece));
+                                          "': negative dimension ", piece));
       shape.push_back(extent);
       if (comma == std::string_view::npos)
         break;
@@ -206,7 +205,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
   }
   if (!numElementsOf(shape))
     return error(what, detail::strCat("shape ", formatShape(shape),
-                                    " has too many elements"));
+                                      " has too many elements"));
   spec.shape = std::move(shape);
   return absl::OkStatus();
 }
@@ -226,16 +225,16 @@ absl::Status checkFillValue(std::string_view what, const Argument &value,
     if (number.find_first_of(".eni") == std::string::npos)
       number += ".0";
     return error(what, detail::strCat("fill value ", number,
-                                    " is not an integer, as ", dtypeName,
-                                    " needs"));
+                                      " is not an integer, as ", dtypeName,
+                                      " needs"));
   }
   auto [low, high] = integerRange(dtype);
   if (value.asInt() < low || value.asInt() > high)
     return error(what, detail::strCat("fill value ",
-                                    rt::int128ToString(value.asInt()),
-                                    " is out of range for ", dtypeName, " [",
-                                    rt::int128ToString(low), ", ",
-                                    rt::int128ToString(high), "]"));
+                                      rt::int128ToString(value.asInt()),
+                                      " is out of range for ", dtypeName, " [",
+                                      rt::int128ToString(low), ", ",
+                                      rt::int128ToString(high), "]"));
   return absl::OkStatus();
 }
 
@@ -257,8 +256,8 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     }
     if (close + 1 != text.size())
       return error(what, detail::strCat("trailing characters '",
-                                      text.substr(close + 1), "' after '",
-                                      text.substr(0, close + 1), "'"));
+                                        text.substr(close + 1), "' after '",
+                                        text.substr(0, close + 1), "'"));
     args = text.substr(paren + 1, close - paren - 1);
   }
 
@@ -278,22 +277,22 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     spec.init = TensorInit::Random;
     if (!args)
       return absl::OkStatus();
-    std::string_view seedText = trim(*args);
-    constexpr std::string_view kPrefix = "seed=";
+    size_t equals = args->find('=');
     std::optional<absl::StatusOr<Int128>> seed;
-    if (seedText.substr(0, kPrefix.size()) == kPrefix)
-      seed = parseInteger(what, trim(seedText.substr(kPrefix.size())));
+    if (equals != std::string_view::npos &&
+        trim(args->substr(0, equals)) == "seed")
+      seed = parseInteger(what, trim(args->substr(equals + 1)));
     if (!seed || !seed->ok() || **seed < 0 ||
         **seed > static_cast<Int128>(UINT64_MAX))
       return error(what, detail::strCat("random takes (seed=N) with N an "
-                                      "unsigned 64-bit integer, not '(",
-                                      *args, ")'"));
+                                        "unsigned 64-bit integer, not '(",
+                                        *args, ")'"));
     spec.seed = static_cast<uint64_t>(**seed);
     return absl::OkStatus();
   }
   if (name == "fill") {
     spec.init = TensorInit::Fill;
-    if (!args)
+    if (!args || trim(*args).empty())
       return error(what, "fill needs a value: fill(VALUE)");
     absl::StatusOr<Argument> value = parseScalar(what, trim(*args));
     if (!value.ok())
@@ -301,8 +300,8 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     if (value->kind() != ArgKind::Int && value->kind() != ArgKind::Float &&
         value->kind() != ArgKind::Bool)
       return error(what, detail::strCat("fill value must be a number, true or "
-                                      "false, not '",
-                                      trim(*args), "'"));
+                                        "false, not '",
+                                        trim(*args), "'"));
     spec.fillValue = *value;
     return absl::OkStatus();
   }
@@ -314,7 +313,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     return absl::OkStatus();
   }
   return error(what, detail::strCat("unknown initializer '", text,
-                                  "' (expected ", kInitList, ")"));
+                                    "' (expected ", kInitList, ")"));
 }
 
 constexpr std::string_view initName(TensorInit init) {
@@ -372,25 +371,25 @@ absl::StatusOr<TensorSpec> parseTensor(std::string_view what,
       return error(what, detail::strCat("empty initializer in '", text, "'"));
     if (initText)
       return error(what, detail::strCat("more than one initializer ('",
-                                      *initText, "' and '", piece, "')"));
+                                        *initText, "' and '", piece, "')"));
     if (absl::Status status = parseInit(what, piece, spec); !status.ok())
       return status;
     initText = piece;
   }
   if (!initText)
     return error(what, detail::strCat("missing initializer after '", typeText,
-                                    "' (expected :", kInitList, ")"));
+                                      "' (expected :", kInitList, ")"));
   if (!spec.shape && spec.init != TensorInit::Npy)
     return error(what, detail::strCat("missing shape after '", typeText,
-                                    "' (write ", typeText,
-                                    "[D0,D1,...]; only npy(FILE) may omit "
-                                    "it)"));
+                                      "' (write ", typeText,
+                                      "[D0,D1,...]; only npy(FILE) may omit "
+                                      "it)"));
   if (!hasNumericConversion(spec.dtype) && spec.init != TensorInit::Zeros)
-    return error(what, detail::strCat(
-                           "initializer '", initName(spec.init),
-                           "' is not supported for ",
-                           rt::canonicalName(spec.dtype),
-                           " (kjit-run has no fp8 conversions; use zeros)"));
+    return error(
+        what,
+        detail::strCat("initializer '", initName(spec.init),
+                       "' is not supported for ", rt::canonicalName(spec.dtype),
+                       " (kjit-run has no fp8 conversions; use zeros)"));
   if (spec.init == TensorInit::Fill)
     if (absl::Status status = checkFillValue(what, spec.fillValue, spec.dtype);
         !status.ok())
@@ -452,7 +451,8 @@ absl::StatusOr<Argument> parseScalar(std::string_view what,
       return error(what, detail::strCat("unknown dtype '", name, "'"));
     return Argument::dtypeValue(*dtype);
   }
-  if (std::optional<absl::StatusOr<Int128>> integer = parseInteger(what, text)) {
+  if (std::optional<absl::StatusOr<Int128>> integer =
+          parseInteger(what, text)) {
     if (!integer->ok())
       return integer->status();
     return Argument::integer(**integer);
@@ -469,18 +469,17 @@ absl::StatusOr<Argument> parseScalar(std::string_view what,
   auto result = std::from_chars(number.data(), end, value);
   if (result.ptr == number.data())
     return error(what, detail::strCat("cannot parse '", text,
-                                    "' (expected an integer, a float, true, "
-                                    "false, none or dtype:NAME)"));
+                                      "' (expected an integer, a float, true, "
+                                      "false, none or dtype:NAME)"));
   if (result.ptr != end)
-    return error(what,
-                 detail::strCat("trailing characters '",
-                              std::string_view(result.ptr, end - result.ptr),
-                              "' after '",
-                              text.substr(0, text.size() - (end - result.ptr)),
-                              "'"));
+    return error(
+        what, detail::strCat(
+                  "trailing characters '",
+                  std::string_view(result.ptr, end - result.ptr), "' after '",
+                  text.substr(0, text.size() - (end - result.ptr)), "'"));
   if (result.ec == std::errc::result_out_of_range)
-    return error(what,
-                 detail::strCat("float '", text, "' is out of range of a double"));
+    return error(
+        what, detail::strCat("float '", text, "' is out of range of a double"));
   return Argument::fp(value);
 }
 
@@ -522,9 +521,9 @@ absl::StatusOr<NamedGlobal> parseGlobalOption(std::string_view text) {
   if (valueText.substr(0, 6) != "dtype:" &&
       valueText.find_first_of(":[") != std::string_view::npos)
     return error(what, detail::strCat("'", valueText,
-                                    "' is a tensor; a global value is an "
-                                    "integer, a float, true, false, none or "
-                                    "dtype:NAME"));
+                                      "' is a tensor; a global value is an "
+                                      "integer, a float, true, false, none or "
+                                      "dtype:NAME"));
   absl::StatusOr<Argument> value = parseScalar(what, valueText);
   if (!value.ok())
     return value.status();
@@ -543,16 +542,16 @@ absl::StatusOr<HostBuffer> buildTensor(std::string_view name,
     if (!buffer.ok())
       return prefixed(buffer.status());
     if (buffer->dtype() != spec.dtype)
-      return error(what, detail::strCat("npy file '", spec.npyPath, "' holds '",
-                                      npyDescr(buffer->dtype()), "' (",
-                                      rt::canonicalName(buffer->dtype()),
-                                      "), not ",
-                                      rt::canonicalName(spec.dtype)));
+      return error(what,
+                   detail::strCat("npy file '", spec.npyPath, "' holds '",
+                                  npyDescr(buffer->dtype()), "' (",
+                                  rt::canonicalName(buffer->dtype()), "), not ",
+                                  rt::canonicalName(spec.dtype)));
     if (spec.shape && buffer->shape() != *spec.shape)
-      return error(what, detail::strCat("npy file '", spec.npyPath,
-                                      "' has shape ",
-                                      formatShape(buffer->shape()), ", not ",
-                                      formatShape(*spec.shape)));
+      return error(what,
+                   detail::strCat("npy file '", spec.npyPath, "' has shape ",
+                                  formatShape(buffer->shape()), ", not ",
+                                  formatShape(*spec.shape)));
     return buffer;
   }
 

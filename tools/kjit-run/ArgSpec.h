@@ -1,4 +1,4 @@
-//===- ArgSpec.h - kjit-run's argument syntax ---------------------*- C++ -*-===//
+//===- ArgSpec.h - kjit-run's argument syntax -------------------*- C++ -*-===//
 //
 // Parses the values of `--arg NAME=VALUE` and `--global NAME=VALUE` into
 // runtime arguments, and builds the host buffers that tensor arguments

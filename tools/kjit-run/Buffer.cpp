@@ -39,16 +39,17 @@ std::optional<int64_t> numElementsOf(const Shape &shape) {
 //===----------------------------------------------------------------------===//
 
 absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
-  std::string type = detail::strCat(rt::canonicalName(dtype), formatShape(shape));
+  std::string type =
+      detail::strCat(rt::canonicalName(dtype), formatShape(shape));
   for (int64_t extent : shape)
     if (extent < 0)
       return absl::InvalidArgumentError(
           detail::strCat(type, " has a negative dimension"));
   std::optional<int64_t> count = numElementsOf(shape);
   size_t bytes = 0;
-  if (!count || __builtin_mul_overflow(static_cast<size_t>(*count),
-                                       static_cast<size_t>(rt::byteWidth(dtype)),
-                                       &bytes))
+  if (!count ||
+      __builtin_mul_overflow(static_cast<size_t>(*count),
+                             static_cast<size_t>(rt::byteWidth(dtype)), &bytes))
     return absl::InvalidArgumentError(
         detail::strCat(type, " has more bytes than an address space holds"));
   // Refusing what cannot fit in memory turns a typo into a message instead
@@ -66,8 +67,9 @@ absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
   }
   // aligned_alloc wants a multiple of the alignment; one block at least, so
   // that an empty tensor still has a valid, aligned address.
-  size_t rounded = bytes == 0 ? kAlignment
-                              : (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  size_t rounded = bytes == 0
+                       ? kAlignment
+                       : (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes)
     return absl::InvalidArgumentError(
         detail::strCat(type, " has more bytes than an address space holds"));
@@ -203,8 +205,8 @@ bool hasNumericConversion(DType dtype) {
 namespace {
 
 bool isFloat(DType dtype) {
-  return dtype == DType::FP16 || dtype == DType::BF16 ||
-         dtype == DType::FP32 || dtype == DType::FP64;
+  return dtype == DType::FP16 || dtype == DType::BF16 || dtype == DType::FP32 ||
+         dtype == DType::FP64;
 }
 
 template <typename T> void store(void *at, T value) {
@@ -367,7 +369,7 @@ void fillValue(HostBuffer &buffer, const rt::Argument &value) {
 
 std::string formatType(const HostBuffer &buffer) {
   return detail::strCat(rt::canonicalName(buffer.dtype()),
-                      formatShape(buffer.shape()));
+                        formatShape(buffer.shape()));
 }
 
 namespace {
@@ -434,7 +436,8 @@ std::string formatBuffer(const HostBuffer &buffer, size_t maxElements) {
   int64_t count = buffer.numElements();
   auto append = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      detail::strAppend(&text, i == begin ? "" : ", ", formatElement(buffer, i));
+      detail::strAppend(&text, i == begin ? "" : ", ",
+                        formatElement(buffer, i));
   };
   if (static_cast<uint64_t>(count) <= maxElements) {
     append(0, count);
@@ -480,9 +483,9 @@ Checksum computeChecksum(const HostBuffer &buffer) {
 
 std::string formatChecksum(const HostBuffer &buffer) {
   Checksum checksum = computeChecksum(buffer);
-  return detail::strCat(formatType(buffer), " sum=",
-                      checksum.sum ? shortest(*checksum.sum) : "n/a",
-                      absl::StrFormat(" fnv1a=0x%016x", checksum.fnv1a));
+  return detail::strCat(formatType(buffer),
+                        " sum=", checksum.sum ? shortest(*checksum.sum) : "n/a",
+                        absl::StrFormat(" fnv1a=0x%016x", checksum.fnv1a));
 }
 
 } // namespace kjit::run

@@ -1,4 +1,4 @@
-//===- Buffer.h - host buffers of kjit-run ------------------------*- C++ -*-===//
+//===- Buffer.h - host buffers of kjit-run ----------------------*- C++ -*-===//
 //
 // The host memory kjit-run hands to kernels: an aligned, owning buffer with a
 // dtype and a shape; the element conversions it needs (fp16 and bf16 with

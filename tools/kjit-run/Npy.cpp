@@ -32,9 +32,9 @@ struct DescrEntry {
 
 // What each dtype is written as. bf16 shares '<u2' with u16 (raw bits).
 constexpr DescrEntry kDescrs[] = {
-    {DType::I1, "b1"},  {DType::I8, "i1"},   {DType::I16, "i2"},
-    {DType::I32, "i4"}, {DType::I64, "i8"},  {DType::U8, "u1"},
-    {DType::U16, "u2"}, {DType::U32, "u4"},  {DType::U64, "u8"},
+    {DType::I1, "b1"},   {DType::I8, "i1"},   {DType::I16, "i2"},
+    {DType::I32, "i4"},  {DType::I64, "i8"},  {DType::U8, "u1"},
+    {DType::U16, "u2"},  {DType::U32, "u4"},  {DType::U64, "u8"},
     {DType::FP16, "f2"}, {DType::BF16, "u2"}, {DType::FP32, "f4"},
     {DType::FP64, "f8"},
 };
@@ -105,8 +105,7 @@ private:
 };
 
 absl::Status headerError(std::string_view what) {
-  return absl::InvalidArgumentError(
-      detail::strCat("malformed header: ", what));
+  return absl::InvalidArgumentError(detail::strCat("malformed header: ", what));
 }
 
 /// Parses the dict literal of a header.
@@ -184,8 +183,9 @@ absl::Status parseHeaderDict(std::string_view text, std::string &descr,
 uint32_t readLittleEndian(std::string_view bytes, size_t offset, size_t size) {
   uint32_t value = 0;
   for (size_t i = 0; i < size; ++i)
-    value |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[offset + i]))
-             << (8 * i);
+    value |=
+        static_cast<uint32_t>(static_cast<unsigned char>(bytes[offset + i]))
+        << (8 * i);
   return value;
 }
 
@@ -212,9 +212,9 @@ absl::StatusOr<Preamble> parsePreamble(std::string_view bytes,
       return absl::InvalidArgumentError(
           "truncated: the file ends inside the preamble");
   } else {
-    return absl::InvalidArgumentError(detail::strCat(
-        "unsupported format version ", major, ".", minor,
-        " (kjit-run reads 1.0, 2.0 and 3.0)"));
+    return absl::InvalidArgumentError(
+        detail::strCat("unsupported format version ", major, ".", minor,
+                       " (kjit-run reads 1.0, 2.0 and 3.0)"));
   }
   preamble.headerSize = readLittleEndian(bytes, 8, preamble.preambleSize - 8);
   if (preamble.preambleSize + preamble.headerSize > fileSize)
@@ -287,12 +287,12 @@ absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
                                       std::optional<DType> expected) {
   if (descr.size() >= 2 && descr[0] == '>' &&
       !(descr.size() == 3 && descr[2] == '1'))
-    return absl::InvalidArgumentError(detail::strCat(
-        "big-endian data ('", descr,
-        "') is not supported; convert it with a.astype(a.dtype.newbyteorder('<'))"));
-  if (descr.size() == 3 &&
-      (descr[0] == '<' || descr[0] == '=' || descr[0] == '|' ||
-       descr[0] == '>')) {
+    return absl::InvalidArgumentError(
+        detail::strCat("big-endian data ('", descr,
+                       "') is not supported; convert it with "
+                       "a.astype(a.dtype.newbyteorder('<'))"));
+  if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' ||
+                            descr[0] == '|' || descr[0] == '>')) {
     std::string_view code = descr.substr(1);
     // '|' (not applicable) is how numpy marks one-byte types, and a byte
     // has no order, so any mark is fine for those; wider ones need '<' or
@@ -356,8 +356,8 @@ absl::StatusOr<NpyHeader> parseNpyHeader(std::string_view bytes,
   if (available != dataBytes)
     return absl::InvalidArgumentError(detail::strCat(
         available < dataBytes ? "truncated: " : "corrupt: ", "shape ",
-        formatShape(header.shape), " of '", header.descr, "' needs ",
-        dataBytes, " data bytes, but the file holds ", available));
+        formatShape(header.shape), " of '", header.descr, "' needs ", dataBytes,
+        " data bytes, but the file holds ", available));
   return header;
 }
 
@@ -365,7 +365,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
                                    std::optional<DType> expected) {
   auto fail = [&](const absl::Status &status) {
     return absl::Status(status.code(), detail::strCat("npy file '", path,
-                                                    "': ", status.message()));
+                                                      "': ", status.message()));
   };
   auto failText = [&](std::string_view text) {
     return fail(absl::InvalidArgumentError(std::string(text)));
@@ -373,7 +373,8 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
 
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
-    return fail(absl::NotFoundError(detail::strCat("cannot open: ", errnoText())));
+    return fail(
+        absl::NotFoundError(detail::strCat("cannot open: ", errnoText())));
   FdCloser closer{fd};
   struct stat info;
   if (::fstat(fd, &info) != 0)
@@ -406,10 +407,13 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
       HostBuffer::allocate(header->dtype, header->shape);
   if (!buffer.ok())
     return fail(buffer.status());
+  // readAll leaves errno alone at end of file: a file that shrank since
+  // fstat reads as "file shrank", not as a stale error.
+  errno = 0;
   if (::lseek(fd, static_cast<off_t>(header->dataOffset), SEEK_SET) < 0 ||
       !readAll(fd, static_cast<char *>(buffer->data()), buffer->sizeInBytes()))
     return failText(detail::strCat("cannot read the data: ",
-                                 errno ? errnoText() : "file shrank"));
+                                   errno ? errnoText() : "file shrank"));
   if (header->dtype == DType::I1) {
     // numpy bools are 0 or 1; anything else means the file is not what its
     // header says, and kernels assume the two values.
@@ -417,8 +421,8 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
     for (size_t i = 0; i < buffer->sizeInBytes(); ++i)
       if (data[i] > 1)
         return failText(detail::strCat("corrupt: bool element ", i, " is ",
-                                     static_cast<unsigned>(data[i]),
-                                     ", not 0 or 1"));
+                                       static_cast<unsigned>(data[i]),
+                                       ", not 0 or 1"));
   }
   return buffer;
 }
@@ -428,9 +432,9 @@ absl::StatusOr<std::string> encodeNpy(const HostBuffer &buffer) {
   if (descr.empty())
     return absl::InvalidArgumentError(
         detail::strCat(rt::canonicalName(buffer.dtype()),
-                     " has no numpy dtype; it cannot be saved as .npy"));
+                       " has no numpy dtype; it cannot be saved as .npy"));
   std::string dict = detail::strCat("{'descr': '", descr,
-                                  "', 'fortran_order': False, 'shape': (");
+                                    "', 'fortran_order': False, 'shape': (");
   const Shape &shape = buffer.shape();
   for (size_t i = 0; i < shape.size(); ++i)
     detail::strAppend(&dict, i ? ", " : "", shape[i]);

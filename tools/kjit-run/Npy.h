@@ -1,4 +1,4 @@
-//===- Npy.h - numpy .npy files for kjit-run ----------------------*- C++ -*-===//
+//===- Npy.h - numpy .npy files for kjit-run --------------------*- C++ -*-===//
 //
 // Reading and writing numpy's .npy format, so that kjit-run can take inputs
 // from and hand outputs to Python. Reads format versions 1.0, 2.0 and 3.0

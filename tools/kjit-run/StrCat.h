@@ -1,4 +1,4 @@
-//===- StrCat.h - string concatenation for kjit-run --------------*- C++ -*-===//
+//===- StrCat.h - string concatenation for kjit-run -------------*- C++ -*-===//
 //
 // Internal to kjit-run's support library. Debian's Abseil is built as C++14,
 // so its absl::string_view is not std::string_view and absl::StrCat rejects

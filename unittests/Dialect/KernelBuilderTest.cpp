@@ -100,6 +100,17 @@ protected:
     return module;
   }
 
+  /// Verifies `module`, which must fail, and returns the error's text.
+  std::string verifyError(ModuleOp module) {
+    std::string message;
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      message = diag.str();
+      return success();
+    });
+    EXPECT_TRUE(failed(verify(module)));
+    return message;
+  }
+
   MLIRContext context;
 };
 
@@ -142,14 +153,7 @@ TEST_F(KernelBuilderTest, VerifierMessagesReachTheCaller) {
   // Mark the pointer `y` constexpr: the verifier must name the parameter.
   kernel.setArgAttr(1, kjit::KjitDialect::kConstexprAttrName,
                     UnitAttr::get(&context));
-
-  std::string message;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    message = diag.str();
-    return success();
-  });
-  EXPECT_TRUE(failed(verify(*module)));
-  EXPECT_EQ(message, "'kjit.kernel' op constexpr parameter 'y' cannot have "
+  EXPECT_EQ(verifyError(*module), "'kjit.kernel' op constexpr parameter 'y' cannot have "
                      "pointer type '!kjit.ptr<f32>'; a constexpr is a "
                      "compile-time value");
 }
@@ -159,13 +163,7 @@ TEST_F(KernelBuilderTest, StoreThroughConstPointerIsRejected) {
   auto kernel = module->lookupSymbol<kjit::KernelOp>("scale_copy");
   kernel.setArgAttr(1, kjit::KjitDialect::kConstAttrName,
                     UnitAttr::get(&context));
-  std::string message;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    message = diag.str();
-    return success();
-  });
-  EXPECT_TRUE(failed(verify(*module)));
-  EXPECT_EQ(message, "'kjit.store' op stores through parameter 'y', which is "
+  EXPECT_EQ(verifyError(*module), "'kjit.store' op stores through parameter 'y', which is "
                      "marked 'kjit.const'");
 }
 

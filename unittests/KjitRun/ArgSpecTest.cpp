@@ -55,14 +55,29 @@ TEST(DTypeName, CanonicalFrameworkAndShortNames) {
     DType dtype;
   };
   const Case cases[] = {
-      {"fp32", DType::FP32},   {"f32", DType::FP32},   {"float32", DType::FP32},
-      {"fp16", DType::FP16},   {"f16", DType::FP16},   {"half", DType::FP16},
-      {"float16", DType::FP16}, {"bf16", DType::BF16}, {"bfloat16", DType::BF16},
-      {"fp64", DType::FP64},   {"f64", DType::FP64},   {"double", DType::FP64},
-      {"i1", DType::I1},       {"bool", DType::I1},    {"i8", DType::I8},
-      {"int32", DType::I32},   {"i64", DType::I64},    {"u8", DType::U8},
-      {"ui8", DType::U8},      {"uint16", DType::U16}, {"ui64", DType::U64},
-      {"fp8e5", DType::FP8E5}, {"torch.float32", DType::FP32},
+      {"fp32", DType::FP32},
+      {"f32", DType::FP32},
+      {"float32", DType::FP32},
+      {"fp16", DType::FP16},
+      {"f16", DType::FP16},
+      {"half", DType::FP16},
+      {"float16", DType::FP16},
+      {"bf16", DType::BF16},
+      {"bfloat16", DType::BF16},
+      {"fp64", DType::FP64},
+      {"f64", DType::FP64},
+      {"double", DType::FP64},
+      {"i1", DType::I1},
+      {"bool", DType::I1},
+      {"i8", DType::I8},
+      {"int32", DType::I32},
+      {"i64", DType::I64},
+      {"u8", DType::U8},
+      {"ui8", DType::U8},
+      {"uint16", DType::U16},
+      {"ui64", DType::U64},
+      {"fp8e5", DType::FP8E5},
+      {"torch.float32", DType::FP32},
   };
   for (const Case &c : cases)
     EXPECT_EQ(parseDTypeName(c.name), c.dtype) << c.name;
@@ -90,8 +105,8 @@ TEST(Scalar, Integers) {
   EXPECT_EQ(scalar("18446744073709551616"), Argument::integer(two64));
   EXPECT_EQ(scalar("0x10000000000000000"), Argument::integer(two64));
   EXPECT_EQ(scalar("-170141183460469231731687303715884105728"),
-            Argument::integer(static_cast<Int128>(
-                static_cast<unsigned __int128>(1) << 127)));
+            Argument::integer(
+                static_cast<Int128>(static_cast<unsigned __int128>(1) << 127)));
   EXPECT_EQ(scalar("0x7fffffffffffffffffffffffffffffff"),
             Argument::integer(static_cast<Int128>(
                 (static_cast<unsigned __int128>(1) << 127) - 1)));
@@ -223,8 +238,7 @@ TEST(Tensor, Errors) {
   const std::string inits = "zeros, ones, arange, random, random(seed=N), "
                             "fill(VALUE) or npy(FILE)";
   EXPECT_EQ(argError("f33[4]:zeros"), "argument 'x': unknown dtype 'f33'");
-  EXPECT_EQ(argError("[4]:zeros"),
-            "argument 'x': missing dtype in '[4]:zeros'");
+  EXPECT_EQ(argError("[4]:zeros"), "argument 'x': missing dtype before '[4]'");
   EXPECT_EQ(argError(":zeros"), "argument 'x': missing dtype in ':zeros'");
   EXPECT_EQ(argError("const"), "argument 'x': cannot parse 'const' (expected "
                                "an integer, a float, true, false, none or "
@@ -445,8 +459,8 @@ TEST(Build, Initializers) {
 TEST(Build, TooLarge) {
   std::string message = buildError("f32[1000000000000000]:zeros");
   EXPECT_EQ(message.rfind("argument 'x': fp32[1000000000000000] needs "
-                         "4000000000000000 bytes, more than this machine's ",
-                         0),
+                          "4000000000000000 bytes, more than this machine's ",
+                          0),
             0u)
       << message;
 }
@@ -476,14 +490,15 @@ TEST_F(BuildNpy, MatchingDTypeAndShape) {
   EXPECT_TRUE(sameBytes(build("f32:npy(" + path + ")"), source));
   EXPECT_TRUE(sameBytes(build("f32[3,4]:npy(" + path + ")"), source));
   EXPECT_EQ(buildError("f32[12]:npy(" + path + ")"),
-            "argument 'x': npy file '" + path +
-                "' has shape [3,4], not [12]");
+            "argument 'x': npy file '" + path + "' has shape [3,4], not [12]");
   EXPECT_EQ(buildError("fp64[3,4]:npy(" + path + ")"),
-            "argument 'x': npy file '" + path + "' holds '<f4' (fp32), not "
-                                                "fp64");
+            "argument 'x': npy file '" + path +
+                "' holds '<f4' (fp32), not "
+                "fp64");
   EXPECT_EQ(buildError("bf16:npy(" + path + ")"),
-            "argument 'x': npy file '" + path + "' holds '<f4' (fp32), not "
-                                                "bf16");
+            "argument 'x': npy file '" + path +
+                "' holds '<f4' (fp32), not "
+                "bf16");
 
   // bf16 goes through '<u2' raw bits; u16 reads the same file as integers.
   HostBuffer bf = HostBuffer::allocate(DType::BF16, {5}).value();

@@ -24,8 +24,8 @@ HostBuffer make(DType dtype, Shape shape) {
 
 template <typename T> T element(const HostBuffer &buffer, int64_t index) {
   T value;
-  std::memcpy(&value, static_cast<const char *>(buffer.data()) +
-                          index * sizeof(T),
+  std::memcpy(&value,
+              static_cast<const char *>(buffer.data()) + index * sizeof(T),
               sizeof(T));
   return value;
 }
@@ -36,11 +36,6 @@ void setElement(HostBuffer &buffer, int64_t index, T value) {
               sizeof(T));
 }
 
-uint64_t bitsOf(double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
 double fromBits(uint64_t bits) {
   double value;
   std::memcpy(&value, &bits, sizeof(value));
@@ -100,9 +95,9 @@ TEST(HostBuffer, Errors) {
   EXPECT_EQ(huge.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(huge.status().message().substr(0, 57),
             "fp32[1152921504606846976] needs 4611686018427387904 bytes");
-  EXPECT_NE(std::string(huge.status().message()).find(
-                "more than this machine's "),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(huge.status().message()).find("more than this machine's "),
+      std::string::npos);
 }
 
 TEST(HostBuffer, FormatShape) {
@@ -132,27 +127,27 @@ TEST(Fp16, EdgeCases) {
       {1.0, 0x3c00},
       {-2.0, 0xc000},
       {0.1, 0x2e66},
-      {65504.0, 0x7bff},             // the largest finite
-      {65519.99, 0x7bff},            // just below the tie
-      {65520.0, 0x7c00},             // tie with 2^16: to even, infinity
-      {1e10, 0x7c00},                // overflow
+      {65504.0, 0x7bff},  // the largest finite
+      {65519.99, 0x7bff}, // just below the tie
+      {65520.0, 0x7c00},  // tie with 2^16: to even, infinity
+      {1e10, 0x7c00},     // overflow
       {-1e10, 0xfc00},
       {INFINITY, 0x7c00},
       {-INFINITY, 0xfc00},
       {tiny, 0x0001},
-      {tiny / 2, 0x0000},            // tie between 0 and tiny: to even
-      {tiny / 2 * 1.0001, 0x0001},   // above the tie
-      {-tiny / 2, 0x8000},           // keeps the sign
-      {tiny * 1.5, 0x0002},          // tie between 1 and 2 tinies: to even
-      {tiny * 2.5, 0x0002},          // tie between 2 and 3: to even
-      {1023 * tiny, 0x03ff},         // the largest subnormal
-      {1023.5 * tiny, 0x0400},       // tie rounds up into the smallest normal
+      {tiny / 2, 0x0000},          // tie between 0 and tiny: to even
+      {tiny / 2 * 1.0001, 0x0001}, // above the tie
+      {-tiny / 2, 0x8000},         // keeps the sign
+      {tiny * 1.5, 0x0002},        // tie between 1 and 2 tinies: to even
+      {tiny * 2.5, 0x0002},        // tie between 2 and 3: to even
+      {1023 * tiny, 0x03ff},       // the largest subnormal
+      {1023.5 * tiny, 0x0400},     // tie rounds up into the smallest normal
       {std::ldexp(1.0, -14), 0x0400},
       {1.0 + std::ldexp(1.0, -11), 0x3c00},     // tie: to even
       {1.0 + 3 * std::ldexp(1.0, -11), 0x3c02}, // tie: to even
       {1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40), 0x3c01},
-      {2049.0, 0x6800},              // 2048: tie to even
-      {2051.0, 0x6802},              // 2052: tie to even
+      {2049.0, 0x6800},                 // 2048: tie to even
+      {2051.0, 0x6802},                 // 2052: tie to even
       {std::ldexp(1.0, -1074), 0x0000}, // a double subnormal
   };
   for (const HalfCase &c : cases)
@@ -179,8 +174,7 @@ TEST(Fp16, NaNStaysQuietNaN) {
   EXPECT_EQ(bits & 0x7c00, 0x7c00);
   EXPECT_NE(bits & 0x03ff, 0);
   EXPECT_NE(bits & 0x0200, 0); // quiet
-  uint16_t negative =
-      fp16FromDouble(-std::numeric_limits<double>::quiet_NaN());
+  uint16_t negative = fp16FromDouble(-std::numeric_limits<double>::quiet_NaN());
   EXPECT_EQ(negative & 0x8000, 0x8000);
   // A signalling NaN whose payload is only in low bits must not become
   // infinity.
@@ -191,10 +185,11 @@ TEST(Fp16, NaNStaysQuietNaN) {
 TEST(Fp16, EveryPatternRoundTrips) {
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     double value = fp16ToDouble(static_cast<uint16_t>(bits));
-    if (std::isnan(value))
+    if (std::isnan(value)) {
       ASSERT_TRUE(std::isnan(fp16ToDouble(fp16FromDouble(value)))) << bits;
-    else
+    } else {
       ASSERT_EQ(fp16FromDouble(value), bits) << bits;
+    }
   }
 }
 
@@ -207,13 +202,13 @@ TEST(Bf16, EdgeCases) {
       {1.0 + 3 * std::ldexp(1.0, -8), 0x3f82}, // tie: to even
       {-2.0, 0xc000},
       {3.140625, 0x4049},
-      {std::ldexp(255.0, 120), 0x7f7f},         // the largest finite
-      {std::ldexp(511.0, 119), 0x7f80},         // tie above it: infinity
+      {std::ldexp(255.0, 120), 0x7f7f}, // the largest finite
+      {std::ldexp(511.0, 119), 0x7f80}, // tie above it: infinity
       {INFINITY, 0x7f80},
       {-INFINITY, 0xff80},
-      {std::ldexp(1.0, -133), 0x0001},          // the smallest subnormal
-      {std::ldexp(1.0, -134), 0x0000},          // tie: to even
-      {std::ldexp(1.0, -126), 0x0080},          // the smallest normal
+      {std::ldexp(1.0, -133), 0x0001}, // the smallest subnormal
+      {std::ldexp(1.0, -134), 0x0000}, // tie: to even
+      {std::ldexp(1.0, -126), 0x0080}, // the smallest normal
   };
   for (const HalfCase &c : cases)
     EXPECT_EQ(bf16FromDouble(c.value), c.bits) << c.value;
@@ -223,8 +218,9 @@ TEST(Bf16, EdgeCases) {
   EXPECT_TRUE(std::isnan(bf16ToDouble(0x7fc0)));
   for (uint32_t bits = 0; bits < 0x10000; ++bits) {
     double value = bf16ToDouble(static_cast<uint16_t>(bits));
-    if (!std::isnan(value))
+    if (!std::isnan(value)) {
       ASSERT_EQ(bf16FromDouble(value), bits) << bits;
+    }
   }
 }
 
@@ -350,8 +346,8 @@ TEST(Random, IntegersFollowTheDefinition) {
   int ones = 0;
   for (int64_t i = 0; i < 1000; ++i) {
     uint64_t r = referenceSplitMix(state);
-    int32_t expected = static_cast<int32_t>(
-        (static_cast<unsigned __int128>(r) * 100) >> 64);
+    int32_t expected =
+        static_cast<int32_t>((static_cast<unsigned __int128>(r) * 100) >> 64);
     ASSERT_EQ(element<int32_t>(i32, i), expected) << i;
     ASSERT_EQ(element<uint8_t>(u8, i), expected) << i;
     ASSERT_EQ(element<uint8_t>(i1, i), r >> 63) << i;

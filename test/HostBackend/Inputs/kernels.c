@@ -1,4 +1,4 @@
-/*===- kernels.c - host kernels written by hand for the backend tests -*- C -*-*\
+/*===- kernels.c - hand-written host kernels for backend tests -*- C -*-===*\
 |*                                                                            *|
 |* Each kernel follows include/kjit-c/HostKernel.h exactly as the compiler's  *|
 |* host lowering would emit it: an entry that runs one SIMT thread, a flags   *|
@@ -235,8 +235,7 @@ KERNEL(fpround, KJIT_HOST_USES_BARRIER, "*u32") {
 /* No signature: the backend cannot check count or types, and passes what
  * it is given. Writes 1 through its first argument. */
 EXPORT const uint32_t kjit_host_flags_nosig = 0;
-EXPORT void kjit_host_entry_nosig(kjit_host_thread *thread,
-                                  void *const *args) {
+EXPORT void kjit_host_entry_nosig(kjit_host_thread *thread, void *const *args) {
   ARG(int32_t *, 0)[global_id(thread)] = 1;
 }
 
