@@ -2,7 +2,7 @@
 
 #include "kjit/Runtime/Argument.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -82,13 +82,13 @@ std::string describeArgument(const Argument &arg) {
   case ArgKind::Bool:
     return arg.asBool() ? "a bool (true)" : "a bool (false)";
   case ArgKind::Int:
-    return detail::strCat("an int (", int128ToString(arg.asInt()), ")");
+    return kjit::strCat("an int (", int128ToString(arg.asInt()), ")");
   case ArgKind::Float:
-    return detail::strCat("a float (", arg.asFloat(), ")");
+    return kjit::strCat("a float (", arg.asFloat(), ")");
   case ArgKind::Tensor:
-    return detail::strCat("a tensor of ", canonicalName(arg.dtype()));
+    return kjit::strCat("a tensor of ", canonicalName(arg.dtype()));
   case ArgKind::DType:
-    return detail::strCat("a dtype (", canonicalName(arg.dtype()), ")");
+    return kjit::strCat("a dtype (", canonicalName(arg.dtype()), ")");
   case ArgKind::Callable:
     return "a callable";
   }

@@ -12,7 +12,7 @@
 
 #include "ValueRules.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 
@@ -33,20 +33,20 @@ std::string detail::describeValueError(ValueError error,
   case ValueError::Ok:
     return "";
   case ValueError::BigInt:
-    return detail::strCat("integer ", int128ToString(original.asInt()),
+    return kjit::strCat("integer ", int128ToString(original.asInt()),
                           " does not fit in 64 bits (kjit accepts -2^63 to "
                           "2^64-1)");
   case ValueError::IntRange:
-    return detail::strCat("integer ", int128ToString(original.asInt()),
+    return kjit::strCat("integer ", int128ToString(original.asInt()),
                           " does not fit parameter type ",
                           toString(rules.type));
   case ValueError::DTypeMismatch:
-    return detail::strCat("expected a tensor of ",
+    return kjit::strCat("expected a tensor of ",
                           canonicalName(rules.type.dtype), " (parameter type ",
                           toString(rules.type), "), got ",
                           describeArgument(original));
   case ValueError::KindMismatch:
-    return detail::strCat("expected ", expectedValue(rules),
+    return kjit::strCat("expected ", expectedValue(rules),
                           " (parameter type ", toString(rules.type),
                           rules.isConstexpr ? ", constexpr" : "", "), got ",
                           describeArgument(original));
@@ -109,7 +109,7 @@ absl::Status BindPlan::Impl::argumentError(size_t index,
                                            const Argument &original,
                                            ValueError error) const {
   const Param &param = params[index];
-  return absl::InvalidArgumentError(detail::strCat(
+  return absl::InvalidArgumentError(kjit::strCat(
       "argument '", manifest.params[index].name, "' of kernel '", manifest.name,
       "': ", detail::describeValueError(error, param.rules, original)));
 }
@@ -181,14 +181,14 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     // Debian's absl::string_view is not std::string_view.
     auto it = keywords.find(absl::string_view(kw.name.data(), kw.name.size()));
     if (it == keywords.end())
-      return absl::InvalidArgumentError(detail::strCat(
+      return absl::InvalidArgumentError(kjit::strCat(
           "kernel '", manifest.name, "': unknown keyword argument '", kw.name,
           "' (neither a parameter nor a launch option)"));
     int32_t code = it->second;
     if (code >= kDeprecatedCode) {
       const DeprecatedKeyword &dep = kDeprecated[code - kDeprecatedCode];
       return absl::InvalidArgumentError(
-          detail::strCat("kernel '", manifest.name, "': the '", dep.name,
+          kjit::strCat("kernel '", manifest.name, "': the '", dep.name,
                          "' keyword is no longer accepted: ", dep.why));
     }
     if (code >= kOptionCode) {
@@ -196,14 +196,14 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
       auto option = static_cast<LaunchOption>(index);
       if (optionGiven[index])
         return absl::InvalidArgumentError(
-            detail::strCat("kernel '", manifest.name, "': launch option '",
+            kjit::strCat("kernel '", manifest.name, "': launch option '",
                            kw.name, "' given more than once"));
       optionGiven[index] = true;
       int64_t value;
       if (absl::Status status = checkLaunchOption(option, kw.value, &value);
           !status.ok())
         return absl::InvalidArgumentError(
-            detail::strCat("kernel '", manifest.name, "': ", status.message()));
+            kjit::strCat("kernel '", manifest.name, "': ", status.message()));
       // Debug is or-ed with the default, as the reference or-s in the
       // environment: KJIT_DEBUG=1 cannot be switched off per launch.
       if (option == LaunchOption::Debug)
@@ -217,7 +217,7 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     }
     auto &state = binding.states_[code];
     if (state.given)
-      return absl::InvalidArgumentError(detail::strCat(
+      return absl::InvalidArgumentError(kjit::strCat(
           "kernel '", manifest.name, "': got multiple values for argument '",
           kw.name, "'"));
     state.given = true;
@@ -237,9 +237,9 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
   if (!missing.empty()) {
     std::string names;
     for (std::string_view name : missing)
-      detail::strAppend(&names, names.empty() ? "'" : ", '", name, "'");
+      kjit::strAppend(&names, names.empty() ? "'" : ", '", name, "'");
     return absl::InvalidArgumentError(
-        detail::strCat("kernel '", manifest.name, "': missing argument",
+        kjit::strCat("kernel '", manifest.name, "': missing argument",
                        missing.size() > 1 ? "s " : " ", names));
   }
   return absl::OkStatus();
@@ -251,7 +251,7 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
   const Impl &plan = *impl_;
   const size_t n = plan.params.size();
   if (ABSL_PREDICT_FALSE(positional.size() > n))
-    return absl::InvalidArgumentError(detail::strCat(
+    return absl::InvalidArgumentError(kjit::strCat(
         "kernel '", plan.manifest.name, "' takes ", n, " argument",
         n == 1 ? "" : "s", " but ", positional.size(), " were given"));
   // A Binding from makeBinding has the right sizes; another one is sized
@@ -341,7 +341,7 @@ BindPlan::keyForRecord(const SpecializationRecord &record) const {
   const KernelManifest &m = plan.manifest;
   auto mismatch = [&](const auto &...parts) {
     return absl::InvalidArgumentError(
-        detail::strCat("specialization record for kernel '", record.name,
+        kjit::strCat("specialization record for kernel '", record.name,
                        "' does not fit kernel '", m.name, "': ", parts...));
   };
   if (record.name != m.name)

@@ -2,7 +2,7 @@
 
 #include "kjit/Runtime/Json.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -127,7 +127,7 @@ private:
   /// Records the first error; parse functions then return false.
   void fail(std::string_view what) {
     error_ = absl::InvalidArgumentError(
-        detail::strCat("JSON error at offset ", pos_, ": ", what));
+        kjit::strCat("JSON error at offset ", pos_, ": ", what));
   }
 
   bool atEnd() const { return pos_ >= text_.size(); }
@@ -167,7 +167,7 @@ private:
     default:
       if (c == '-' || (c >= '0' && c <= '9'))
         return parseNumber(out);
-      fail(detail::strCat("unexpected character ", describeChar(c),
+      fail(kjit::strCat("unexpected character ", describeChar(c),
                           ", expected a value"));
       return false;
     }
@@ -176,13 +176,13 @@ private:
   static std::string describeChar(char c) {
     unsigned char u = static_cast<unsigned char>(c);
     if (u >= 0x20 && u < 0x7f)
-      return detail::strCat("'", std::string(1, c), "'");
-    return detail::strCat("byte 0x", absl::Hex(u, absl::kZeroPad2));
+      return kjit::strCat("'", std::string(1, c), "'");
+    return kjit::strCat("byte 0x", absl::Hex(u, absl::kZeroPad2));
   }
 
   bool parseLiteral(std::string_view word, JsonValue value, JsonValue &out) {
     if (text_.substr(pos_, word.size()) != word) {
-      fail(detail::strCat("invalid literal, expected '", word, "'"));
+      fail(kjit::strCat("invalid literal, expected '", word, "'"));
       return false;
     }
     pos_ += word.size();
@@ -407,7 +407,7 @@ private:
       }
       default:
         --pos_;
-        fail(detail::strCat("invalid escape \\", describeChar(e),
+        fail(kjit::strCat("invalid escape \\", describeChar(e),
                             " in a string"));
         return false;
       }
@@ -416,7 +416,7 @@ private:
 
   bool enter(int depth) {
     if (depth >= kMaxDepth) {
-      fail(detail::strCat("nesting deeper than ", kMaxDepth, " levels"));
+      fail(kjit::strCat("nesting deeper than ", kMaxDepth, " levels"));
       return false;
     }
     return true;
@@ -481,7 +481,7 @@ private:
       for (const JsonMember &other : members)
         if (other.key == member.key) {
           pos_ = keyStart;
-          fail(detail::strCat("duplicate object key ", quoteJson(member.key)));
+          fail(kjit::strCat("duplicate object key ", quoteJson(member.key)));
           return false;
         }
       skipSpace();
@@ -625,7 +625,7 @@ JsonWriter &JsonWriter::string(std::string_view value) {
       break;
     default:
       if (u < 0x20)
-        detail::strAppend(&out_, "\\u00", absl::Hex(u, absl::kZeroPad2));
+        kjit::strAppend(&out_, "\\u00", absl::Hex(u, absl::kZeroPad2));
       else
         out_ += c;
     }

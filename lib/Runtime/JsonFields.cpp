@@ -2,7 +2,7 @@
 
 #include "JsonFields.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -29,7 +29,7 @@ void writeValue(JsonWriter &writer, const Argument &value) {
     std::memcpy(&bits, &f, sizeof(bits));
     writer.beginObject();
     writer.key("float_bits")
-        .string(detail::strCat("0x", absl::Hex(bits, absl::kZeroPad16)));
+        .string(kjit::strCat("0x", absl::Hex(bits, absl::kZeroPad16)));
     writer.endObject();
     return;
   }
@@ -47,20 +47,20 @@ void writeValue(JsonWriter &writer, const Argument &value) {
 std::string FieldReader::join(std::string_view path, std::string_view key) {
   if (path.empty())
     return std::string(key);
-  return detail::strCat(path, ".", key);
+  return kjit::strCat(path, ".", key);
 }
 
 absl::Status FieldReader::error(std::string_view path,
                                 std::string_view message) const {
   if (path.empty())
-    return absl::InvalidArgumentError(detail::strCat(document_, ": ", message));
+    return absl::InvalidArgumentError(kjit::strCat(document_, ": ", message));
   return absl::InvalidArgumentError(
-      detail::strCat(document_, ": field '", path, "': ", message));
+      kjit::strCat(document_, ": field '", path, "': ", message));
 }
 
 absl::Status FieldReader::wrap(const absl::Status &status) const {
   return absl::InvalidArgumentError(
-      detail::strCat(document_, ": ", status.message()));
+      kjit::strCat(document_, ": ", status.message()));
 }
 
 absl::Status
@@ -68,7 +68,7 @@ FieldReader::object(const JsonValue &value, std::string_view path,
                     absl::Span<const std::string_view> required,
                     absl::Span<const std::string_view> optional) const {
   if (!value.isObject())
-    return error(path, detail::strCat("expected an object, got ",
+    return error(path, kjit::strCat("expected an object, got ",
                                       jsonKindName(value.kind())));
   for (const JsonMember &member : value.members()) {
     bool known = false;
@@ -78,11 +78,11 @@ FieldReader::object(const JsonValue &value, std::string_view path,
       known |= key == member.key;
     if (!known)
       return error(path,
-                   detail::strCat("unknown member ", quoteJson(member.key)));
+                   kjit::strCat("unknown member ", quoteJson(member.key)));
   }
   for (std::string_view key : required)
     if (!value.find(key))
-      return error(path, detail::strCat("missing member '", key, "'"));
+      return error(path, kjit::strCat("missing member '", key, "'"));
   return absl::OkStatus();
 }
 
@@ -91,10 +91,10 @@ FieldReader::member(const JsonValue &value, std::string_view key,
                     JsonValue::Kind kind, std::string_view path) const {
   const JsonValue *m = value.find(key);
   if (!m)
-    return error(path, detail::strCat("missing member '", key, "'"));
+    return error(path, kjit::strCat("missing member '", key, "'"));
   if (m->kind() != kind)
     return error(join(path, key),
-                 detail::strCat("expected ", jsonKindName(kind), ", got ",
+                 kjit::strCat("expected ", jsonKindName(kind), ", got ",
                                 jsonKindName(m->kind())));
   return m;
 }
@@ -127,7 +127,7 @@ absl::Status FieldReader::version(const JsonValue &root, int expected) const {
   std::optional<Int128> number = (*v)->asInteger();
   if (!number || *number != expected)
     return error("version",
-                 detail::strCat("unsupported format version ", (*v)->text(),
+                 kjit::strCat("unsupported format version ", (*v)->text(),
                                 " (this build reads ", expected, ")"));
   return absl::OkStatus();
 }
@@ -143,13 +143,13 @@ absl::StatusOr<Argument> FieldReader::value(const JsonValue &value,
     if (value.isFloatSyntax()) {
       std::optional<double> f = value.asDouble();
       if (!f)
-        return error(path, detail::strCat("number ", value.text(),
+        return error(path, kjit::strCat("number ", value.text(),
                                           " is out of range for a double"));
       return Argument::fp(*f);
     }
     std::optional<Int128> i = value.asInteger();
     if (!i)
-      return error(path, detail::strCat("integer ", value.text(),
+      return error(path, kjit::strCat("integer ", value.text(),
                                         " does not fit in 128 bits"));
     return Argument::integer(*i);
   }
@@ -157,7 +157,7 @@ absl::StatusOr<Argument> FieldReader::value(const JsonValue &value,
     std::optional<DType> dtype = parseDType(value.text());
     if (!dtype || canonicalName(*dtype) != value.text())
       return error(path,
-                   detail::strCat("unknown dtype ", quoteJson(value.text())));
+                   kjit::strCat("unknown dtype ", quoteJson(value.text())));
     return Argument::dtypeValue(*dtype);
   }
   case JsonValue::Kind::Object: {
@@ -179,7 +179,7 @@ absl::StatusOr<Argument> FieldReader::value(const JsonValue &value,
     }
     if (!valid)
       return error(join(path, "float_bits"),
-                   detail::strCat("expected 0x and 16 hex digits, got ",
+                   kjit::strCat("expected 0x and 16 hex digits, got ",
                                   quoteJson(hex)));
     double f;
     std::memcpy(&f, &bits, sizeof(f));

@@ -8,7 +8,7 @@
 
 #include "CompilerLibrary.h"
 #include "RuntimeImpl.h"
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Runtime/Json.h"
@@ -32,8 +32,8 @@ Argument reinterpret(const Argument &tensor, DType dtype) {
 
 namespace {
 
-using detail::strAppend;
-using detail::strCat;
+using kjit::strAppend;
+using kjit::strCat;
 
 std::string statusText(const absl::Status &status) {
   return std::string(status.message().data(), status.message().size());

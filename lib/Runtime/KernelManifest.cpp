@@ -8,7 +8,7 @@
 #include "kjit/Runtime/Json.h"
 #include "kjit/Runtime/LaunchOptions.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 #include "absl/container/flat_hash_set.h"
 
 #include "absl/strings/str_cat.h"
@@ -22,7 +22,7 @@ std::string toString(ParamType type) {
   case ParamType::Kind::Scalar:
     return std::string(canonicalName(type.dtype));
   case ParamType::Kind::Pointer:
-    return detail::strCat("*", canonicalName(type.dtype));
+    return kjit::strCat("*", canonicalName(type.dtype));
   }
   return "";
 }
@@ -48,7 +48,7 @@ absl::Status verifyManifest(const KernelManifest &manifest) {
         "kernel manifest has an empty kernel name");
   auto error = [&](const auto &...parts) {
     return absl::InvalidArgumentError(
-        detail::strCat("kernel '", manifest.name, "': ", parts...));
+        kjit::strCat("kernel '", manifest.name, "': ", parts...));
   };
   absl::flat_hash_set<std::string_view> names;
   const KernelParam *firstDefault = nullptr;
@@ -169,7 +169,7 @@ absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json) {
     return params.status();
   const std::vector<JsonValue> &elements = (*params)->elements();
   for (size_t i = 0; i < elements.size(); ++i) {
-    std::string path = detail::strCat("params[", i, "]");
+    std::string path = kjit::strCat("params[", i, "]");
     const JsonValue &e = elements[i];
     if (absl::Status s =
             reader.object(e, path,
@@ -189,7 +189,7 @@ absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json) {
     std::optional<ParamType> parsed = parseParamType(*type);
     if (!parsed)
       return reader.error(detail::FieldReader::join(path, "type"),
-                          detail::strCat("unknown type '", *type, "'"));
+                          kjit::strCat("unknown type '", *type, "'"));
     p.type = *parsed;
     struct Flag {
       const char *key;
@@ -207,7 +207,7 @@ absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json) {
     }
     if (const JsonValue *def = e.find("default")) {
       absl::StatusOr<Argument> value =
-          reader.value(*def, detail::strCat(path, ".default"));
+          reader.value(*def, kjit::strCat(path, ".default"));
       if (!value.ok())
         return value.status();
       p.defaultValue = *value;

@@ -2,7 +2,7 @@
 
 #include "kjit/Runtime/LaunchOptions.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -84,7 +84,7 @@ absl::Status checkLaunchOption(LaunchOption option, const Argument &value,
   const LaunchOptionInfo &info = launchOptionInfo(option);
   auto wrongKind = [&] {
     return absl::InvalidArgumentError(
-        detail::strCat("launch option '", info.name, "' expects ",
+        kjit::strCat("launch option '", info.name, "' expects ",
                        kindNoun(info.kind), ", got ", describeArgument(value)));
   };
   if (info.kind == LaunchOptionKind::Bool) {
@@ -104,15 +104,15 @@ absl::Status checkLaunchOption(LaunchOption option, const Argument &value,
   Int128 v = value.asInt();
   if (v < info.minValue)
     return absl::InvalidArgumentError(
-        detail::strCat("launch option '", info.name, "' must be at least ",
+        kjit::strCat("launch option '", info.name, "' must be at least ",
                        info.minValue, ", got ", int128ToString(v)));
   if (v > INT32_MAX)
     return absl::InvalidArgumentError(
-        detail::strCat("launch option '", info.name, "' must be at most ",
+        kjit::strCat("launch option '", info.name, "' must be at most ",
                        INT32_MAX, ", got ", int128ToString(v)));
   if (info.powerOfTwo && (v & (v - 1)) != 0)
     return absl::InvalidArgumentError(
-        detail::strCat("launch option '", info.name,
+        kjit::strCat("launch option '", info.name,
                        "' must be a power of two, got ", int128ToString(v)));
   *stored = static_cast<int64_t>(v);
   return absl::OkStatus();

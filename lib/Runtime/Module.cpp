@@ -3,7 +3,7 @@
 #include "RuntimeImpl.h"
 
 #include "CompilerLibrary.h"
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include "kjit/Runtime/Json.h"
 
@@ -148,7 +148,7 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, std::string_view type
       real = double(value.asInt());
     else
       return absl::InvalidArgumentError(
-          detail::strCat("global '", name, "' has type ", type,
+          kjit::strCat("global '", name, "' has type ", type,
                  " and needs a number, not ", describeArgument(value)));
     if (type == "f64") {
       uint64_t bits;
@@ -166,13 +166,13 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, std::string_view type
   }
   if (value.kind() != ArgKind::Int && value.kind() != ArgKind::Bool)
     return absl::InvalidArgumentError(
-        detail::strCat("global '", name, "' has type ", type,
+        kjit::strCat("global '", name, "' has type ", type,
                " and needs an integer, not ", describeArgument(value)));
   Int128 integer = value.asInt();
   Int128 limit = Int128(1) << width;
   // Signed or unsigned range of the width, as kjit.global's parser accepts.
   if (integer >= limit || integer < -(limit >> 1))
-    return absl::OutOfRangeError(detail::strCat("value ", describeArgument(value),
+    return absl::OutOfRangeError(kjit::strCat("value ", describeArgument(value),
                                         " does not fit global '", name,
                                         "' of type ", type));
   uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
@@ -187,7 +187,7 @@ absl::StatusOr<std::shared_ptr<Module>> Module::load(std::string path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return absl::NotFoundError(
-        detail::strCat("cannot read kernel IR file '", path, "'"));
+        kjit::strCat("cannot read kernel IR file '", path, "'"));
   std::stringstream text;
   text << in.rdbuf();
   return fromText(text.str(), std::move(path));
@@ -214,7 +214,7 @@ Module::fromText(std::string text, std::string sourceName) {
   absl::StatusOr<JsonValue> parsed = parseJson(analysis);
   if (!parsed.ok())
     return absl::InternalError(
-        detail::strCat("the compiler's analysis is not JSON: ",
+        kjit::strCat("the compiler's analysis is not JSON: ",
                std::string(parsed.status().message())));
   auto field = [](const JsonValue &object,
                   std::string_view key) -> const JsonValue & {
@@ -260,7 +260,7 @@ absl::StatusOr<Kernel *> Module::kernel(std::string_view name) {
   std::string known;
   for (const std::string &other : kernelNames())
     known += (known.empty() ? "" : ", ") + other;
-  return absl::NotFoundError(detail::strCat("no kernel named '", name, "' in ",
+  return absl::NotFoundError(kjit::strCat("no kernel named '", name, "' in ",
                                     impl_->sourceName, " (kernels: ",
                                     known.empty() ? "none" : known, ")"));
 }
@@ -277,7 +277,7 @@ absl::Status Module::setGlobal(std::string_view name, const Argument &value) {
   auto it = impl_->globalIndex.find(std::string(name));
   if (it == impl_->globalIndex.end())
     return absl::NotFoundError(
-        detail::strCat("no global named '", name, "' in ", impl_->sourceName));
+        kjit::strCat("no global named '", name, "' in ", impl_->sourceName));
   GlobalSlot &slot = impl_->globals[it->second];
   absl::StatusOr<uint64_t> bits = globalBits(name, slot.type, value);
   if (!bits.ok())
@@ -295,7 +295,7 @@ absl::StatusOr<std::string> Module::global(std::string_view name) const {
   auto it = impl_->globalIndex.find(std::string(name));
   if (it == impl_->globalIndex.end())
     return absl::NotFoundError(
-        detail::strCat("no global named '", name, "' in ", impl_->sourceName));
+        kjit::strCat("no global named '", name, "' in ", impl_->sourceName));
   const GlobalSlot &slot = impl_->globals[it->second];
   return formatGlobalValue(slot.type, slot.bits);
 }

@@ -7,7 +7,7 @@
 
 #include "kjit/Runtime/Json.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 #include "absl/container/flat_hash_map.h"
 
 #include "absl/strings/str_cat.h"
@@ -37,9 +37,9 @@ std::string toString(SigType type) {
   case SigType::Kind::Scalar:
     return std::string(canonicalName(type.dtype));
   case SigType::Kind::Pointer:
-    return detail::strCat("*", canonicalName(type.dtype));
+    return kjit::strCat("*", canonicalName(type.dtype));
   case SigType::Kind::ConstPointer:
-    return detail::strCat("*k", canonicalName(type.dtype));
+    return kjit::strCat("*k", canonicalName(type.dtype));
   case SigType::Kind::NullPointer:
     return "*i8";
   }
@@ -145,17 +145,17 @@ std::string canonicalKey(const SpecializationRecord &record) {
   std::string key;
   bool first = true;
   for (const SpecializedParam &p : record.params) {
-    detail::strAppend(&key, first ? "" : ",", p.name);
+    kjit::strAppend(&key, first ? "" : ",", p.name);
     first = false;
     if (p.isConstexpr) {
-      detail::strAppend(&key, "=", formatConstant(p.value));
+      kjit::strAppend(&key, "=", formatConstant(p.value));
       continue;
     }
-    detail::strAppend(&key, ":", toString(p.type));
+    kjit::strAppend(&key, ":", toString(p.type));
     if (p.specKey != SpecKey::None)
-      detail::strAppend(&key, ":", toString(p.specKey));
+      kjit::strAppend(&key, ":", toString(p.specKey));
     if (p.type.kind == SigType::Kind::NullPointer)
-      detail::strAppend(&key, "=none");
+      kjit::strAppend(&key, "=none");
   }
   key += '|';
   // Sorted by name: the key is the same whatever order options were given
@@ -169,7 +169,7 @@ std::string canonicalKey(const SpecializationRecord &record) {
             });
   first = true;
   for (const LaunchOptionInfo *info : options) {
-    detail::strAppend(
+    kjit::strAppend(
         &key, first ? "" : ",", info->name, "=",
         formatLaunchOption(info->option, record.options.raw(info->option)));
     first = false;
@@ -179,18 +179,18 @@ std::string canonicalKey(const SpecializationRecord &record) {
 
 std::string repr(const SpecializationRecord &record) {
   const LaunchOptions &o = record.options;
-  std::string out = detail::strCat(
+  std::string out = kjit::strCat(
       record.name, "[num_warps=", o.numWarps(), ", num_ctas=", o.numCtas(),
       ", num_stages=", o.numStages(),
       ", enable_fp_fusion=", o.enableFpFusion() ? "true" : "false", "](");
   bool first = true;
   for (const SpecializedParam &p : record.params) {
-    detail::strAppend(&out, first ? "" : ", ", p.name, ": ");
+    kjit::strAppend(&out, first ? "" : ", ", p.name, ": ");
     first = false;
     if (p.isConstexpr)
-      detail::strAppend(&out, "constexpr = ", formatConstant(p.value));
+      kjit::strAppend(&out, "constexpr = ", formatConstant(p.value));
     else
-      detail::strAppend(&out, toString(p.type));
+      kjit::strAppend(&out, toString(p.type));
   }
   out += ')';
   return out;
@@ -318,16 +318,16 @@ private:
       return params.status();
     const std::vector<JsonValue> &names = (*params)->elements();
     for (size_t i = 0; i < names.size(); ++i) {
-      std::string path = detail::strCat("params[", i, "]");
+      std::string path = kjit::strCat("params[", i, "]");
       if (!names[i].isString())
-        return r_.error(path, detail::strCat("expected a string, got ",
+        return r_.error(path, kjit::strCat("expected a string, got ",
                                              jsonKindName(names[i].kind())));
       const std::string &name = names[i].text();
       if (name.empty())
         return r_.error(path, "empty parameter name");
       if (!index_.emplace(name, i).second)
         return r_.error(
-            path, detail::strCat("duplicate parameter ", quoteJson(name)));
+            path, kjit::strCat("duplicate parameter ", quoteJson(name)));
       SpecializedParam p;
       p.name = name;
       // Constexpr until the signature names it.
@@ -343,7 +343,7 @@ private:
     auto it = index_.find(key);
     if (it == index_.end())
       return r_.error(field,
-                      detail::strCat("unknown parameter ", quoteJson(key)));
+                      kjit::strCat("unknown parameter ", quoteJson(key)));
     return &record_.params[it->second];
   }
 
@@ -358,12 +358,12 @@ private:
         return p.status();
       std::string path = r_.join("signature", m.key);
       if (!m.value.isString())
-        return r_.error(path, detail::strCat("expected a string, got ",
+        return r_.error(path, kjit::strCat("expected a string, got ",
                                              jsonKindName(m.value.kind())));
       std::optional<SigType> type = parseSigType(m.value.text());
       if (!type)
         return r_.error(
-            path, detail::strCat("unknown type ", quoteJson(m.value.text())));
+            path, kjit::strCat("unknown type ", quoteJson(m.value.text())));
       (*p)->isConstexpr = false;
       (*p)->type = *type;
     }
@@ -402,7 +402,7 @@ private:
       bool possible = key == SpecKey::Plain || integer ||
                       (key == SpecKey::Divisible16 && type.isPointer());
       if (!possible)
-        return r_.error(path, detail::strCat("spec key ", text,
+        return r_.error(path, kjit::strCat("spec key ", text,
                                              " is impossible for type ",
                                              toString(type)));
       (*p)->specKey = key;
@@ -446,14 +446,14 @@ private:
       bool listed = (*constants)->find(p.name) != nullptr;
       if (p.isConstexpr && !listed)
         return r_.error("constants",
-                        detail::strCat("missing the value of constexpr "
+                        kjit::strCat("missing the value of constexpr "
                                        "parameter ",
                                        quoteJson(p.name),
                                        " (every parameter is in the signature "
                                        "or the constants)"));
       if (!p.isConstexpr && p.specKey == SpecKey::EqualTo1 && !listed)
         return r_.error("constants",
-                        detail::strCat("parameter ", quoteJson(p.name),
+                        kjit::strCat("parameter ", quoteJson(p.name),
                                        " has spec key 1 but no constant 1"));
     }
     return absl::OkStatus();
@@ -469,7 +469,7 @@ private:
     std::vector<std::string> names;
     for (const JsonValue &e : (*list)->elements()) {
       if (!e.isString())
-        return r_.error(path, detail::strCat("expected strings, got ",
+        return r_.error(path, kjit::strCat("expected strings, got ",
                                              jsonKindName(e.kind())));
       names.push_back(e.text());
     }
@@ -477,7 +477,7 @@ private:
       std::string want;
       JsonWriter w(want);
       writeNames(w, expected);
-      return r_.error(path, detail::strCat("does not match the spec keys "
+      return r_.error(path, kjit::strCat("does not match the spec keys "
                                            "(expected ",
                                            want, ")"));
     }
@@ -530,7 +530,7 @@ private:
       return key.status();
     std::string expected = canonicalKey(record_);
     if (*key != expected)
-      return r_.error("key", detail::strCat("does not match the record's "
+      return r_.error("key", kjit::strCat("does not match the record's "
                                             "contents (expected ",
                                             quoteJson(expected), ")"));
     record_.key = *key;

@@ -4,7 +4,7 @@
 
 #include "Npy.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include <charconv>
 #include <vector>
@@ -36,7 +36,7 @@ constexpr std::string_view kInitList =
     "zeros, ones, arange, random, random(seed=N), fill(VALUE) or npy(FILE)";
 
 absl::Status error(std::string_view what, std::string_view message) {
-  return absl::InvalidArgumentError(detail::strCat(what, ": ", message));
+  return absl::InvalidArgumentError(kjit::strCat(what, ": ", message));
 }
 
 std::string_view trim(std::string_view text) {
@@ -77,10 +77,10 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
     while (length < hex.size() && hexDigit(hex[length]) >= 0)
       ++length;
     if (length == 0)
-      return error(what, detail::strCat("'", text, "' has no hex digits"));
+      return error(what, kjit::strCat("'", text, "' has no hex digits"));
     if (length < hex.size())
       return error(what,
-                   detail::strCat(
+                   kjit::strCat(
                        "trailing characters '", hex.substr(length), "' after '",
                        text.substr(0, text.size() - hex.size() + length), "'"));
     // The largest magnitude is 2^127 (the negative end).
@@ -88,12 +88,12 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
     unsigned __int128 magnitude = 0;
     for (char c : hex) {
       if (magnitude > (limit >> 4))
-        return error(what, detail::strCat("integer '", text,
+        return error(what, kjit::strCat("integer '", text,
                                           "' does not fit in 128 bits"));
       magnitude = (magnitude << 4) | static_cast<unsigned>(hexDigit(c));
     }
     if (magnitude > limit || (!negative && magnitude == limit))
-      return error(what, detail::strCat("integer '", text,
+      return error(what, kjit::strCat("integer '", text,
                                         "' does not fit in 128 bits"));
     return negative ? static_cast<Int128>(-magnitude)
                     : static_cast<Int128>(magnitude);
@@ -106,7 +106,7 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
   std::optional<Int128> value = rt::parseInt128(text);
   if (!value)
     return error(
-        what, detail::strCat("integer '", text, "' does not fit in 128 bits"));
+        what, kjit::strCat("integer '", text, "' does not fit in 128 bits"));
   return *value;
 }
 
@@ -140,14 +140,14 @@ splitTopLevel(std::string_view what, std::string_view text) {
       ++depth;
     } else if (text[i] == ')') {
       if (--depth < 0)
-        return error(what, detail::strCat("unbalanced ')' in '", text, "'"));
+        return error(what, kjit::strCat("unbalanced ')' in '", text, "'"));
     } else if (text[i] == ':' && depth == 0) {
       pieces.push_back(text.substr(start, i - start));
       start = i + 1;
     }
   }
   if (depth != 0)
-    return error(what, detail::strCat("unbalanced '(' in '", text, "'"));
+    return error(what, kjit::strCat("unbalanced '(' in '", text, "'"));
   pieces.push_back(text.substr(start));
   return pieces;
 }
@@ -158,17 +158,17 @@ absl::Status parseType(std::string_view what, std::string_view text,
   size_t bracket = text.find('[');
   std::string_view dtypeName = text.substr(0, bracket);
   if (dtypeName.empty())
-    return error(what, detail::strCat("missing dtype before '", text, "'"));
+    return error(what, kjit::strCat("missing dtype before '", text, "'"));
   std::optional<DType> dtype = parseDTypeName(dtypeName);
   if (!dtype)
-    return error(what, detail::strCat("unknown dtype '", dtypeName, "'"));
+    return error(what, kjit::strCat("unknown dtype '", dtypeName, "'"));
   spec.dtype = *dtype;
   if (bracket == std::string_view::npos)
     return absl::OkStatus();
 
   std::string_view shapeText = text.substr(bracket);
   if (shapeText.back() != ']' || shapeText.find(']') != shapeText.size() - 1)
-    return error(what, detail::strCat("bad shape '", shapeText,
+    return error(what, kjit::strCat("bad shape '", shapeText,
                                       "' (expected [D0,D1,...])"));
   std::string_view inner = shapeText.substr(1, shapeText.size() - 2);
   Shape shape;
@@ -180,7 +180,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
       bool negative = !piece.empty() && piece[0] == '-';
       std::string_view digits = negative ? piece.substr(1) : piece;
       if (piece.empty())
-        return error(what, detail::strCat("bad shape '", shapeText,
+        return error(what, kjit::strCat("bad shape '", shapeText,
                                           "': empty dimension"));
       int64_t extent = 0;
       auto result =
@@ -188,14 +188,14 @@ absl::Status parseType(std::string_view what, std::string_view text,
       if (digits.empty() || !isDigit(digits[0]) ||
           result.ptr != digits.data() + digits.size())
         return error(what,
-                     detail::strCat("bad shape '", shapeText, "': dimension '",
+                     kjit::strCat("bad shape '", shapeText, "': dimension '",
                                     piece, "' is not an integer"));
       if (result.ec == std::errc::result_out_of_range)
         return error(what,
-                     detail::strCat("bad shape '", shapeText, "': dimension '",
+                     kjit::strCat("bad shape '", shapeText, "': dimension '",
                                     piece, "' is too large"));
       if (negative)
-        return error(what, detail::strCat("bad shape '", shapeText,
+        return error(what, kjit::strCat("bad shape '", shapeText,
                                           "': negative dimension ", piece));
       shape.push_back(extent);
       if (comma == std::string_view::npos)
@@ -204,7 +204,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
     }
   }
   if (!numElementsOf(shape))
-    return error(what, detail::strCat("shape ", formatShape(shape),
+    return error(what, kjit::strCat("shape ", formatShape(shape),
                                       " has too many elements"));
   spec.shape = std::move(shape);
   return absl::OkStatus();
@@ -224,13 +224,13 @@ absl::Status checkFillValue(std::string_view what, const Argument &value,
     // integer in a message saying it is not one.
     if (number.find_first_of(".eni") == std::string::npos)
       number += ".0";
-    return error(what, detail::strCat("fill value ", number,
+    return error(what, kjit::strCat("fill value ", number,
                                       " is not an integer, as ", dtypeName,
                                       " needs"));
   }
   auto [low, high] = integerRange(dtype);
   if (value.asInt() < low || value.asInt() > high)
-    return error(what, detail::strCat("fill value ",
+    return error(what, kjit::strCat("fill value ",
                                       rt::int128ToString(value.asInt()),
                                       " is out of range for ", dtypeName, " [",
                                       rt::int128ToString(low), ", ",
@@ -255,7 +255,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
         break;
     }
     if (close + 1 != text.size())
-      return error(what, detail::strCat("trailing characters '",
+      return error(what, kjit::strCat("trailing characters '",
                                         text.substr(close + 1), "' after '",
                                         text.substr(0, close + 1), "'"));
     args = text.substr(paren + 1, close - paren - 1);
@@ -263,7 +263,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
 
   auto noArguments = [&](TensorInit init) -> absl::Status {
     if (args)
-      return error(what, detail::strCat("'", name, "' takes no arguments"));
+      return error(what, kjit::strCat("'", name, "' takes no arguments"));
     spec.init = init;
     return absl::OkStatus();
   };
@@ -284,7 +284,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
       seed = parseInteger(what, trim(args->substr(equals + 1)));
     if (!seed || !seed->ok() || **seed < 0 ||
         **seed > static_cast<Int128>(UINT64_MAX))
-      return error(what, detail::strCat("random takes (seed=N) with N an "
+      return error(what, kjit::strCat("random takes (seed=N) with N an "
                                         "unsigned 64-bit integer, not '(",
                                         *args, ")'"));
     spec.seed = static_cast<uint64_t>(**seed);
@@ -299,7 +299,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
       return value.status();
     if (value->kind() != ArgKind::Int && value->kind() != ArgKind::Float &&
         value->kind() != ArgKind::Bool)
-      return error(what, detail::strCat("fill value must be a number, true or "
+      return error(what, kjit::strCat("fill value must be a number, true or "
                                         "false, not '",
                                         trim(*args), "'"));
     spec.fillValue = *value;
@@ -312,7 +312,7 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     spec.npyPath = std::string(*args);
     return absl::OkStatus();
   }
-  return error(what, detail::strCat("unknown initializer '", text,
+  return error(what, kjit::strCat("unknown initializer '", text,
                                     "' (expected ", kInitList, ")"));
 }
 
@@ -354,7 +354,7 @@ absl::StatusOr<TensorSpec> parseTensor(std::string_view what,
     ++next;
   }
   if (next == pieces->size() || (*pieces)[next].empty())
-    return error(what, detail::strCat("missing dtype in '", text, "'"));
+    return error(what, kjit::strCat("missing dtype in '", text, "'"));
   std::string_view typeText = (*pieces)[next++];
   if (absl::Status status = parseType(what, typeText, spec); !status.ok())
     return status;
@@ -368,26 +368,26 @@ absl::StatusOr<TensorSpec> parseTensor(std::string_view what,
       continue;
     }
     if (piece.empty())
-      return error(what, detail::strCat("empty initializer in '", text, "'"));
+      return error(what, kjit::strCat("empty initializer in '", text, "'"));
     if (initText)
-      return error(what, detail::strCat("more than one initializer ('",
+      return error(what, kjit::strCat("more than one initializer ('",
                                         *initText, "' and '", piece, "')"));
     if (absl::Status status = parseInit(what, piece, spec); !status.ok())
       return status;
     initText = piece;
   }
   if (!initText)
-    return error(what, detail::strCat("missing initializer after '", typeText,
+    return error(what, kjit::strCat("missing initializer after '", typeText,
                                       "' (expected :", kInitList, ")"));
   if (!spec.shape && spec.init != TensorInit::Npy)
-    return error(what, detail::strCat("missing shape after '", typeText,
+    return error(what, kjit::strCat("missing shape after '", typeText,
                                       "' (write ", typeText,
                                       "[D0,D1,...]; only npy(FILE) may omit "
                                       "it)"));
   if (!hasNumericConversion(spec.dtype) && spec.init != TensorInit::Zeros)
     return error(
         what,
-        detail::strCat("initializer '", initName(spec.init),
+        kjit::strCat("initializer '", initName(spec.init),
                        "' is not supported for ", rt::canonicalName(spec.dtype),
                        " (kjit-run has no fp8 conversions; use zeros)"));
   if (spec.init == TensorInit::Fill)
@@ -409,13 +409,13 @@ splitAssignment(std::string_view option, std::string_view text,
   size_t equals = text.find('=');
   if (equals == std::string_view::npos || equals == 0)
     return absl::InvalidArgumentError(
-        detail::strCat(option, " '", text, "': expected NAME=VALUE"));
+        kjit::strCat(option, " '", text, "': expected NAME=VALUE"));
   std::string_view name = text.substr(0, equals);
   bool valid = isNameStart(name[0]);
   for (char c : name)
     valid = valid && (isNameStart(c) || isDigit(c) || (allowDots && c == '.'));
   if (!valid || name.back() == '.')
-    return absl::InvalidArgumentError(detail::strCat(
+    return absl::InvalidArgumentError(kjit::strCat(
         option, " '", text, "': '", name, "' is not a valid name"));
   return std::make_pair(name, text.substr(equals + 1));
 }
@@ -448,7 +448,7 @@ absl::StatusOr<Argument> parseScalar(std::string_view what,
       return error(what, "missing dtype name after 'dtype:'");
     std::optional<DType> dtype = parseDTypeName(name);
     if (!dtype)
-      return error(what, detail::strCat("unknown dtype '", name, "'"));
+      return error(what, kjit::strCat("unknown dtype '", name, "'"));
     return Argument::dtypeValue(*dtype);
   }
   if (std::optional<absl::StatusOr<Int128>> integer =
@@ -468,24 +468,24 @@ absl::StatusOr<Argument> parseScalar(std::string_view what,
   const char *end = number.data() + number.size();
   auto result = std::from_chars(number.data(), end, value);
   if (result.ptr == number.data())
-    return error(what, detail::strCat("cannot parse '", text,
+    return error(what, kjit::strCat("cannot parse '", text,
                                       "' (expected an integer, a float, true, "
                                       "false, none or dtype:NAME)"));
   if (result.ptr != end)
     return error(
-        what, detail::strCat(
+        what, kjit::strCat(
                   "trailing characters '",
                   std::string_view(result.ptr, end - result.ptr), "' after '",
                   text.substr(0, text.size() - (end - result.ptr)), "'"));
   if (result.ec == std::errc::result_out_of_range)
     return error(
-        what, detail::strCat("float '", text, "' is out of range of a double"));
+        what, kjit::strCat("float '", text, "' is out of range of a double"));
   return Argument::fp(value);
 }
 
 absl::StatusOr<ArgValue> parseArgValue(std::string_view name,
                                        std::string_view text) {
-  std::string what = detail::strCat("argument '", name, "'");
+  std::string what = kjit::strCat("argument '", name, "'");
   ArgValue value;
   bool isDTypeValue = text.substr(0, 6) == "dtype:";
   if (!isDTypeValue && text.find_first_of(":[") != std::string_view::npos) {
@@ -516,11 +516,11 @@ absl::StatusOr<NamedGlobal> parseGlobalOption(std::string_view text) {
   auto split = splitAssignment("--global", text, /*allowDots=*/true);
   if (!split.ok())
     return split.status();
-  std::string what = detail::strCat("global '", split->first, "'");
+  std::string what = kjit::strCat("global '", split->first, "'");
   std::string_view valueText = split->second;
   if (valueText.substr(0, 6) != "dtype:" &&
       valueText.find_first_of(":[") != std::string_view::npos)
-    return error(what, detail::strCat("'", valueText,
+    return error(what, kjit::strCat("'", valueText,
                                       "' is a tensor; a global value is an "
                                       "integer, a float, true, false, none or "
                                       "dtype:NAME"));
@@ -532,10 +532,10 @@ absl::StatusOr<NamedGlobal> parseGlobalOption(std::string_view text) {
 
 absl::StatusOr<HostBuffer> buildTensor(std::string_view name,
                                        const TensorSpec &spec) {
-  std::string what = detail::strCat("argument '", name, "'");
+  std::string what = kjit::strCat("argument '", name, "'");
   auto prefixed = [&](const absl::Status &status) {
     return absl::Status(status.code(),
-                        detail::strCat(what, ": ", status.message()));
+                        kjit::strCat(what, ": ", status.message()));
   };
   if (spec.init == TensorInit::Npy) {
     absl::StatusOr<HostBuffer> buffer = readNpy(spec.npyPath, spec.dtype);
@@ -543,13 +543,13 @@ absl::StatusOr<HostBuffer> buildTensor(std::string_view name,
       return prefixed(buffer.status());
     if (buffer->dtype() != spec.dtype)
       return error(what,
-                   detail::strCat("npy file '", spec.npyPath, "' holds '",
+                   kjit::strCat("npy file '", spec.npyPath, "' holds '",
                                   npyDescr(buffer->dtype()), "' (",
                                   rt::canonicalName(buffer->dtype()), "), not ",
                                   rt::canonicalName(spec.dtype)));
     if (spec.shape && buffer->shape() != *spec.shape)
       return error(what,
-                   detail::strCat("npy file '", spec.npyPath, "' has shape ",
+                   kjit::strCat("npy file '", spec.npyPath, "' has shape ",
                                   formatShape(buffer->shape()), ", not ",
                                   formatShape(*spec.shape)));
     return buffer;

@@ -2,7 +2,7 @@
 
 #include "Buffer.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 #include "absl/strings/str_format.h"
 
 #include <unistd.h>
@@ -20,7 +20,7 @@ using rt::DType;
 std::string formatShape(const Shape &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
-    detail::strAppend(&text, i ? "," : "", shape[i]);
+    kjit::strAppend(&text, i ? "," : "", shape[i]);
   text += "]";
   return text;
 }
@@ -40,18 +40,18 @@ std::optional<int64_t> numElementsOf(const Shape &shape) {
 
 absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
   std::string type =
-      detail::strCat(rt::canonicalName(dtype), formatShape(shape));
+      kjit::strCat(rt::canonicalName(dtype), formatShape(shape));
   for (int64_t extent : shape)
     if (extent < 0)
       return absl::InvalidArgumentError(
-          detail::strCat(type, " has a negative dimension"));
+          kjit::strCat(type, " has a negative dimension"));
   std::optional<int64_t> count = numElementsOf(shape);
   size_t bytes = 0;
   if (!count ||
       __builtin_mul_overflow(static_cast<size_t>(*count),
                              static_cast<size_t>(rt::byteWidth(dtype)), &bytes))
     return absl::InvalidArgumentError(
-        detail::strCat(type, " has more bytes than an address space holds"));
+        kjit::strCat(type, " has more bytes than an address space holds"));
   // Refusing what cannot fit in memory turns a typo into a message instead
   // of minutes of swapping or the OOM killer (Linux overcommits, so a huge
   // allocation would otherwise succeed and die while being zeroed).
@@ -61,7 +61,7 @@ absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
     unsigned __int128 physical = static_cast<unsigned __int128>(pages) *
                                  static_cast<unsigned __int128>(pageSize);
     if (bytes > physical)
-      return absl::ResourceExhaustedError(detail::strCat(
+      return absl::ResourceExhaustedError(kjit::strCat(
           type, " needs ", bytes, " bytes, more than this machine's ",
           static_cast<uint64_t>(physical), " bytes of memory"));
   }
@@ -72,11 +72,11 @@ absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
                        : (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes)
     return absl::InvalidArgumentError(
-        detail::strCat(type, " has more bytes than an address space holds"));
+        kjit::strCat(type, " has more bytes than an address space holds"));
   void *memory = std::aligned_alloc(kAlignment, rounded);
   if (!memory)
     return absl::ResourceExhaustedError(
-        detail::strCat("cannot allocate ", bytes, " bytes for ", type));
+        kjit::strCat("cannot allocate ", bytes, " bytes for ", type));
   std::memset(memory, 0, rounded);
 
   HostBuffer buffer;
@@ -368,7 +368,7 @@ void fillValue(HostBuffer &buffer, const rt::Argument &value) {
 //===----------------------------------------------------------------------===//
 
 std::string formatType(const HostBuffer &buffer) {
-  return detail::strCat(rt::canonicalName(buffer.dtype()),
+  return kjit::strCat(rt::canonicalName(buffer.dtype()),
                         formatShape(buffer.shape()));
 }
 
@@ -436,7 +436,7 @@ std::string formatBuffer(const HostBuffer &buffer, size_t maxElements) {
   int64_t count = buffer.numElements();
   auto append = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      detail::strAppend(&text, i == begin ? "" : ", ",
+      kjit::strAppend(&text, i == begin ? "" : ", ",
                         formatElement(buffer, i));
   };
   if (static_cast<uint64_t>(count) <= maxElements) {
@@ -483,7 +483,7 @@ Checksum computeChecksum(const HostBuffer &buffer) {
 
 std::string formatChecksum(const HostBuffer &buffer) {
   Checksum checksum = computeChecksum(buffer);
-  return detail::strCat(formatType(buffer),
+  return kjit::strCat(formatType(buffer),
                         " sum=", checksum.sum ? shortest(*checksum.sum) : "n/a",
                         absl::StrFormat(" fnv1a=0x%016x", checksum.fnv1a));
 }

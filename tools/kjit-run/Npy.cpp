@@ -2,7 +2,7 @@
 
 #include "Npy.h"
 
-#include "StrCat.h"
+#include "kjit/Support/StrCat.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -105,7 +105,7 @@ private:
 };
 
 absl::Status headerError(std::string_view what) {
-  return absl::InvalidArgumentError(detail::strCat("malformed header: ", what));
+  return absl::InvalidArgumentError(kjit::strCat("malformed header: ", what));
 }
 
 /// Parses the dict literal of a header.
@@ -120,7 +120,7 @@ absl::Status parseHeaderDict(std::string_view text, std::string &descr,
     if (!key)
       return headerError("expected a quoted key");
     if (!parser.consume(':'))
-      return headerError(detail::strCat("expected ':' after '", *key, "'"));
+      return headerError(kjit::strCat("expected ':' after '", *key, "'"));
     if (*key == "descr") {
       std::optional<std::string> value = parser.string();
       if (!value)
@@ -161,7 +161,7 @@ absl::Status parseHeaderDict(std::string_view text, std::string &descr,
       if (!haveShape)
         return headerError("'shape' appears twice");
     } else {
-      return headerError(detail::strCat("unexpected key '", *key, "'"));
+      return headerError(kjit::strCat("unexpected key '", *key, "'"));
     }
     if (!parser.consume(',')) {
       if (!parser.consume('}'))
@@ -213,12 +213,12 @@ absl::StatusOr<Preamble> parsePreamble(std::string_view bytes,
           "truncated: the file ends inside the preamble");
   } else {
     return absl::InvalidArgumentError(
-        detail::strCat("unsupported format version ", major, ".", minor,
+        kjit::strCat("unsupported format version ", major, ".", minor,
                        " (kjit-run reads 1.0, 2.0 and 3.0)"));
   }
   preamble.headerSize = readLittleEndian(bytes, 8, preamble.preambleSize - 8);
   if (preamble.preambleSize + preamble.headerSize > fileSize)
-    return absl::InvalidArgumentError(detail::strCat(
+    return absl::InvalidArgumentError(kjit::strCat(
         "truncated: the header length (", preamble.headerSize,
         " bytes) runs past the end of the file (", fileSize, " bytes)"));
   return preamble;
@@ -288,7 +288,7 @@ absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
   if (descr.size() >= 2 && descr[0] == '>' &&
       !(descr.size() == 3 && descr[2] == '1'))
     return absl::InvalidArgumentError(
-        detail::strCat("big-endian data ('", descr,
+        kjit::strCat("big-endian data ('", descr,
                        "') is not supported; convert it with "
                        "a.astype(a.dtype.newbyteorder('<'))"));
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' ||
@@ -306,7 +306,7 @@ absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
           return entry.dtype;
     }
   }
-  return absl::InvalidArgumentError(detail::strCat(
+  return absl::InvalidArgumentError(kjit::strCat(
       "unsupported dtype '", descr,
       "' (kjit-run reads bool, int8-64, uint8-64, float16, float32 and "
       "float64)"));
@@ -351,10 +351,10 @@ absl::StatusOr<NpyHeader> parseNpyHeader(std::string_view bytes,
                              static_cast<uint64_t>(rt::byteWidth(header.dtype)),
                              &dataBytes))
     return absl::InvalidArgumentError(
-        detail::strCat("shape ", formatShape(header.shape), " is too large"));
+        kjit::strCat("shape ", formatShape(header.shape), " is too large"));
   uint64_t available = fileSize - headerEnd;
   if (available != dataBytes)
-    return absl::InvalidArgumentError(detail::strCat(
+    return absl::InvalidArgumentError(kjit::strCat(
         available < dataBytes ? "truncated: " : "corrupt: ", "shape ",
         formatShape(header.shape), " of '", header.descr, "' needs ", dataBytes,
         " data bytes, but the file holds ", available));
@@ -364,7 +364,7 @@ absl::StatusOr<NpyHeader> parseNpyHeader(std::string_view bytes,
 absl::StatusOr<HostBuffer> readNpy(const std::string &path,
                                    std::optional<DType> expected) {
   auto fail = [&](const absl::Status &status) {
-    return absl::Status(status.code(), detail::strCat("npy file '", path,
+    return absl::Status(status.code(), kjit::strCat("npy file '", path,
                                                       "': ", status.message()));
   };
   auto failText = [&](std::string_view text) {
@@ -374,11 +374,11 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     return fail(
-        absl::NotFoundError(detail::strCat("cannot open: ", errnoText())));
+        absl::NotFoundError(kjit::strCat("cannot open: ", errnoText())));
   FdCloser closer{fd};
   struct stat info;
   if (::fstat(fd, &info) != 0)
-    return failText(detail::strCat("cannot stat: ", errnoText()));
+    return failText(kjit::strCat("cannot stat: ", errnoText()));
   if (!S_ISREG(info.st_mode))
     return failText("not a regular file");
   uint64_t fileSize = static_cast<uint64_t>(info.st_size);
@@ -387,7 +387,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
   // size before the header is read.
   std::string bytes(std::min<uint64_t>(fileSize, 12), '\0');
   if (!readAll(fd, bytes.data(), bytes.size()))
-    return failText(detail::strCat("cannot read: ", errnoText()));
+    return failText(kjit::strCat("cannot read: ", errnoText()));
   absl::StatusOr<Preamble> preamble = parsePreamble(bytes, fileSize);
   if (!preamble.ok())
     return fail(preamble.status());
@@ -395,7 +395,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
   size_t have = bytes.size();
   bytes.resize(std::max(have, headerEnd));
   if (headerEnd > have && !readAll(fd, bytes.data() + have, headerEnd - have))
-    return failText(detail::strCat("cannot read: ", errnoText()));
+    return failText(kjit::strCat("cannot read: ", errnoText()));
   bytes.resize(headerEnd);
 
   absl::StatusOr<NpyHeader> header = parseNpyHeader(bytes, fileSize, expected);
@@ -412,7 +412,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
   errno = 0;
   if (::lseek(fd, static_cast<off_t>(header->dataOffset), SEEK_SET) < 0 ||
       !readAll(fd, static_cast<char *>(buffer->data()), buffer->sizeInBytes()))
-    return failText(detail::strCat("cannot read the data: ",
+    return failText(kjit::strCat("cannot read the data: ",
                                    errno ? errnoText() : "file shrank"));
   if (header->dtype == DType::I1) {
     // numpy bools are 0 or 1; anything else means the file is not what its
@@ -420,7 +420,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
     const auto *data = static_cast<const unsigned char *>(buffer->data());
     for (size_t i = 0; i < buffer->sizeInBytes(); ++i)
       if (data[i] > 1)
-        return failText(detail::strCat("corrupt: bool element ", i, " is ",
+        return failText(kjit::strCat("corrupt: bool element ", i, " is ",
                                        static_cast<unsigned>(data[i]),
                                        ", not 0 or 1"));
   }
@@ -431,14 +431,14 @@ absl::StatusOr<std::string> encodeNpy(const HostBuffer &buffer) {
   std::string_view descr = npyDescr(buffer.dtype());
   if (descr.empty())
     return absl::InvalidArgumentError(
-        detail::strCat(rt::canonicalName(buffer.dtype()),
+        kjit::strCat(rt::canonicalName(buffer.dtype()),
                        " has no numpy dtype; it cannot be saved as .npy"));
-  std::string dict = detail::strCat("{'descr': '", descr,
+  std::string dict = kjit::strCat("{'descr': '", descr,
                                     "', 'fortran_order': False, 'shape': (");
   const Shape &shape = buffer.shape();
   for (size_t i = 0; i < shape.size(); ++i)
-    detail::strAppend(&dict, i ? ", " : "", shape[i]);
-  detail::strAppend(&dict, shape.size() == 1 ? ",), }" : "), }");
+    kjit::strAppend(&dict, i ? ", " : "", shape[i]);
+  kjit::strAppend(&dict, shape.size() == 1 ? ",), }" : "), }");
 
   // numpy pads with spaces and a final newline so that the data starts at a
   // multiple of 64 bytes; version 2.0 only when 1.0's 16-bit length is short.
@@ -466,14 +466,14 @@ absl::StatusOr<std::string> encodeNpy(const HostBuffer &buffer) {
 absl::Status writeNpy(const std::string &path, const HostBuffer &buffer) {
   auto fail = [&](std::string_view text) {
     return absl::InvalidArgumentError(
-        detail::strCat("npy file '", path, "': ", text));
+        kjit::strCat("npy file '", path, "': ", text));
   };
   absl::StatusOr<std::string> encoded = encodeNpy(buffer);
   if (!encoded.ok())
     return fail(std::string(encoded.status().message()));
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0)
-    return fail(detail::strCat("cannot create: ", errnoText()));
+    return fail(kjit::strCat("cannot create: ", errnoText()));
   const char *data = encoded->data();
   size_t left = encoded->size();
   while (left > 0) {
@@ -483,13 +483,13 @@ absl::Status writeNpy(const std::string &path, const HostBuffer &buffer) {
     if (wrote <= 0) {
       std::string error = errnoText();
       ::close(fd);
-      return fail(detail::strCat("cannot write: ", error));
+      return fail(kjit::strCat("cannot write: ", error));
     }
     data += wrote;
     left -= static_cast<size_t>(wrote);
   }
   if (::close(fd) != 0)
-    return fail(detail::strCat("cannot write: ", errnoText()));
+    return fail(kjit::strCat("cannot write: ", errnoText()));
   return absl::OkStatus();
 }
 

@@ -236,8 +236,12 @@ std::vector<double> probeValues() {
     int exponent = static_cast<int>(r % 300) - 160;
     values.push_back(std::ldexp(1.0 + (r >> 12) * 0x1p-52, exponent) *
                      ((r & 1) ? -1 : 1));
-    // Ties: a short significand whose last bit is the half.
+    // Ties: an odd significand one bit longer than the format's (24 bits
+    // for float, 12 for fp16), so that its last bit is exactly the half;
+    // fp16's at exponents around its range.
     values.push_back(std::ldexp(static_cast<double>((r >> 40) | 1), exponent));
+    values.push_back(std::ldexp(static_cast<double>((r >> 52) | 0x800 | 1),
+                                static_cast<int>(r % 50) - 40));
   }
   return values;
 }

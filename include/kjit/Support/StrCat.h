@@ -1,21 +1,22 @@
-//===- StrCat.h - string concatenation for kjit-run -------------*- C++ -*-===//
+//===- StrCat.h - string concatenation for std::string_view ----*- C++ -*-===//
 //
-// Internal to kjit-run's support library. Debian's Abseil is built as C++14,
-// so its absl::string_view is not std::string_view and absl::StrCat rejects
-// ours; this concatenates the piece types kjit-run's messages use.
+// For the parts of kjit without LLVM (the runtime core, kjit-run). Debian's
+// Abseil is built as C++14, so its absl::string_view is not
+// std::string_view and absl::StrCat rejects ours; these helpers concatenate
+// the piece types kjit's messages use.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_TOOLS_KJIT_RUN_STRCAT_H
-#define KJIT_TOOLS_KJIT_RUN_STRCAT_H
+#ifndef KJIT_SUPPORT_STRCAT_H
+#define KJIT_SUPPORT_STRCAT_H
 
-#include "absl/strings/string_view.h"
+#include "absl/strings/str_cat.h"
 
 #include <string>
 #include <string_view>
 #include <type_traits>
 
-namespace kjit::run::detail {
+namespace kjit {
 
 inline void appendPiece(std::string &out, std::string_view piece) {
   out += piece;
@@ -28,7 +29,13 @@ inline void appendPiece(std::string &out, const std::string &piece) {
 }
 inline void appendPiece(std::string &out, const char *piece) { out += piece; }
 inline void appendPiece(std::string &out, char piece) { out += piece; }
-/// Integers up to 64 bits (128-bit ones go through rt::int128ToString).
+inline void appendPiece(std::string &out, double piece) {
+  absl::StrAppend(&out, piece);
+}
+inline void appendPiece(std::string &out, const absl::Hex &piece) {
+  absl::StrAppend(&out, piece);
+}
+/// Integers up to 64 bits (128-bit ones go through int128ToString).
 template <typename T,
           std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, char> &&
                                !std::is_same_v<T, bool> && sizeof(T) <= 8,
@@ -50,6 +57,6 @@ template <typename... Pieces> std::string strCat(const Pieces &...pieces) {
   return out;
 }
 
-} // namespace kjit::run::detail
+} // namespace kjit
 
-#endif // KJIT_TOOLS_KJIT_RUN_STRCAT_H
+#endif // KJIT_SUPPORT_STRCAT_H
