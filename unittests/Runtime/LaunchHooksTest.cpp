@@ -1,0 +1,45 @@
+//===- LaunchHooksTest.cpp - launch hooks and launch metadata -------------===//
+//
+// A kernel's launch-metadata callback reaches the launch hooks of a loaded
+// plugin (the test plugin prints every event to stderr). Its own binary:
+// loading a plugin changes the process-wide plugin host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+using namespace kjit::rt;
+
+namespace {
+
+TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
+  auto &host = kjit::plugin::PluginHost::global();
+  ASSERT_TRUE(host.loadPlugin(KJIT_TEST_PLUGIN).ok());
+  auto module = Module::load(std::string(KJIT_EXAMPLES_DIR) + "/vector_add.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  kernel->setLaunchMetadata([](absl::Span<const Argument> bound) {
+    // 1 flop per element: n is the fourth parameter.
+    return "\"flops\": " + std::to_string(int64_t(bound[3].asInt()));
+  });
+  alignas(64) float x[16] = {}, out[16] = {};
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(out), DType::FP32),
+                     Argument::integer(16)};
+  testing::internal::CaptureStderr();
+  auto result = kernel->launch(LaunchConfig(), args);
+  std::string log = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NE(log.find("launch_enter kernel=add"), std::string::npos) << log;
+  EXPECT_NE(log.find("metadata={\"flops\": 16}"), std::string::npos) << log;
+  EXPECT_NE(log.find("launch_exit kernel=add"), std::string::npos) << log;
+  host.shutdown();
+}
+
+} // namespace
