@@ -487,10 +487,36 @@ Kernel::launch(const LaunchConfig &config,
     for (const KeywordArgument &keyword : keywords)
       types.push_back(describeArgument(keyword.value));
     for (size_t i = 0; i < types.size(); ++i) {
+      bool isKeyword = i >= positional.size();
+      const Argument &value = isKeyword ? keywords[i - positional.size()].value
+                                        : positional[i];
       plugin::ArgInfo arg;
-      arg.name = i < positional.size() ? std::string_view()
-                                       : keywords[i - positional.size()].name;
+      arg.name = isKeyword ? keywords[i - positional.size()].name
+                           : std::string_view();
       arg.type = types[i];
+      switch (value.kind()) {
+      case ArgKind::Bool:
+        arg.kind = KJIT_ARG_BOOL;
+        arg.intValue = value.asBool();
+        break;
+      case ArgKind::Int:
+        // Beyond 64 bits the binder will refuse it; the hook sees the type.
+        if (value.asInt() >= INT64_MIN && value.asInt() <= INT64_MAX) {
+          arg.kind = KJIT_ARG_INT;
+          arg.intValue = int64_t(value.asInt());
+        }
+        break;
+      case ArgKind::Float:
+        arg.kind = KJIT_ARG_FLOAT;
+        arg.floatValue = value.asFloat();
+        break;
+      case ArgKind::Tensor:
+        arg.kind = KJIT_ARG_POINTER;
+        arg.uintValue = value.address();
+        break;
+      default:
+        break; // None, a dtype, a callable: described by the type text
+      }
       seen.push_back(arg);
     }
     host.runPreRunHooks(impl.manifest.name, seen);
