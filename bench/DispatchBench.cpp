@@ -38,7 +38,8 @@ Module &module() {
       std::abort();
     auto loaded = Module::fromText(kKernels, "dispatch.mlir");
     if (!loaded.ok()) {
-      std::fprintf(stderr, "%s\n", std::string(loaded.status().message()).c_str());
+      std::fprintf(stderr, "%s\n",
+                   std::string(loaded.status().message()).c_str());
       std::abort();
     }
     return *loaded;
@@ -69,8 +70,7 @@ void dispatch(benchmark::State &state, const char *name,
 }
 
 void oneArgument(benchmark::State &state) {
-  dispatch(state, "one",
-           {Argument::tensor(uintptr_t(buffer), DType::FP32)});
+  dispatch(state, "one", {Argument::tensor(uintptr_t(buffer), DType::FP32)});
 }
 
 void eightArguments(benchmark::State &state) {

@@ -50,13 +50,31 @@ static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
   return 0;
 }
 
-static const kjit_backend_table kBackend = {
-    sizeof(kjit_backend_table), 0, "host", 4, describe, 0, 0, 0,
-    finalize, load, launch, unload};
+static const kjit_backend_table kBackend = {sizeof(kjit_backend_table),
+                                            0,
+                                            "host",
+                                            4,
+                                            describe,
+                                            0,
+                                            0,
+                                            0,
+                                            finalize,
+                                            load,
+                                            launch,
+                                            unload};
 
-static const kjit_plugin_api kApi = {
-    sizeof(kjit_plugin_api), 0, "null-backend", 12, "1", 1,
-    KJIT_CAP_THREAD_SAFE, 0, 0, 0, &kBackend, 0};
+static const kjit_plugin_api kApi = {sizeof(kjit_plugin_api),
+                                     0,
+                                     "null-backend",
+                                     12,
+                                     "1",
+                                     1,
+                                     KJIT_CAP_THREAD_SAFE,
+                                     0,
+                                     0,
+                                     0,
+                                     &kBackend,
+                                     0};
 
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   io->plugin_abi_major = KJIT_ABI_MAJOR;

@@ -1,4 +1,5 @@
-//===- ParseBench.cpp - cost of reading kernel IR --------------------------===//
+//===- ParseBench.cpp - cost of reading kernel IR
+//--------------------------===//
 //
 // Parses and verifies each example kernel from memory. This is the work the
 // runtime's warm path avoids by caching kernel manifests (BRIEF section 2),

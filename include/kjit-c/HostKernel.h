@@ -1,4 +1,4 @@
-/*===- kjit-c/HostKernel.h - the host target's kernel ABI ----------*- C -*-===*\
+/*===- kjit-c/HostKernel.h - the host target's kernel ABI ---------*- C -*-===*\
 |*                                                                            *|
 |* The contract between a kernel compiled for the host target (an ELF shared  *|
 |* object the compiler library produces) and the host backend that runs it.   *|
@@ -58,7 +58,7 @@ enum {
 
 /** One value of a device print. */
 typedef struct kjit_host_print_arg {
-  uint32_t kind; /**< KJIT_HOST_PRINT_*. */
+  uint32_t kind;       /**< KJIT_HOST_PRINT_*. */
   uint32_t bits_width; /**< Width of the source value in bits (1..64). */
   uint64_t bits;
 } kjit_host_print_arg;
@@ -95,8 +95,7 @@ typedef struct kjit_host_thread {
 } kjit_host_thread;
 
 /** The signature of `kjit_host_entry_<kernel>`. */
-typedef void (*kjit_host_entry_fn)(kjit_host_thread *thread,
-                                   void *const *args);
+typedef void (*kjit_host_entry_fn)(kjit_host_thread *thread, void *const *args);
 
 #ifdef __cplusplus
 }

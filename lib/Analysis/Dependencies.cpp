@@ -155,8 +155,8 @@ void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
     // The function op itself: name, attributes (signature, parameter names
     // and attributes, noinline, ...) and start line, but not a persisted
     // record, which describes the content rather than being part of it.
-    os << "kjit-function-v1\n" << fn->getName() << "\nline "
-       << getStartLine(fn) << '\n';
+    os << "kjit-function-v1\n"
+       << fn->getName() << "\nline " << getStartLine(fn) << '\n';
     for (NamedAttribute attr : fn->getAttrDictionary())
       if (!isRecordAttr(attr.getName().getValue()))
         os << attr.getName().getValue() << " = " << attr.getValue() << '\n';
@@ -259,20 +259,20 @@ DependencyAnalysis::Impl::mergeGlobals(ArrayRef<FunctionState *> members,
         Operation *other = source.lookup(use.name);
         InFlightDiagnostic diag =
             member->fn->emitError()
-            << "global " << use.name << " has value "
-            << printAttr(it->second) << " when analysing '@"
+            << "global " << use.name << " has value " << printAttr(it->second)
+            << " when analysing '@"
             << cast<SymbolOpInterface>(member->fn).getName()
-            << (other ? "' (through '@" +
-                            cast<SymbolOpInterface>(other).getName().str() +
-                            "')"
-                      : std::string("'"))
+            << (other
+                    ? "' (through '@" +
+                          cast<SymbolOpInterface>(other).getName().str() + "')"
+                    : std::string("'"))
             << ", but its callee '@" << calleeName.getValue()
             << "' was analysed with value " << printAttr(use.value)
             << "; a function's record keeps the values of its first "
                "analysis, so re-analyse '@"
             << calleeName.getValue() << "' or restore the value";
-        diag.attachNote(callee->getLoc()) << "callee '@" << calleeName.getValue()
-                                          << "' is defined here";
+        diag.attachNote(callee->getLoc())
+            << "callee '@" << calleeName.getValue() << "' is defined here";
         return failure();
       }
     }
@@ -287,9 +287,9 @@ DependencyAnalysis::Impl::mergeGlobals(ArrayRef<FunctionState *> members,
 
 LogicalResult
 DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
-  bool isCycle = members.size() > 1 ||
-                 llvm::is_contained(members.front()->callees,
-                                    members.front()->fn);
+  bool isCycle =
+      members.size() > 1 ||
+      llvm::is_contained(members.front()->callees, members.front()->fn);
 
   // Content hashes. Outside cycles: own content, then each callee's content
   // hash and noinline flag in call order. In a cycle every member also hashes
@@ -414,9 +414,8 @@ DependencyAnalysis::Impl::getRecord(FunctionOpInterface fn) {
       member->onStack = false;
       members.push_back(member);
     } while (member != &state);
-    bool calleeFailed = llvm::any_of(members, [](FunctionState *m) {
-      return m->failed;
-    });
+    bool calleeFailed =
+        llvm::any_of(members, [](FunctionState *m) { return m->failed; });
     if (calleeFailed || failed(finishComponent(members))) {
       for (FunctionState *m : members)
         m->failed = true;
@@ -472,9 +471,9 @@ void DependencyAnalysis::persist(FunctionOpInterface fn,
   Builder builder(context);
   SmallVector<Attribute> globals;
   for (const GlobalUse &use : record.globals)
-    globals.push_back(builder.getDictionaryAttr(
-        {builder.getNamedAttr("name", use.name),
-         builder.getNamedAttr("value", use.value)}));
+    globals.push_back(
+        builder.getDictionaryAttr({builder.getNamedAttr("name", use.name),
+                                   builder.getNamedAttr("value", use.value)}));
   fn->setAttr(kContentHashAttrName, builder.getStringAttr(record.contentHash));
   fn->setAttr(kKeyAttrName, builder.getStringAttr(record.key));
   fn->setAttr(kUsedGlobalsAttrName, builder.getArrayAttr(globals));

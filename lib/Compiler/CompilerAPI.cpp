@@ -49,8 +49,8 @@ char *copyString(const std::string &text) {
 /// `file:line:col`, as compilers print locations.
 std::string formatLocation(Location loc) {
   if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) +
-            ":" + Twine(file.getColumn()))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
         .str();
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -70,7 +70,7 @@ struct CompileSession {
             os << '\n';
           os << formatLocation(diag.getLocation()) << ": "
              << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: "
-                                                                  : "note: ")
+                                                                 : "note: ")
              << diag;
           for (Diagnostic &note : diag.getNotes())
             os << '\n'
@@ -88,9 +88,9 @@ struct CompileSession {
 
   OwningOpRef<ModuleOp> parse(const char *ir, size_t size,
                               const char *sourceName) {
-    auto buffer = llvm::MemoryBuffer::getMemBuffer(StringRef(ir, size),
-                                                   sourceName,
-                                                   /*RequiresNullTerminator=*/false);
+    auto buffer =
+        llvm::MemoryBuffer::getMemBuffer(StringRef(ir, size), sourceName,
+                                         /*RequiresNullTerminator=*/false);
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
     return parseSourceFile<ModuleOp>(sources, ParserConfig(&context));
@@ -178,8 +178,8 @@ std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
   return manifest;
 }
 
-int analyze(const char *ir, size_t irSize, const char *sourceName,
-            char **json, char **error) {
+int analyze(const char *ir, size_t irSize, const char *sourceName, char **json,
+            char **error) {
   CompileSession session;
   OwningOpRef<ModuleOp> module = session.parse(ir, irSize, sourceName);
   if (!module)
@@ -252,11 +252,10 @@ LogicalResult applyGlobals(ModuleOp module, const char *json,
   }
   for (const kjit::rt::JsonMember &member : parsed->members()) {
     auto global = module.lookupSymbol<kjit::GlobalOp>(member.key);
-    StringRef text = member.value.isString() ? StringRef(member.value.text())
-                                             : StringRef();
+    StringRef text =
+        member.value.isString() ? StringRef(member.value.text()) : StringRef();
     APInt bits;
-    if (!global || !text.consume_front("0x") ||
-        text.getAsInteger(16, bits)) {
+    if (!global || !text.consume_front("0x") || text.getAsInteger(16, bits)) {
       error = "bad global value for '" + member.key + "'";
       return failure();
     }
@@ -268,8 +267,8 @@ LogicalResult applyGlobals(ModuleOp module, const char *json,
     }
     bits = bits.zextOrTrunc(width);
     if (auto floatType = dyn_cast<FloatType>(type))
-      global.setValueAttr(FloatAttr::get(
-          type, APFloat(floatType.getFloatSemantics(), bits)));
+      global.setValueAttr(
+          FloatAttr::get(type, APFloat(floatType.getFloatSemantics(), bits)));
     else
       global.setValueAttr(IntegerAttr::get(type, bits));
   }
@@ -313,8 +312,8 @@ int compile(const kjit_compile_request *request, char **artifact,
   options.debug = request->debug != 0;
   pm.addPass(kjit::createKjitConvertHostToLLVM(options));
   if (failed(pm.run(*module)))
-    return session.fail(error, "cannot lower '" + spec->kernel +
-                                   "' for the host");
+    return session.fail(error,
+                        "cannot lower '" + spec->kernel + "' for the host");
 
   // The signature the backend checks each launch's arguments against, in
   // the record's spelling (HostKernel.h).
@@ -325,8 +324,8 @@ int compile(const kjit_compile_request *request, char **artifact,
   std::string signature;
   for (const kjit::rt::SpecializedParam &param : record->params)
     if (!param.isConstexpr)
-      signature += (signature.empty() ? "" : ",") +
-                   kjit::rt::toString(param.type);
+      signature +=
+          (signature.empty() ? "" : ",") + kjit::rt::toString(param.type);
   OpBuilder builder(&session.context);
   builder.setInsertionPointToEnd(module->getBody());
   LLVM::GlobalOp::create(

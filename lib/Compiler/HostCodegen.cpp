@@ -62,8 +62,8 @@ bool kjit::buildHostSharedObject(ModuleOp module, std::string &sharedObject,
   llvm::TargetOptions options;
   // Shared objects need position-independent code.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(host.triple), host.cpu, features, options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Triple(host.triple), host.cpu, features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine) {
     error = "cannot create a target machine for " + host.triple;
     return false;
@@ -138,17 +138,17 @@ bool kjit::buildHostSharedObject(ModuleOp module, std::string &sharedObject,
   llvm::sys::fs::createTemporaryFile("kjit-link", "log", log.path);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.path.str(),
                                                 log.path.str()};
-  llvm::StringRef args[] = {*cc,         "-shared", "-o", library.path,
-                            object.path, "-lm"};
+  llvm::StringRef args[] = {*cc,          "-shared",   "-o",
+                            library.path, object.path, "-lm"};
   std::string execError;
   int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, redirects, 0, 0,
                                      &execError);
   if (rc != 0) {
     auto output = llvm::MemoryBuffer::getFile(log.path);
-    error = "linking the host kernel failed (" +
-            (execError.empty() ? "exit code " + std::to_string(rc)
-                               : execError) +
-            ")" + (output ? ": " + (*output)->getBuffer().str() : "");
+    error =
+        "linking the host kernel failed (" +
+        (execError.empty() ? "exit code " + std::to_string(rc) : execError) +
+        ")" + (output ? ": " + (*output)->getBuffer().str() : "");
     return false;
   }
   auto bytes = llvm::MemoryBuffer::getFile(library.path, /*IsText=*/false);

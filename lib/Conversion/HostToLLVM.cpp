@@ -186,8 +186,8 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
     if (op->hasAttr("noinline"))
       fn.setNoInline(true);
     rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.end());
-    if (failed(rewriter.convertRegionTypes(&fn.getBody(), converter,
-                                           &signature)))
+    if (failed(
+            rewriter.convertRegionTypes(&fn.getBody(), converter, &signature)))
       return failure();
 
     rewriter.setInsertionPointToStart(&fn.getBody().front());
@@ -207,9 +207,9 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
           rewriter, op.getLoc(), arg.getType(),
           rewriter.getIntegerAttr(arg.getType(), divisor.getInt() - 1));
       Value low = LLVM::AndOp::create(rewriter, op.getLoc(), arg, mask);
-      Value zero = LLVM::ConstantOp::create(
-          rewriter, op.getLoc(), arg.getType(),
-          rewriter.getIntegerAttr(arg.getType(), 0));
+      Value zero =
+          LLVM::ConstantOp::create(rewriter, op.getLoc(), arg.getType(),
+                                   rewriter.getIntegerAttr(arg.getType(), 0));
       Value divisible = LLVM::ICmpOp::create(
           rewriter, op.getLoc(), LLVM::ICmpPredicate::eq, low, zero);
       LLVM::AssumeOp::create(rewriter, op.getLoc(), divisible);
@@ -232,8 +232,8 @@ struct ReturnLowering : ConvertOpToLLVMPattern<ReturnOp> {
     Type packed = getTypeConverter()->packFunctionResults(op.getOperandTypes());
     Value result = LLVM::PoisonOp::create(rewriter, op.getLoc(), packed);
     for (auto [i, value] : llvm::enumerate(values))
-      result = LLVM::InsertValueOp::create(rewriter, op.getLoc(), result,
-                                           value, i);
+      result =
+          LLVM::InsertValueOp::create(rewriter, op.getLoc(), result, value, i);
     rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, result);
     return success();
   }
@@ -259,8 +259,8 @@ struct CallLowering : ConvertOpToLLVMPattern<CallOp> {
     }
     SmallVector<Value> results;
     for (unsigned i = 0; i < resultTypes.size(); ++i)
-      results.push_back(LLVM::ExtractValueOp::create(
-          rewriter, op.getLoc(), call.getResult(), i));
+      results.push_back(LLVM::ExtractValueOp::create(rewriter, op.getLoc(),
+                                                     call.getResult(), i));
     rewriter.replaceOp(op, results);
     return success();
   }
@@ -276,8 +276,8 @@ struct ProgramLowering : ConvertOpToLLVMPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, loadThreadField(rewriter, op.getLoc(),
-                                           getThread(op), field,
+    rewriter.replaceOp(op, loadThreadField(rewriter, op.getLoc(), getThread(op),
+                                           field,
                                            static_cast<int32_t>(op.getAxis()),
                                            rewriter.getI32Type()));
     return success();
@@ -291,9 +291,9 @@ struct GpuIdLowering : ConvertOpToLLVMPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value value = loadThreadField(
-        rewriter, op.getLoc(), getThread(op), field,
-        static_cast<int32_t>(op.getDimension()), rewriter.getI32Type());
+    Value value = loadThreadField(rewriter, op.getLoc(), getThread(op), field,
+                                  static_cast<int32_t>(op.getDimension()),
+                                  rewriter.getI32Type());
     rewriter.replaceOpWithNewOp<LLVM::ZExtOp>(
         op, this->getTypeConverter()->getIndexType(), value);
     return success();
@@ -342,9 +342,9 @@ struct LoadLowering : ConvertOpToLLVMPattern<LoadOp> {
                                       adaptor.getBase(), adaptor.getOffset());
     Type type = op.getType();
     bool isBool = type.isInteger(1);
-    Value value = LLVM::LoadOp::create(
-        rewriter, op.getLoc(), isBool ? rewriter.getI8Type() : type, address,
-        pointer.getElementByteWidth());
+    Value value = LLVM::LoadOp::create(rewriter, op.getLoc(),
+                                       isBool ? rewriter.getI8Type() : type,
+                                       address, pointer.getElementByteWidth());
     if (isBool)
       value = LLVM::TruncOp::create(rewriter, op.getLoc(), type, value);
     rewriter.replaceOp(op, value);
@@ -417,8 +417,8 @@ struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
       OpBuilder::InsertionGuard guard(rewriter);
       auto fn = op->getParentOfType<LLVM::LLVMFuncOp>();
       rewriter.setInsertionPointToStart(&fn.getBody().front());
-      Value count = LLVM::ConstantOp::create(rewriter, loc, i64,
-                                             rewriter.getI64IntegerAttr(numArgs));
+      Value count = LLVM::ConstantOp::create(
+          rewriter, loc, i64, rewriter.getI64IntegerAttr(numArgs));
       array = LLVM::AllocaOp::create(rewriter, loc, opaquePtr(context),
                                      getPrintArgType(context), count);
     }
@@ -445,10 +445,11 @@ struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
         width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
         // An i1 prints as 0/1, not as -1.
         kind = width == 1 ? KJIT_HOST_PRINT_UNSIGNED : KJIT_HOST_PRINT_SIGNED;
-        bits = width == 64 ? value
-               : width == 1
-                   ? LLVM::ZExtOp::create(rewriter, loc, i64, value).getResult()
-                   : LLVM::SExtOp::create(rewriter, loc, i64, value).getResult();
+        bits =
+            width == 64 ? value
+            : width == 1
+                ? LLVM::ZExtOp::create(rewriter, loc, i64, value).getResult()
+                : LLVM::SExtOp::create(rewriter, loc, i64, value).getResult();
       }
       auto field = [&](int32_t index) {
         return LLVM::GEPOp::create(
@@ -518,9 +519,8 @@ void expandMasks(ModuleOp module) {
     Type type = load.getType();
     auto branch = scf::IfOp::create(b, loc, type, mask, /*withElse=*/true);
     b.setInsertionPointToStart(branch.thenBlock());
-    Value loaded =
-        LoadOp::create(b, loc, type, load.getBase(), load.getOffset(),
-                       Value(), Value());
+    Value loaded = LoadOp::create(b, loc, type, load.getBase(),
+                                  load.getOffset(), Value(), Value());
     scf::YieldOp::create(b, loc, loaded);
     b.setInsertionPointToStart(branch.elseBlock());
     Value other = load.getOther();
@@ -548,8 +548,8 @@ void expandMasks(ModuleOp module) {
 SmallVector<StringAttr> makeWorkgroupMemoryThreadLocal(ModuleOp module) {
   SmallVector<StringAttr> names;
   module.walk([&](memref::GlobalOp global) {
-    auto space =
-        dyn_cast_or_null<gpu::AddressSpaceAttr>(global.getType().getMemorySpace());
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+        global.getType().getMemorySpace());
     if (space && space.getValue() == gpu::AddressSpace::Workgroup)
       names.push_back(global.getSymNameAttr());
   });
@@ -687,8 +687,8 @@ struct ConvertHostToLLVMPass
       auto kernel = castOp->getParentOfType<KernelOp>();
       unsigned index = cast<BlockArgument>(castOp.getInput()).getArgNumber();
       castOp.emitError() << "parameter '" << kernel.getParamName(index)
-                       << "' of '@" << kernel.getSymName()
-                       << "' has no type yet; run kjit-specialize first";
+                         << "' of '@" << kernel.getSymName()
+                         << "' has no type yet; run kjit-specialize first";
       return WalkResult::interrupt();
     });
     return failure(result.wasInterrupted());

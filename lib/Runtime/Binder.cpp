@@ -12,9 +12,9 @@
 
 #include "ValueRules.h"
 
-#include "kjit/Support/StrCat.h"
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -34,22 +34,21 @@ std::string detail::describeValueError(ValueError error,
     return "";
   case ValueError::BigInt:
     return kjit::strCat("integer ", int128ToString(original.asInt()),
-                          " does not fit in 64 bits (kjit accepts -2^63 to "
-                          "2^64-1)");
+                        " does not fit in 64 bits (kjit accepts -2^63 to "
+                        "2^64-1)");
   case ValueError::IntRange:
     return kjit::strCat("integer ", int128ToString(original.asInt()),
-                          " does not fit parameter type ",
-                          toString(rules.type));
+                        " does not fit parameter type ", toString(rules.type));
   case ValueError::DTypeMismatch:
     return kjit::strCat("expected a tensor of ",
-                          canonicalName(rules.type.dtype), " (parameter type ",
-                          toString(rules.type), "), got ",
-                          describeArgument(original));
+                        canonicalName(rules.type.dtype), " (parameter type ",
+                        toString(rules.type), "), got ",
+                        describeArgument(original));
   case ValueError::KindMismatch:
-    return kjit::strCat("expected ", expectedValue(rules),
-                          " (parameter type ", toString(rules.type),
-                          rules.isConstexpr ? ", constexpr" : "", "), got ",
-                          describeArgument(original));
+    return kjit::strCat("expected ", expectedValue(rules), " (parameter type ",
+                        toString(rules.type),
+                        rules.isConstexpr ? ", constexpr" : "", "), got ",
+                        describeArgument(original));
   case ValueError::CallableConstexpr:
     return "a callable cannot be a constexpr value (kernel IR cannot call "
            "host code)";
@@ -189,7 +188,7 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
       const DeprecatedKeyword &dep = kDeprecated[code - kDeprecatedCode];
       return absl::InvalidArgumentError(
           kjit::strCat("kernel '", manifest.name, "': the '", dep.name,
-                         "' keyword is no longer accepted: ", dep.why));
+                       "' keyword is no longer accepted: ", dep.why));
     }
     if (code >= kOptionCode) {
       int index = code - kOptionCode;
@@ -197,7 +196,7 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
       if (optionGiven[index])
         return absl::InvalidArgumentError(
             kjit::strCat("kernel '", manifest.name, "': launch option '",
-                           kw.name, "' given more than once"));
+                         kw.name, "' given more than once"));
       optionGiven[index] = true;
       int64_t value;
       if (absl::Status status = checkLaunchOption(option, kw.value, &value);
@@ -217,9 +216,9 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     }
     auto &state = binding.states_[code];
     if (state.given)
-      return absl::InvalidArgumentError(kjit::strCat(
-          "kernel '", manifest.name, "': got multiple values for argument '",
-          kw.name, "'"));
+      return absl::InvalidArgumentError(
+          kjit::strCat("kernel '", manifest.name,
+                       "': got multiple values for argument '", kw.name, "'"));
     state.given = true;
     binding.args_[code] = kw.value;
   }
@@ -240,7 +239,7 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
       kjit::strAppend(&names, names.empty() ? "'" : ", '", name, "'");
     return absl::InvalidArgumentError(
         kjit::strCat("kernel '", manifest.name, "': missing argument",
-                       missing.size() > 1 ? "s " : " ", names));
+                     missing.size() > 1 ? "s " : " ", names));
   }
   return absl::OkStatus();
 }
@@ -342,7 +341,7 @@ BindPlan::keyForRecord(const SpecializationRecord &record) const {
   auto mismatch = [&](const auto &...parts) {
     return absl::InvalidArgumentError(
         kjit::strCat("specialization record for kernel '", record.name,
-                       "' does not fit kernel '", m.name, "': ", parts...));
+                     "' does not fit kernel '", m.name, "': ", parts...));
   };
   if (record.name != m.name)
     return mismatch("the names differ");

@@ -31,14 +31,15 @@ absl::StatusOr<const kjit_compiler_api *> getCompiler() {
     // RTLD_LOCAL: the compiler's LLVM stays out of the global namespace.
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
-      error = "cannot load the kjit compiler library '" + path +
-              "': " + dlerror();
+      error =
+          "cannot load the kjit compiler library '" + path + "': " + dlerror();
       return;
     }
     using GetApi = const kjit_compiler_api *(*)();
     auto get = reinterpret_cast<GetApi>(dlsym(handle, "kjit_compiler_get_api"));
     if (!get) {
-      error = "'" + path + "' is not the kjit compiler library (no "
+      error = "'" + path +
+              "' is not the kjit compiler library (no "
               "kjit_compiler_get_api)";
       return;
     }

@@ -168,7 +168,7 @@ private:
       if (c == '-' || (c >= '0' && c <= '9'))
         return parseNumber(out);
       fail(kjit::strCat("unexpected character ", describeChar(c),
-                          ", expected a value"));
+                        ", expected a value"));
       return false;
     }
   }
@@ -407,8 +407,8 @@ private:
       }
       default:
         --pos_;
-        fail(kjit::strCat("invalid escape \\", describeChar(e),
-                            " in a string"));
+        fail(
+            kjit::strCat("invalid escape \\", describeChar(e), " in a string"));
         return false;
       }
     }

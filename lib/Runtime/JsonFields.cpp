@@ -69,7 +69,7 @@ FieldReader::object(const JsonValue &value, std::string_view path,
                     absl::Span<const std::string_view> optional) const {
   if (!value.isObject())
     return error(path, kjit::strCat("expected an object, got ",
-                                      jsonKindName(value.kind())));
+                                    jsonKindName(value.kind())));
   for (const JsonMember &member : value.members()) {
     bool known = false;
     for (std::string_view key : required)
@@ -95,7 +95,7 @@ FieldReader::member(const JsonValue &value, std::string_view key,
   if (m->kind() != kind)
     return error(join(path, key),
                  kjit::strCat("expected ", jsonKindName(kind), ", got ",
-                                jsonKindName(m->kind())));
+                              jsonKindName(m->kind())));
   return m;
 }
 
@@ -128,7 +128,7 @@ absl::Status FieldReader::version(const JsonValue &root, int expected) const {
   if (!number || *number != expected)
     return error("version",
                  kjit::strCat("unsupported format version ", (*v)->text(),
-                                " (this build reads ", expected, ")"));
+                              " (this build reads ", expected, ")"));
   return absl::OkStatus();
 }
 
@@ -144,13 +144,13 @@ absl::StatusOr<Argument> FieldReader::value(const JsonValue &value,
       std::optional<double> f = value.asDouble();
       if (!f)
         return error(path, kjit::strCat("number ", value.text(),
-                                          " is out of range for a double"));
+                                        " is out of range for a double"));
       return Argument::fp(*f);
     }
     std::optional<Int128> i = value.asInteger();
     if (!i)
       return error(path, kjit::strCat("integer ", value.text(),
-                                        " does not fit in 128 bits"));
+                                      " does not fit in 128 bits"));
     return Argument::integer(*i);
   }
   case JsonValue::Kind::String: {
@@ -178,9 +178,9 @@ absl::StatusOr<Argument> FieldReader::value(const JsonValue &value,
       bits = bits << 4 | static_cast<uint64_t>(digit & 0xf);
     }
     if (!valid)
-      return error(join(path, "float_bits"),
-                   kjit::strCat("expected 0x and 16 hex digits, got ",
-                                  quoteJson(hex)));
+      return error(
+          join(path, "float_bits"),
+          kjit::strCat("expected 0x and 16 hex digits, got ", quoteJson(hex)));
     double f;
     std::memcpy(&f, &bits, sizeof(f));
     return Argument::fp(f);

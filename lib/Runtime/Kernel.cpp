@@ -14,9 +14,9 @@
 #include "kjit/Runtime/Json.h"
 
 #include <chrono>
-#include <cstring>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 
 namespace kjit::rt {
 
@@ -24,9 +24,9 @@ Argument reinterpret(const Argument &tensor, DType dtype) {
   if (tensor.kind() != ArgKind::Tensor)
     return tensor;
   Argument result =
-      tensor.isMock() ? Argument::mockTensor(dtype, tensor.isReadOnly())
-                      : Argument::tensor(tensor.address(), dtype,
-                                         tensor.isReadOnly());
+      tensor.isMock()
+          ? Argument::mockTensor(dtype, tensor.isReadOnly())
+          : Argument::tensor(tensor.address(), dtype, tensor.isReadOnly());
   return result;
 }
 
@@ -144,8 +144,8 @@ struct Kernel::Impl {
   Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
   void clearCaches();
   const absl::StatusOr<plugin::BackendRef> &getBackend();
-  void compile(Entry &entry, const SpecializationRecord &record,
-               bool isWarmup, int32_t device);
+  void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
+               int32_t device);
   absl::Status waitFor(Entry &entry);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config);
@@ -176,7 +176,8 @@ absl::Status Kernel::Impl::checkGlobals() {
   for (size_t i = 0; i < usedGlobals.size(); ++i) {
     if (current[i] == bakedBits[i])
       continue;
-    const GlobalSlot &slot = module->globals[module->globalIndex.at(usedGlobals[i])];
+    const GlobalSlot &slot =
+        module->globals[module->globalIndex.at(usedGlobals[i])];
     if (policy == GlobalChangePolicy::Error)
       return absl::FailedPreconditionError(
           strCat("Global variable ", usedGlobals[i],
@@ -193,8 +194,7 @@ absl::Status Kernel::Impl::checkGlobals() {
   return absl::OkStatus();
 }
 
-Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key,
-                                  bool &inserted) {
+Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
   inserted = false;
   if (const Cache *cache = caches[device].load(std::memory_order_acquire)) {
     auto it = cache->find(key);
@@ -208,8 +208,8 @@ Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key,
     if (it != current->end()) // another thread inserted it meanwhile
       return it->second.get();
   }
-  auto next = current ? std::make_unique<Cache>(*current)
-                      : std::make_unique<Cache>();
+  auto next =
+      current ? std::make_unique<Cache>(*current) : std::make_unique<Cache>();
   auto entry = std::make_shared<Entry>();
   next->emplace(SpecializationKey(key), entry);
   caches[device].store(next.get(), std::memory_order_release);
@@ -306,8 +306,8 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     std::string message = error ? error : "unknown error";
     (*compiler)->release(error);
     return finish(Entry::State::Failed,
-                  absl::InvalidArgumentError(strCat(
-                      "compiling ", repr, " failed: ", message)));
+                  absl::InvalidArgumentError(
+                      strCat("compiling ", repr, " failed: ", message)));
   }
   std::string bytes(artifact, artifactSize), meta = metadata;
   (*compiler)->release(artifact);
@@ -328,10 +328,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   compiled.artifactFormat = "elf-shared-object";
   compiled.artifact = bytes;
   compiled.metadataJson = meta;
-  compiled.compileNanos = uint64_t(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::steady_clock::now() - start)
-          .count());
+  compiled.compileNanos =
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count());
   host.runCompiledHook(info, compiled);
   finish(Entry::State::Ready);
 }
@@ -458,8 +458,7 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
   for (const std::string &name : usedGlobals)
     if (!module->globalIndex.contains(name))
       return absl::InternalError(strCat("kernel '", impl->manifest.name,
-                                        "' reads unknown global '", name,
-                                        "'"));
+                                        "' reads unknown global '", name, "'"));
   impl->usedGlobals = std::move(usedGlobals);
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
@@ -488,11 +487,11 @@ Kernel::launch(const LaunchConfig &config,
       types.push_back(describeArgument(keyword.value));
     for (size_t i = 0; i < types.size(); ++i) {
       bool isKeyword = i >= positional.size();
-      const Argument &value = isKeyword ? keywords[i - positional.size()].value
-                                        : positional[i];
+      const Argument &value =
+          isKeyword ? keywords[i - positional.size()].value : positional[i];
       plugin::ArgInfo arg;
-      arg.name = isKeyword ? keywords[i - positional.size()].name
-                           : std::string_view();
+      arg.name =
+          isKeyword ? keywords[i - positional.size()].name : std::string_view();
       arg.type = types[i];
       switch (value.kind()) {
       case ArgKind::Bool:
@@ -580,9 +579,9 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
   if (!record.ok())
     return record.status();
   if (record->name != impl.manifest.name)
-    return absl::InvalidArgumentError(
-        strCat("the record is for kernel '", record->name, "', not '",
-               impl.manifest.name, "'"));
+    return absl::InvalidArgumentError(strCat("the record is for kernel '",
+                                             record->name, "', not '",
+                                             impl.manifest.name, "'"));
   absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
   if (!key.ok())
     return key.status();

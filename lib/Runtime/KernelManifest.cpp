@@ -8,8 +8,8 @@
 #include "kjit/Runtime/Json.h"
 #include "kjit/Runtime/LaunchOptions.h"
 
-#include "kjit/Support/StrCat.h"
 #include "absl/container/flat_hash_set.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 

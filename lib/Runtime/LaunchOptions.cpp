@@ -85,7 +85,7 @@ absl::Status checkLaunchOption(LaunchOption option, const Argument &value,
   auto wrongKind = [&] {
     return absl::InvalidArgumentError(
         kjit::strCat("launch option '", info.name, "' expects ",
-                       kindNoun(info.kind), ", got ", describeArgument(value)));
+                     kindNoun(info.kind), ", got ", describeArgument(value)));
   };
   if (info.kind == LaunchOptionKind::Bool) {
     if (value.kind() != ArgKind::Bool)
@@ -105,15 +105,15 @@ absl::Status checkLaunchOption(LaunchOption option, const Argument &value,
   if (v < info.minValue)
     return absl::InvalidArgumentError(
         kjit::strCat("launch option '", info.name, "' must be at least ",
-                       info.minValue, ", got ", int128ToString(v)));
+                     info.minValue, ", got ", int128ToString(v)));
   if (v > INT32_MAX)
     return absl::InvalidArgumentError(
         kjit::strCat("launch option '", info.name, "' must be at most ",
-                       INT32_MAX, ", got ", int128ToString(v)));
+                     INT32_MAX, ", got ", int128ToString(v)));
   if (info.powerOfTwo && (v & (v - 1)) != 0)
     return absl::InvalidArgumentError(
         kjit::strCat("launch option '", info.name,
-                       "' must be a power of two, got ", int128ToString(v)));
+                     "' must be a power of two, got ", int128ToString(v)));
   *stored = static_cast<int64_t>(v);
   return absl::OkStatus();
 }

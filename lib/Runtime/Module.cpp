@@ -36,7 +36,9 @@ unsigned widthOf(std::string_view type) {
   return width;
 }
 
-bool isFloatType(std::string_view type) { return !type.empty() && (type[0] == 'f' || type[0] == 'b'); }
+bool isFloatType(std::string_view type) {
+  return !type.empty() && (type[0] == 'f' || type[0] == 'b');
+}
 
 /// float -> IEEE half, rounding to nearest even.
 uint16_t toHalf(float value) {
@@ -137,7 +139,8 @@ std::string formatGlobalValue(std::string_view type, uint64_t bits) {
   return std::to_string(value);
 }
 
-absl::StatusOr<uint64_t> globalBits(std::string_view name, std::string_view type,
+absl::StatusOr<uint64_t> globalBits(std::string_view name,
+                                    std::string_view type,
                                     const Argument &value) {
   unsigned width = widthOf(type);
   if (isFloatType(type)) {
@@ -149,7 +152,7 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, std::string_view type
     else
       return absl::InvalidArgumentError(
           kjit::strCat("global '", name, "' has type ", type,
-                 " and needs a number, not ", describeArgument(value)));
+                       " and needs a number, not ", describeArgument(value)));
     if (type == "f64") {
       uint64_t bits;
       std::memcpy(&bits, &real, 8);
@@ -167,14 +170,14 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, std::string_view type
   if (value.kind() != ArgKind::Int && value.kind() != ArgKind::Bool)
     return absl::InvalidArgumentError(
         kjit::strCat("global '", name, "' has type ", type,
-               " and needs an integer, not ", describeArgument(value)));
+                     " and needs an integer, not ", describeArgument(value)));
   Int128 integer = value.asInt();
   Int128 limit = Int128(1) << width;
   // Signed or unsigned range of the width, as kjit.global's parser accepts.
   if (integer >= limit || integer < -(limit >> 1))
     return absl::OutOfRangeError(kjit::strCat("value ", describeArgument(value),
-                                        " does not fit global '", name,
-                                        "' of type ", type));
+                                              " does not fit global '", name,
+                                              "' of type ", type));
   uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
   return uint64_t(integer) & mask;
 }
@@ -215,7 +218,7 @@ Module::fromText(std::string text, std::string sourceName) {
   if (!parsed.ok())
     return absl::InternalError(
         kjit::strCat("the compiler's analysis is not JSON: ",
-               std::string(parsed.status().message())));
+                     std::string(parsed.status().message())));
   auto field = [](const JsonValue &object,
                   std::string_view key) -> const JsonValue & {
     const JsonValue *value = object.find(key);
@@ -260,9 +263,9 @@ absl::StatusOr<Kernel *> Module::kernel(std::string_view name) {
   std::string known;
   for (const std::string &other : kernelNames())
     known += (known.empty() ? "" : ", ") + other;
-  return absl::NotFoundError(kjit::strCat("no kernel named '", name, "' in ",
-                                    impl_->sourceName, " (kernels: ",
-                                    known.empty() ? "none" : known, ")"));
+  return absl::NotFoundError(
+      kjit::strCat("no kernel named '", name, "' in ", impl_->sourceName,
+                   " (kernels: ", known.empty() ? "none" : known, ")"));
 }
 
 std::vector<std::string> Module::kernelNames() const {

@@ -42,9 +42,8 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
 
 /// The bits of `value` as a global of MLIR type `type`, or an error naming
 /// the global.
-absl::StatusOr<uint64_t> globalBits(std::string_view name,
-                                    std::string_view type,
-                                    const Argument &value);
+absl::StatusOr<uint64_t>
+globalBits(std::string_view name, std::string_view type, const Argument &value);
 
 /// A global's value for messages: "0.5", "2.0", "-3", "True".
 std::string formatGlobalValue(std::string_view type, uint64_t bits);

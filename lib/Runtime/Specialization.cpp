@@ -7,8 +7,8 @@
 
 #include "kjit/Runtime/Json.h"
 
-#include "kjit/Support/StrCat.h"
 #include "absl/container/flat_hash_map.h"
+#include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -321,13 +321,13 @@ private:
       std::string path = kjit::strCat("params[", i, "]");
       if (!names[i].isString())
         return r_.error(path, kjit::strCat("expected a string, got ",
-                                             jsonKindName(names[i].kind())));
+                                           jsonKindName(names[i].kind())));
       const std::string &name = names[i].text();
       if (name.empty())
         return r_.error(path, "empty parameter name");
       if (!index_.emplace(name, i).second)
-        return r_.error(
-            path, kjit::strCat("duplicate parameter ", quoteJson(name)));
+        return r_.error(path,
+                        kjit::strCat("duplicate parameter ", quoteJson(name)));
       SpecializedParam p;
       p.name = name;
       // Constexpr until the signature names it.
@@ -359,7 +359,7 @@ private:
       std::string path = r_.join("signature", m.key);
       if (!m.value.isString())
         return r_.error(path, kjit::strCat("expected a string, got ",
-                                             jsonKindName(m.value.kind())));
+                                           jsonKindName(m.value.kind())));
       std::optional<SigType> type = parseSigType(m.value.text());
       if (!type)
         return r_.error(
@@ -403,8 +403,8 @@ private:
                       (key == SpecKey::Divisible16 && type.isPointer());
       if (!possible)
         return r_.error(path, kjit::strCat("spec key ", text,
-                                             " is impossible for type ",
-                                             toString(type)));
+                                           " is impossible for type ",
+                                           toString(type)));
       (*p)->specKey = key;
     }
     return absl::OkStatus();
@@ -447,14 +447,14 @@ private:
       if (p.isConstexpr && !listed)
         return r_.error("constants",
                         kjit::strCat("missing the value of constexpr "
-                                       "parameter ",
-                                       quoteJson(p.name),
-                                       " (every parameter is in the signature "
-                                       "or the constants)"));
+                                     "parameter ",
+                                     quoteJson(p.name),
+                                     " (every parameter is in the signature "
+                                     "or the constants)"));
       if (!p.isConstexpr && p.specKey == SpecKey::EqualTo1 && !listed)
         return r_.error("constants",
                         kjit::strCat("parameter ", quoteJson(p.name),
-                                       " has spec key 1 but no constant 1"));
+                                     " has spec key 1 but no constant 1"));
     }
     return absl::OkStatus();
   }
@@ -470,7 +470,7 @@ private:
     for (const JsonValue &e : (*list)->elements()) {
       if (!e.isString())
         return r_.error(path, kjit::strCat("expected strings, got ",
-                                             jsonKindName(e.kind())));
+                                           jsonKindName(e.kind())));
       names.push_back(e.text());
     }
     if (names != expected) {
@@ -478,8 +478,8 @@ private:
       JsonWriter w(want);
       writeNames(w, expected);
       return r_.error(path, kjit::strCat("does not match the spec keys "
-                                           "(expected ",
-                                           want, ")"));
+                                         "(expected ",
+                                         want, ")"));
     }
     return absl::OkStatus();
   }
@@ -531,8 +531,8 @@ private:
     std::string expected = canonicalKey(record_);
     if (*key != expected)
       return r_.error("key", kjit::strCat("does not match the record's "
-                                            "contents (expected ",
-                                            quoteJson(expected), ")"));
+                                          "contents (expected ",
+                                          quoteJson(expected), ")"));
     record_.key = *key;
     return absl::OkStatus();
   }

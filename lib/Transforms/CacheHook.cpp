@@ -29,8 +29,8 @@ struct CacheHookPass : kjit::impl::KjitCacheHookBase<CacheHookPass> {
       kjit::plugin::CompileInfo event = kjit::toCompileInfo(*info, target);
       if (host.runCacheHook(event) == kjit::plugin::CacheDecision::Skip) {
         // Nothing is compiled: the kernel leaves the module.
-        kernel.emitRemark() << "a cache hook skipped compiling '@"
-                            << info->name << "'";
+        kernel.emitRemark()
+            << "a cache hook skipped compiling '@" << info->name << "'";
         kernel.erase();
       }
     }

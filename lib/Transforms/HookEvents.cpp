@@ -14,8 +14,8 @@ FailureOr<kjit::KernelCompileInfo>
 kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
   KernelCompileInfo info;
   info.name = kernel.getSymName().str();
-  if (auto key = kernel->getAttrOfType<StringAttr>(
-          DependencyAnalysis::kKeyAttrName)) {
+  if (auto key =
+          kernel->getAttrOfType<StringAttr>(DependencyAnalysis::kKeyAttrName)) {
     info.key = key.getValue().str();
   } else {
     DependencyAnalysis analysis(kernel->getParentOfType<ModuleOp>());
@@ -33,9 +33,9 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
     StringRef name = kernel.getParamName(i);
     if (i)
       os << ", ";
-    std::string type = printSignatureType(
-        kernel.getArgumentTypes()[i],
-        kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
+    std::string type =
+        printSignatureType(kernel.getArgumentTypes()[i],
+                           kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
     if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName)) {
       os << name << ": constexpr";
       constants[name] = nullptr; // bound at launch, unknown to the IR

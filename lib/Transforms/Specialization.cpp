@@ -32,8 +32,8 @@ Type kjit::parseSignatureType(StringRef text, MLIRContext *context,
     error = ("signature type '" + text + "' has no MLIR element type").str();
     return {};
   }
-  Type element = mlir::parseType(StringRef(irName.data(), irName.size()),
-                                 context);
+  Type element =
+      mlir::parseType(StringRef(irName.data(), irName.size()), context);
   if (isPointer)
     return PointerType::get(context, element);
   // Scalars are signless: the signedness of u32/u64 is in the value.
@@ -87,7 +87,8 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
   for (StringRef entry : entries) {
     entry = entry.trim();
     ParamSpecialization param;
-    if (auto [name, value] = entry.split('='); !value.empty() || entry.ends_with("=")) {
+    if (auto [name, value] = entry.split('=');
+        !value.empty() || entry.ends_with("=")) {
       param.name = name.trim().str();
       param.constant = parseConstant(value.trim(), context);
       if (!param.constant) {
@@ -181,7 +182,8 @@ kjit::readSpecializationRecord(StringRef json, MLIRContext *context,
     if (std::optional<rt::Argument> constant = param.constant()) {
       ps.constant = toAttribute(*constant, context);
       if (!ps.constant) {
-        error = "parameter '" + param.name + "' has a constant kjit cannot fold";
+        error =
+            "parameter '" + param.name + "' has a constant kjit cannot fold";
         return std::nullopt;
       }
     }
@@ -286,9 +288,8 @@ static Type typeOfValue(Attribute value, MLIRContext *context) {
   if (isa<BoolAttr>(value))
     return IntegerType::get(context, 1);
   if (auto integer = dyn_cast<IntegerAttr>(value))
-    return IntegerType::get(context,
-                            integer.getValue().getSignificantBits() <= 32 ? 32
-                                                                          : 64);
+    return IntegerType::get(
+        context, integer.getValue().getSignificantBits() <= 32 ? 32 : 64);
   if (isa<FloatAttr>(value))
     return Float32Type::get(context);
   return {};
@@ -316,10 +317,10 @@ LogicalResult Specializer::foldConstexpr(unsigned index,
     auto castOp = llvm::cast<CastOp>(user);
     Type natural = typeOfValue(ps.constant, kernel.getContext());
     if (natural && isa<FloatType>(natural) != isa<FloatType>(castOp.getType()))
-      return castOp.emitError() << "constexpr parameter '" << name
-                              << "' is bound to " << ps.constant
-                              << ", but this cast reads it as "
-                              << castOp.getType();
+      return castOp.emitError()
+             << "constexpr parameter '" << name << "' is bound to "
+             << ps.constant << ", but this cast reads it as "
+             << castOp.getType();
     FailureOr<Value> folded =
         materialize(ps.constant, castOp.getType(), name, castOp);
     if (failed(folded))
@@ -336,9 +337,9 @@ LogicalResult Specializer::bindParam(unsigned index,
   BlockArgument arg = kernel.getArgument(index);
   Type declared = arg.getType();
   if (!ps.type)
-    return kernel.emitError() << "parameter '" << name
-                              << "' needs a signature type ('" << name
-                              << ":TYPE')";
+    return kernel.emitError()
+           << "parameter '" << name << "' needs a signature type ('" << name
+           << ":TYPE')";
   bool isNone = ps.constant && isa<UnitAttr>(ps.constant);
 
   if (isa<AnyValueType>(declared)) {
@@ -385,9 +386,9 @@ LogicalResult Specializer::bindParam(unsigned index,
   }
   if (ps.divisibleBy16) {
     if (!isa<PointerType, IntegerType>(arg.getType()))
-      return kernel.emitError() << "parameter '" << name << "' of type "
-                                << arg.getType()
-                                << " cannot take the D spec key";
+      return kernel.emitError()
+             << "parameter '" << name << "' of type " << arg.getType()
+             << " cannot take the D spec key";
     kernel.setArgAttr(index, KjitDialect::kDivisibilityAttrName,
                       builder.getI64IntegerAttr(16));
   }
@@ -398,11 +399,11 @@ LogicalResult Specializer::run() {
   llvm::StringMap<const ParamSpecialization *> byName;
   for (const ParamSpecialization &ps : spec.params)
     if (!byName.try_emplace(ps.name, &ps).second)
-      return kernel.emitError() << "the specialization names parameter '"
-                                << ps.name << "' twice";
+      return kernel.emitError()
+             << "the specialization names parameter '" << ps.name << "' twice";
   for (const ParamSpecialization &ps : spec.params)
-    if (!llvm::is_contained(kernel.getParamNames().getAsValueRange<StringAttr>(),
-                            ps.name))
+    if (!llvm::is_contained(
+            kernel.getParamNames().getAsValueRange<StringAttr>(), ps.name))
       return kernel.emitError() << "the specialization names parameter '"
                                 << ps.name << "', which kernel '@"
                                 << kernel.getSymName() << "' does not have";

@@ -1,4 +1,5 @@
-//===- Specialize.cpp - the kjit-specialize pass ---------------------------===//
+//===- Specialize.cpp - the kjit-specialize pass
+//---------------------------===//
 
 #include "kjit/Transforms/Passes.h"
 #include "kjit/Transforms/Specialization.h"
@@ -43,8 +44,8 @@ struct SpecializePass : kjit::impl::KjitSpecializeBase<SpecializePass> {
                          "(kernel=NAME) or a record (record=FILE)");
         return std::nullopt;
       }
-      auto spec = kjit::parseSpecialization(kernelName, entries,
-                                            &getContext(), error);
+      auto spec =
+          kjit::parseSpecialization(kernelName, entries, &getContext(), error);
       if (!spec)
         module.emitError() << "kjit-specialize: " << error;
       return spec;

@@ -21,8 +21,7 @@ std::string printValue(TypedAttr value) {
   return text;
 }
 
-struct TrackGlobalsPass
-    : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
+struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
   using KjitTrackGlobalsBase::KjitTrackGlobalsBase;
 
   void runOnOperation() override {
@@ -40,9 +39,9 @@ struct TrackGlobalsPass
       module->walk([&](FunctionOpInterface fn) {
         std::optional<kjit::DependencyRecord> record =
             kjit::DependencyAnalysis::readPersisted(fn);
-        if (record && !kjit::DependencyAnalysis::findChangedGlobals(module,
-                                                                    *record)
-                           .empty())
+        if (record &&
+            !kjit::DependencyAnalysis::findChangedGlobals(module, *record)
+                 .empty())
           kjit::DependencyAnalysis::forget(fn);
       });
     }

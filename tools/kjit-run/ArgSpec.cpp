@@ -79,9 +79,9 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
     if (length == 0)
       return error(what, kjit::strCat("'", text, "' has no hex digits"));
     if (length < hex.size())
-      return error(what,
-                   kjit::strCat(
-                       "trailing characters '", hex.substr(length), "' after '",
+      return error(
+          what,
+          kjit::strCat("trailing characters '", hex.substr(length), "' after '",
                        text.substr(0, text.size() - hex.size() + length), "'"));
     // The largest magnitude is 2^127 (the negative end).
     const unsigned __int128 limit = static_cast<unsigned __int128>(1) << 127;
@@ -89,12 +89,12 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
     for (char c : hex) {
       if (magnitude > (limit >> 4))
         return error(what, kjit::strCat("integer '", text,
-                                          "' does not fit in 128 bits"));
+                                        "' does not fit in 128 bits"));
       magnitude = (magnitude << 4) | static_cast<unsigned>(hexDigit(c));
     }
     if (magnitude > limit || (!negative && magnitude == limit))
-      return error(what, kjit::strCat("integer '", text,
-                                        "' does not fit in 128 bits"));
+      return error(
+          what, kjit::strCat("integer '", text, "' does not fit in 128 bits"));
     return negative ? static_cast<Int128>(-magnitude)
                     : static_cast<Int128>(magnitude);
   }
@@ -105,8 +105,8 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
       return std::nullopt;
   std::optional<Int128> value = rt::parseInt128(text);
   if (!value)
-    return error(
-        what, kjit::strCat("integer '", text, "' does not fit in 128 bits"));
+    return error(what,
+                 kjit::strCat("integer '", text, "' does not fit in 128 bits"));
   return *value;
 }
 
@@ -169,7 +169,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
   std::string_view shapeText = text.substr(bracket);
   if (shapeText.back() != ']' || shapeText.find(']') != shapeText.size() - 1)
     return error(what, kjit::strCat("bad shape '", shapeText,
-                                      "' (expected [D0,D1,...])"));
+                                    "' (expected [D0,D1,...])"));
   std::string_view inner = shapeText.substr(1, shapeText.size() - 2);
   Shape shape;
   if (!trim(inner).empty()) {
@@ -180,8 +180,8 @@ absl::Status parseType(std::string_view what, std::string_view text,
       bool negative = !piece.empty() && piece[0] == '-';
       std::string_view digits = negative ? piece.substr(1) : piece;
       if (piece.empty())
-        return error(what, kjit::strCat("bad shape '", shapeText,
-                                          "': empty dimension"));
+        return error(
+            what, kjit::strCat("bad shape '", shapeText, "': empty dimension"));
       int64_t extent = 0;
       auto result =
           std::from_chars(digits.data(), digits.data() + digits.size(), extent);
@@ -189,14 +189,14 @@ absl::Status parseType(std::string_view what, std::string_view text,
           result.ptr != digits.data() + digits.size())
         return error(what,
                      kjit::strCat("bad shape '", shapeText, "': dimension '",
-                                    piece, "' is not an integer"));
+                                  piece, "' is not an integer"));
       if (result.ec == std::errc::result_out_of_range)
         return error(what,
                      kjit::strCat("bad shape '", shapeText, "': dimension '",
-                                    piece, "' is too large"));
+                                  piece, "' is too large"));
       if (negative)
         return error(what, kjit::strCat("bad shape '", shapeText,
-                                          "': negative dimension ", piece));
+                                        "': negative dimension ", piece));
       shape.push_back(extent);
       if (comma == std::string_view::npos)
         break;
@@ -205,7 +205,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
   }
   if (!numElementsOf(shape))
     return error(what, kjit::strCat("shape ", formatShape(shape),
-                                      " has too many elements"));
+                                    " has too many elements"));
   spec.shape = std::move(shape);
   return absl::OkStatus();
 }
@@ -224,17 +224,17 @@ absl::Status checkFillValue(std::string_view what, const Argument &value,
     // integer in a message saying it is not one.
     if (number.find_first_of(".eni") == std::string::npos)
       number += ".0";
-    return error(what, kjit::strCat("fill value ", number,
-                                      " is not an integer, as ", dtypeName,
-                                      " needs"));
+    return error(what,
+                 kjit::strCat("fill value ", number, " is not an integer, as ",
+                              dtypeName, " needs"));
   }
   auto [low, high] = integerRange(dtype);
   if (value.asInt() < low || value.asInt() > high)
-    return error(what, kjit::strCat("fill value ",
-                                      rt::int128ToString(value.asInt()),
-                                      " is out of range for ", dtypeName, " [",
-                                      rt::int128ToString(low), ", ",
-                                      rt::int128ToString(high), "]"));
+    return error(what,
+                 kjit::strCat("fill value ", rt::int128ToString(value.asInt()),
+                              " is out of range for ", dtypeName, " [",
+                              rt::int128ToString(low), ", ",
+                              rt::int128ToString(high), "]"));
   return absl::OkStatus();
 }
 
@@ -255,9 +255,9 @@ absl::Status parseInit(std::string_view what, std::string_view text,
         break;
     }
     if (close + 1 != text.size())
-      return error(what, kjit::strCat("trailing characters '",
-                                        text.substr(close + 1), "' after '",
-                                        text.substr(0, close + 1), "'"));
+      return error(what,
+                   kjit::strCat("trailing characters '", text.substr(close + 1),
+                                "' after '", text.substr(0, close + 1), "'"));
     args = text.substr(paren + 1, close - paren - 1);
   }
 
@@ -285,8 +285,8 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     if (!seed || !seed->ok() || **seed < 0 ||
         **seed > static_cast<Int128>(UINT64_MAX))
       return error(what, kjit::strCat("random takes (seed=N) with N an "
-                                        "unsigned 64-bit integer, not '(",
-                                        *args, ")'"));
+                                      "unsigned 64-bit integer, not '(",
+                                      *args, ")'"));
     spec.seed = static_cast<uint64_t>(**seed);
     return absl::OkStatus();
   }
@@ -300,8 +300,8 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     if (value->kind() != ArgKind::Int && value->kind() != ArgKind::Float &&
         value->kind() != ArgKind::Bool)
       return error(what, kjit::strCat("fill value must be a number, true or "
-                                        "false, not '",
-                                        trim(*args), "'"));
+                                      "false, not '",
+                                      trim(*args), "'"));
     spec.fillValue = *value;
     return absl::OkStatus();
   }
@@ -312,8 +312,8 @@ absl::Status parseInit(std::string_view what, std::string_view text,
     spec.npyPath = std::string(*args);
     return absl::OkStatus();
   }
-  return error(what, kjit::strCat("unknown initializer '", text,
-                                    "' (expected ", kInitList, ")"));
+  return error(what, kjit::strCat("unknown initializer '", text, "' (expected ",
+                                  kInitList, ")"));
 }
 
 constexpr std::string_view initName(TensorInit init) {
@@ -370,26 +370,26 @@ absl::StatusOr<TensorSpec> parseTensor(std::string_view what,
     if (piece.empty())
       return error(what, kjit::strCat("empty initializer in '", text, "'"));
     if (initText)
-      return error(what, kjit::strCat("more than one initializer ('",
-                                        *initText, "' and '", piece, "')"));
+      return error(what, kjit::strCat("more than one initializer ('", *initText,
+                                      "' and '", piece, "')"));
     if (absl::Status status = parseInit(what, piece, spec); !status.ok())
       return status;
     initText = piece;
   }
   if (!initText)
     return error(what, kjit::strCat("missing initializer after '", typeText,
-                                      "' (expected :", kInitList, ")"));
+                                    "' (expected :", kInitList, ")"));
   if (!spec.shape && spec.init != TensorInit::Npy)
     return error(what, kjit::strCat("missing shape after '", typeText,
-                                      "' (write ", typeText,
-                                      "[D0,D1,...]; only npy(FILE) may omit "
-                                      "it)"));
+                                    "' (write ", typeText,
+                                    "[D0,D1,...]; only npy(FILE) may omit "
+                                    "it)"));
   if (!hasNumericConversion(spec.dtype) && spec.init != TensorInit::Zeros)
-    return error(
-        what,
-        kjit::strCat("initializer '", initName(spec.init),
-                       "' is not supported for ", rt::canonicalName(spec.dtype),
-                       " (kjit-run has no fp8 conversions; use zeros)"));
+    return error(what,
+                 kjit::strCat("initializer '", initName(spec.init),
+                              "' is not supported for ",
+                              rt::canonicalName(spec.dtype),
+                              " (kjit-run has no fp8 conversions; use zeros)"));
   if (spec.init == TensorInit::Fill)
     if (absl::Status status = checkFillValue(what, spec.fillValue, spec.dtype);
         !status.ok())
@@ -469,8 +469,8 @@ absl::StatusOr<Argument> parseScalar(std::string_view what,
   auto result = std::from_chars(number.data(), end, value);
   if (result.ptr == number.data())
     return error(what, kjit::strCat("cannot parse '", text,
-                                      "' (expected an integer, a float, true, "
-                                      "false, none or dtype:NAME)"));
+                                    "' (expected an integer, a float, true, "
+                                    "false, none or dtype:NAME)"));
   if (result.ptr != end)
     return error(
         what, kjit::strCat(
@@ -521,9 +521,9 @@ absl::StatusOr<NamedGlobal> parseGlobalOption(std::string_view text) {
   if (valueText.substr(0, 6) != "dtype:" &&
       valueText.find_first_of(":[") != std::string_view::npos)
     return error(what, kjit::strCat("'", valueText,
-                                      "' is a tensor; a global value is an "
-                                      "integer, a float, true, false, none or "
-                                      "dtype:NAME"));
+                                    "' is a tensor; a global value is an "
+                                    "integer, a float, true, false, none or "
+                                    "dtype:NAME"));
   absl::StatusOr<Argument> value = parseScalar(what, valueText);
   if (!value.ok())
     return value.status();
@@ -544,14 +544,14 @@ absl::StatusOr<HostBuffer> buildTensor(std::string_view name,
     if (buffer->dtype() != spec.dtype)
       return error(what,
                    kjit::strCat("npy file '", spec.npyPath, "' holds '",
-                                  npyDescr(buffer->dtype()), "' (",
-                                  rt::canonicalName(buffer->dtype()), "), not ",
-                                  rt::canonicalName(spec.dtype)));
+                                npyDescr(buffer->dtype()), "' (",
+                                rt::canonicalName(buffer->dtype()), "), not ",
+                                rt::canonicalName(spec.dtype)));
     if (spec.shape && buffer->shape() != *spec.shape)
       return error(what,
                    kjit::strCat("npy file '", spec.npyPath, "' has shape ",
-                                  formatShape(buffer->shape()), ", not ",
-                                  formatShape(*spec.shape)));
+                                formatShape(buffer->shape()), ", not ",
+                                formatShape(*spec.shape)));
     return buffer;
   }
 

@@ -2,8 +2,8 @@
 
 #include "Buffer.h"
 
-#include "kjit/Support/StrCat.h"
 #include "absl/strings/str_format.h"
+#include "kjit/Support/StrCat.h"
 
 #include <unistd.h>
 
@@ -39,8 +39,7 @@ std::optional<int64_t> numElementsOf(const Shape &shape) {
 //===----------------------------------------------------------------------===//
 
 absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
-  std::string type =
-      kjit::strCat(rt::canonicalName(dtype), formatShape(shape));
+  std::string type = kjit::strCat(rt::canonicalName(dtype), formatShape(shape));
   for (int64_t extent : shape)
     if (extent < 0)
       return absl::InvalidArgumentError(
@@ -369,7 +368,7 @@ void fillValue(HostBuffer &buffer, const rt::Argument &value) {
 
 std::string formatType(const HostBuffer &buffer) {
   return kjit::strCat(rt::canonicalName(buffer.dtype()),
-                        formatShape(buffer.shape()));
+                      formatShape(buffer.shape()));
 }
 
 namespace {
@@ -436,8 +435,7 @@ std::string formatBuffer(const HostBuffer &buffer, size_t maxElements) {
   int64_t count = buffer.numElements();
   auto append = [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      kjit::strAppend(&text, i == begin ? "" : ", ",
-                        formatElement(buffer, i));
+      kjit::strAppend(&text, i == begin ? "" : ", ", formatElement(buffer, i));
   };
   if (static_cast<uint64_t>(count) <= maxElements) {
     append(0, count);
@@ -484,8 +482,8 @@ Checksum computeChecksum(const HostBuffer &buffer) {
 std::string formatChecksum(const HostBuffer &buffer) {
   Checksum checksum = computeChecksum(buffer);
   return kjit::strCat(formatType(buffer),
-                        " sum=", checksum.sum ? shortest(*checksum.sum) : "n/a",
-                        absl::StrFormat(" fnv1a=0x%016x", checksum.fnv1a));
+                      " sum=", checksum.sum ? shortest(*checksum.sum) : "n/a",
+                      absl::StrFormat(" fnv1a=0x%016x", checksum.fnv1a));
 }
 
 } // namespace kjit::run

@@ -214,7 +214,7 @@ absl::StatusOr<Preamble> parsePreamble(std::string_view bytes,
   } else {
     return absl::InvalidArgumentError(
         kjit::strCat("unsupported format version ", major, ".", minor,
-                       " (kjit-run reads 1.0, 2.0 and 3.0)"));
+                     " (kjit-run reads 1.0, 2.0 and 3.0)"));
   }
   preamble.headerSize = readLittleEndian(bytes, 8, preamble.preambleSize - 8);
   if (preamble.preambleSize + preamble.headerSize > fileSize)
@@ -289,8 +289,8 @@ absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
       !(descr.size() == 3 && descr[2] == '1'))
     return absl::InvalidArgumentError(
         kjit::strCat("big-endian data ('", descr,
-                       "') is not supported; convert it with "
-                       "a.astype(a.dtype.newbyteorder('<'))"));
+                     "') is not supported; convert it with "
+                     "a.astype(a.dtype.newbyteorder('<'))"));
   if (descr.size() == 3 && (descr[0] == '<' || descr[0] == '=' ||
                             descr[0] == '|' || descr[0] == '>')) {
     std::string_view code = descr.substr(1);
@@ -365,7 +365,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
                                    std::optional<DType> expected) {
   auto fail = [&](const absl::Status &status) {
     return absl::Status(status.code(), kjit::strCat("npy file '", path,
-                                                      "': ", status.message()));
+                                                    "': ", status.message()));
   };
   auto failText = [&](std::string_view text) {
     return fail(absl::InvalidArgumentError(std::string(text)));
@@ -413,7 +413,7 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
   if (::lseek(fd, static_cast<off_t>(header->dataOffset), SEEK_SET) < 0 ||
       !readAll(fd, static_cast<char *>(buffer->data()), buffer->sizeInBytes()))
     return failText(kjit::strCat("cannot read the data: ",
-                                   errno ? errnoText() : "file shrank"));
+                                 errno ? errnoText() : "file shrank"));
   if (header->dtype == DType::I1) {
     // numpy bools are 0 or 1; anything else means the file is not what its
     // header says, and kernels assume the two values.
@@ -421,8 +421,8 @@ absl::StatusOr<HostBuffer> readNpy(const std::string &path,
     for (size_t i = 0; i < buffer->sizeInBytes(); ++i)
       if (data[i] > 1)
         return failText(kjit::strCat("corrupt: bool element ", i, " is ",
-                                       static_cast<unsigned>(data[i]),
-                                       ", not 0 or 1"));
+                                     static_cast<unsigned>(data[i]),
+                                     ", not 0 or 1"));
   }
   return buffer;
 }
@@ -432,9 +432,9 @@ absl::StatusOr<std::string> encodeNpy(const HostBuffer &buffer) {
   if (descr.empty())
     return absl::InvalidArgumentError(
         kjit::strCat(rt::canonicalName(buffer.dtype()),
-                       " has no numpy dtype; it cannot be saved as .npy"));
+                     " has no numpy dtype; it cannot be saved as .npy"));
   std::string dict = kjit::strCat("{'descr': '", descr,
-                                    "', 'fortran_order': False, 'shape': (");
+                                  "', 'fortran_order': False, 'shape': (");
   const Shape &shape = buffer.shape();
   for (size_t i = 0; i < shape.size(); ++i)
     kjit::strAppend(&dict, i ? ", " : "", shape[i]);

@@ -28,7 +28,8 @@ using namespace kjit;
 
 namespace {
 
-constexpr const char *kUsage = R"(OVERVIEW: kjit-run: launch a kernel of a kjit IR file
+constexpr const char *kUsage =
+    R"(OVERVIEW: kjit-run: launch a kernel of a kjit IR file
 
 USAGE: kjit-run FILE --kernel NAME [options]
 
@@ -108,7 +109,8 @@ rt::Grid parseGrid(const std::string &text) {
     long value;
     if (axis == 3 || !parseCount(part, 1, value) || value > UINT32_MAX)
       fail("--grid takes 1 to 3 positive counts, as in --grid 64 or "
-           "--grid 8,8; got '" + text + "'");
+           "--grid 8,8; got '" +
+           text + "'");
     grid[axis++] = uint32_t(value);
   }
   if (axis == 0)
@@ -126,8 +128,8 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg.rfind("--", 0) != 0) {
       if (!options.file.empty())
-        fail("one kernel IR file only; got '" + options.file + "' and '" +
-             arg + "'");
+        fail("one kernel IR file only; got '" + options.file + "' and '" + arg +
+             "'");
       options.file = arg;
       continue;
     }
@@ -180,8 +182,8 @@ Options parseOptions(int argc, char **argv) {
       else if (policy == "recompile")
         options.policy = rt::GlobalChangePolicy::Recompile;
       else
-        fail("--on-global-change takes 'error' or 'recompile', not '" +
-             policy + "'");
+        fail("--on-global-change takes 'error' or 'recompile', not '" + policy +
+             "'");
     } else if (name == "--repeat") {
       long count;
       if (!parseCount(takeValue(), 1, count))
@@ -212,7 +214,8 @@ Options parseOptions(int argc, char **argv) {
         fail("this build has no CUDA backend; KJIT_INTERPRET=1 runs CUDA "
              "launches on the host backend");
       if (backend != "host" && backend != "cuda")
-        fail("unknown backend '" + backend + "'; the backends are host and "
+        fail("unknown backend '" + backend +
+             "'; the backends are host and "
              "cuda");
     } else {
       fail("unknown option '" + name + "' (see --help)");
@@ -342,9 +345,9 @@ int main(int argc, char **argv) {
   auto start = std::chrono::steady_clock::now();
   for (int i = 1; i < options.repeat; ++i)
     launch();
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   for (const run::NamedGlobal &global : options.changeGlobals) {
     if (absl::Status status = (*module)->setGlobal(global.name, global.value);
         !status.ok())
@@ -373,8 +376,8 @@ int main(int argc, char **argv) {
               run::writeNpy(options.outputDir + "/" + name + ".npy", buffer);
           !status.ok())
         fail(text(status));
-  std::printf("launches: %u, compiles: %u, cache hits: %u\n",
-              compiles + hits, compiles, hits);
+  std::printf("launches: %u, compiles: %u, cache hits: %u\n", compiles + hits,
+              compiles, hits);
   if (options.repeat > 1)
     std::printf("time per launch: %.3f us (%d launches after the first)\n",
                 seconds * 1e6 / (options.repeat - 1), options.repeat - 1);

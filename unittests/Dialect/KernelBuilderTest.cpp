@@ -58,9 +58,9 @@ protected:
 
     kjit::GlobalOp::create(b, loc, "SCALE", f32, b.getF32FloatAttr(2.0f));
 
-    auto scale = kjit::FuncOp::create(b, loc, "scale",
-                                      b.getFunctionType({f32}, {f32}),
-                                      /*noinline=*/true);
+    auto scale =
+        kjit::FuncOp::create(b, loc, "scale", b.getFunctionType({f32}, {f32}),
+                             /*noinline=*/true);
     Block *fnEntry = scale.addEntryBlock();
     b.setInsertionPointToStart(fnEntry);
     Value factor = kjit::GetGlobalOp::create(b, loc, f32, "SCALE");
@@ -153,9 +153,10 @@ TEST_F(KernelBuilderTest, VerifierMessagesReachTheCaller) {
   // Mark the pointer `y` constexpr: the verifier must name the parameter.
   kernel.setArgAttr(1, kjit::KjitDialect::kConstexprAttrName,
                     UnitAttr::get(&context));
-  EXPECT_EQ(verifyError(*module), "'kjit.kernel' op constexpr parameter 'y' cannot have "
-                     "pointer type '!kjit.ptr<f32>'; a constexpr is a "
-                     "compile-time value");
+  EXPECT_EQ(verifyError(*module),
+            "'kjit.kernel' op constexpr parameter 'y' cannot have "
+            "pointer type '!kjit.ptr<f32>'; a constexpr is a "
+            "compile-time value");
 }
 
 TEST_F(KernelBuilderTest, StoreThroughConstPointerIsRejected) {
@@ -163,8 +164,9 @@ TEST_F(KernelBuilderTest, StoreThroughConstPointerIsRejected) {
   auto kernel = module->lookupSymbol<kjit::KernelOp>("scale_copy");
   kernel.setArgAttr(1, kjit::KjitDialect::kConstAttrName,
                     UnitAttr::get(&context));
-  EXPECT_EQ(verifyError(*module), "'kjit.store' op stores through parameter 'y', which is "
-                     "marked 'kjit.const'");
+  EXPECT_EQ(verifyError(*module),
+            "'kjit.store' op stores through parameter 'y', which is "
+            "marked 'kjit.const'");
 }
 
 } // namespace

@@ -1,5 +1,4 @@
-//===- AllocCounter.h - count heap allocations in a test binary ---*- C++
-//-*-===//
+//===- AllocCounter.h - count heap allocations in a test binary -*- C++ -*-===//
 //
 // Replaces the global operator new/delete of the binary that includes it
 // (include it in exactly one translation unit) with versions that count

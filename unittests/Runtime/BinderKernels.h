@@ -1,5 +1,4 @@
-//===- BinderKernels.h - kernels of 1, 8 and 32 parameters -------*- C++
-//-*-===//
+//===- BinderKernels.h - kernels of 1, 8 and 32 parameters ------*- C++ -*-===//
 //
 // Shared by the allocation test and bench/BinderBench.cpp so that the test
 // proves "no allocation" for exactly the launches the benchmark times.

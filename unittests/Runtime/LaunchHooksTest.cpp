@@ -20,7 +20,8 @@ namespace {
 TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
   auto &host = kjit::plugin::PluginHost::global();
   ASSERT_TRUE(host.loadPlugin(KJIT_TEST_PLUGIN).ok());
-  auto module = Module::load(std::string(KJIT_EXAMPLES_DIR) + "/vector_add.mlir");
+  auto module =
+      Module::load(std::string(KJIT_EXAMPLES_DIR) + "/vector_add.mlir");
   ASSERT_TRUE(module.ok()) << module.status();
   Kernel *kernel = *(*module)->kernel("add");
   kernel->setLaunchMetadata([](absl::Span<const Argument> bound) {

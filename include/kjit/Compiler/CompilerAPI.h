@@ -1,4 +1,4 @@
-/*===- CompilerAPI.h - what the runtime asks of the compiler -------*- C -*-===*\
+/*===- CompilerAPI.h - what the runtime asks of the compiler ------*- C -*-===*\
 |*                                                                            *|
 |* The small C interface of libkjit-compiler that the runtime core loads with *|
 |* dlopen on the first cache miss (docs/Architecture.md). C so that the       *|
@@ -22,7 +22,7 @@ extern "C" {
 
 /** One compile. Strings are NUL-terminated; all are borrowed. */
 typedef struct kjit_compile_request {
-  const char *ir;          /**< The module's text. */
+  const char *ir; /**< The module's text. */
   size_t ir_size;
   const char *source_name; /**< File name for diagnostics. */
   const char *kernel;      /**< Kernel to compile. */

@@ -1,4 +1,4 @@
-//===- HostCodegen.h - LLVM dialect to a host shared object ------*- C++ -*-===//
+//===- HostCodegen.h - LLVM dialect to a host shared object -----*- C++ -*-===//
 //
 // The last steps of the host target: a module in the LLVM dialect (the output
 // of kjit-convert-host-to-llvm) becomes LLVM IR, is optimized for the host

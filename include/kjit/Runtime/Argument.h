@@ -1,5 +1,4 @@
-//===- Argument.h - launch argument values of the runtime ---------*- C++
-//-*-===//
+//===- Argument.h - launch argument values of the runtime -------*- C++ -*-===//
 //
 // The values a kernel launch binds to parameters: tensors (a device address
 // with a dtype and const-ness), integers, floats, bools, None, and the values

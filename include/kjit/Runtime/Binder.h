@@ -1,5 +1,4 @@
-//===- Binder.h - binds launch arguments and computes the key -----*- C++
-//-*-===//
+//===- Binder.h - binds launch arguments and computes the key ---*- C++ -*-===//
 //
 // The binder turns a launch's positional and keyword arguments into the
 // bound argument list (defaults applied), the launch options, and the

@@ -1,4 +1,4 @@
-//===- DType.h - tensor element types of the runtime -------------*- C++ -*-===//
+//===- DType.h - tensor element types of the runtime ------------*- C++ -*-===//
 //
 // The element types ("dtypes") a tensor argument can have, with the canonical
 // names of the reference runtime's canonicalisation table (float32 -> fp32,

@@ -1,5 +1,4 @@
-//===- Json.h - a small strict JSON reader and writer -------------*- C++
-//-*-===//
+//===- Json.h - a small strict JSON reader and writer -----------*- C++ -*-===//
 //
 // Reads and writes the JSON of kernel manifests and specialization records.
 //

@@ -1,5 +1,4 @@
-//===- KernelManifest.h - what the runtime knows about a kernel ---*- C++
-//-*-===//
+//===- KernelManifest.h - what the runtime knows about a kernel -*- C++ -*-===//
 //
 // A kernel manifest is what the runtime knows about a kernel without parsing
 // its IR (BRIEF section 2): its name and, per parameter, the name, declared

@@ -1,5 +1,4 @@
-//===- LaunchOptions.h - launch options accepted as keywords ------*- C++
-//-*-===//
+//===- LaunchOptions.h - launch options accepted as keywords ----*- C++ -*-===//
 //
 // The launch options a kernel launch accepts as keyword arguments
 // (num_warps=8, debug=true, ...) and that join the specialization key. The

@@ -1,5 +1,4 @@
-//===- Specialization.h - the specialization record ---------------*- C++
-//-*-===//
+//===- Specialization.h - the specialization record -------------*- C++ -*-===//
 //
 // The specialization of one launch: per parameter the signature type, the
 // spec key (D: divisible by 16, 1: equal to 1, N: neither) and the constexpr

@@ -55,8 +55,9 @@ void KjitDialect::registerAttributes() {
 
 bool kjit::isValidPointeeType(Type type) {
   if (auto intType = dyn_cast<IntegerType>(type))
-    return !intType.isSigned() && llvm::is_contained(
-        ArrayRef<unsigned>{1, 8, 16, 32, 64}, intType.getWidth());
+    return !intType.isSigned() &&
+           llvm::is_contained(ArrayRef<unsigned>{1, 8, 16, 32, 64},
+                              intType.getWidth());
   return isa<FloatType>(type);
 }
 
@@ -70,12 +71,12 @@ Type kjit::getValueTypeForPointee(Type elementType) {
 bool kjit::isValidParamName(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
     return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-LogicalResult
-PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
-                    Type elementType) {
+LogicalResult PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Type elementType) {
   if (!isValidPointeeType(elementType))
     return emitError() << "'!kjit.ptr' element type must be i1, i8, i16, "
                           "i32, i64, their unsigned forms or a float type, "
@@ -101,24 +102,22 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
-  bool isUnitFlag = llvm::StringSwitch<bool>(name)
-                        .Cases({kConstexprAttrName, kDoNotSpecializeAttrName,
-                                kDoNotSpecializeOnAlignmentAttrName,
-                                kConstAttrName},
-                               true)
-                        .Default(false);
-  if (!isUnitFlag && name != kDefaultAttrName &&
-      name != kDivisibilityAttrName)
-    return op->emitOpError() << "unknown parameter attribute '" << name
-                             << "' on parameter #" << argIndex
-                             << "; kjit knows " << kConstexprAttrName << ", "
-                             << kDoNotSpecializeAttrName << ", "
-                             << kDoNotSpecializeOnAlignmentAttrName << ", "
-                             << kConstAttrName << ", " << kDefaultAttrName
-                             << " and " << kDivisibilityAttrName;
+  bool isUnitFlag =
+      llvm::StringSwitch<bool>(name)
+          .Cases({kConstexprAttrName, kDoNotSpecializeAttrName,
+                  kDoNotSpecializeOnAlignmentAttrName, kConstAttrName},
+                 true)
+          .Default(false);
+  if (!isUnitFlag && name != kDefaultAttrName && name != kDivisibilityAttrName)
+    return op->emitOpError()
+           << "unknown parameter attribute '" << name << "' on parameter #"
+           << argIndex << "; kjit knows " << kConstexprAttrName << ", "
+           << kDoNotSpecializeAttrName << ", "
+           << kDoNotSpecializeOnAlignmentAttrName << ", " << kConstAttrName
+           << ", " << kDefaultAttrName << " and " << kDivisibilityAttrName;
   if (!isa<KernelOp>(op))
-    return op->emitOpError() << "'" << name
-                             << "' applies to kernel parameters only";
+    return op->emitOpError()
+           << "'" << name << "' applies to kernel parameters only";
   if (isUnitFlag && !isa<UnitAttr>(attribute.getValue()))
     return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
                              << " is a flag and takes no value";
@@ -126,10 +125,9 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
     auto divisor = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!divisor || divisor.getValue().isNonPositive() ||
         !divisor.getValue().isPowerOf2())
-      return op->emitOpError()
-             << "'" << name << "' on parameter #" << argIndex
-             << " must be a positive power of two, not "
-             << attribute.getValue();
+      return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
+                               << " must be a positive power of two, not "
+                               << attribute.getValue();
     Type type = cast<KernelOp>(op).getArgumentTypes()[argIndex];
     if (!isa<PointerType, IntegerType>(type))
       return op->emitOpError()

@@ -25,8 +25,8 @@ using namespace kjit;
 /// and has no notion of an external device function.
 static LogicalResult verifyHasBody(FunctionOpInterface fn, StringRef kind) {
   if (fn.getFunctionBody().empty())
-    return fn.emitOpError() << kind << " '@" << fn.getName()
-                            << "' needs a body";
+    return fn.emitOpError()
+           << kind << " '@" << fn.getName() << "' needs a body";
   return success();
 }
 
@@ -105,9 +105,9 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
     paramTypes.push_back(param.type);
     paramNames.push_back(param.ssaName.name.drop_front()); // drop the '%'
   }
-  result.addAttribute(getFunctionTypeAttrName(result.name),
-                      TypeAttr::get(builder.getFunctionType(paramTypes,
-                                                            resultTypes)));
+  result.addAttribute(
+      getFunctionTypeAttrName(result.name),
+      TypeAttr::get(builder.getFunctionType(paramTypes, resultTypes)));
   result.addAttribute(getParamNamesAttrName(result.name),
                       builder.getStrArrayAttr(paramNames));
   if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
@@ -135,8 +135,8 @@ void KernelOp::getAsmBlockArgumentNames(Region &region,
                                         OpAsmSetValueNameFn setNameFn) {
   if (region.empty())
     return;
-  for (auto [arg, name] :
-       llvm::zip(region.getArguments(), getParamNames().getAsRange<StringAttr>()))
+  for (auto [arg, name] : llvm::zip(region.getArguments(),
+                                    getParamNames().getAsRange<StringAttr>()))
     setNameFn(arg, name.getValue());
 }
 
@@ -223,8 +223,7 @@ LogicalResult KernelOp::verify() {
       return emitOpError() << "parameter '" << name
                            << "' is constexpr, so 'kjit.do_not_specialize' "
                               "cannot apply to it";
-    if (hasParamFlag(i, KjitDialect::kConstAttrName) &&
-        !isa<PointerType>(type))
+    if (hasParamFlag(i, KjitDialect::kConstAttrName) && !isa<PointerType>(type))
       return emitOpError() << "'kjit.const' marks read-only pointers, but "
                               "parameter '"
                            << name << "' has type " << type;
@@ -270,12 +269,10 @@ ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
   if (succeeded(parser.parseOptionalKeyword("noinline")))
     result.addAttribute(getNoinlineAttrName(result.name),
                         parser.getBuilder().getUnitAttr());
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -322,12 +319,11 @@ LogicalResult ReturnOp::verify() {
   if (getNumOperands() != results.size())
     return emitOpError() << "returns " << getNumOperands() << " value(s) but '@"
                          << fn.getName() << "' declares " << results.size();
-  for (auto [i, value, expected] :
-       llvm::enumerate(getOperands(), results))
+  for (auto [i, value, expected] : llvm::enumerate(getOperands(), results))
     if (value.getType() != expected)
-      return emitOpError() << "value #" << i << " has type "
-                           << value.getType() << " but '@" << fn.getName()
-                           << "' returns " << expected;
+      return emitOpError() << "value #" << i << " has type " << value.getType()
+                           << " but '@" << fn.getName() << "' returns "
+                           << expected;
   return success();
 }
 
@@ -353,18 +349,15 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
   FunctionType type = fn.getFunctionType();
   if (type.getNumInputs() != getArgs().size())
-    return emitOpError() << "passes " << getArgs().size()
-                         << " argument(s) but " << callee << " takes "
-                         << type.getNumInputs();
+    return emitOpError() << "passes " << getArgs().size() << " argument(s) but "
+                         << callee << " takes " << type.getNumInputs();
   for (auto [i, arg, expected] : llvm::enumerate(getArgs(), type.getInputs()))
     if (arg.getType() != expected)
-      return emitOpError() << "argument #" << i << " has type "
-                           << arg.getType() << " but " << callee
-                           << " expects " << expected;
+      return emitOpError() << "argument #" << i << " has type " << arg.getType()
+                           << " but " << callee << " expects " << expected;
   if (type.getNumResults() != getNumResults())
-    return emitOpError() << "expects " << getNumResults()
-                         << " result(s) but " << callee << " returns "
-                         << type.getNumResults();
+    return emitOpError() << "expects " << getNumResults() << " result(s) but "
+                         << callee << " returns " << type.getNumResults();
   for (auto [i, result, expected] :
        llvm::enumerate(getResultTypes(), type.getResults()))
     if (result != expected)
@@ -442,8 +435,7 @@ void GlobalOp::print(OpAsmPrinter &p) {
 LogicalResult GlobalOp::verify() {
   Type type = getType();
   if (!type.isSignlessIntOrFloat())
-    return emitOpError() << "global '@" << getSymName() << "' has type "
-                         << type
+    return emitOpError() << "global '@" << getSymName() << "' has type " << type
                          << "; globals hold a signless integer or a float";
   if (!isa<IntegerAttr, FloatAttr>(getValue()))
     return emitOpError() << "initial value of '@" << getSymName()
@@ -455,7 +447,8 @@ LogicalResult GlobalOp::verify() {
   return success();
 }
 
-LogicalResult GetGlobalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult
+GetGlobalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   FlatSymbolRefAttr symbol = getGlobalAttr();
   Operation *target = symbolTable.lookupNearestSymbolFrom(*this, symbol);
   if (!target)
@@ -509,16 +502,16 @@ static LogicalResult verifyAccessType(Operation *op, Type accessType,
     return op->emitOpError() << "vector accesses of i1 are not supported; "
                                 "store booleans as i8";
   if (!llvm::isPowerOf2_64(count))
-    return op->emitOpError() << role << " type " << accessType << " has "
-                             << count
-                             << " elements; vector accesses have a power of "
-                                "two";
+    return op->emitOpError()
+           << role << " type " << accessType << " has " << count
+           << " elements; vector accesses have a power of "
+              "two";
   int64_t bytes = count * pointer.getElementByteWidth();
   if (bytes > 16)
-    return op->emitOpError() << role << " type " << accessType << " is "
-                             << bytes
-                             << " bytes; a vector access is at most 16 bytes "
-                                "(one 128-bit access)";
+    return op->emitOpError()
+           << role << " type " << accessType << " is " << bytes
+           << " bytes; a vector access is at most 16 bytes "
+              "(one 128-bit access)";
   return success();
 }
 
