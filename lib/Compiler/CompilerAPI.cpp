@@ -78,6 +78,9 @@ struct CompileSession {
           return success();
         }) {
     context.loadAllAvailableDialects();
+    // The messages name the operation; its generic form would only repeat
+    // it less readably.
+    context.printOpOnDiagnostic(false);
   }
 
   static DialectRegistry makeRegistry() {
