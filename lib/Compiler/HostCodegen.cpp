@@ -121,6 +121,13 @@ bool kjit::buildHostSharedObject(ModuleOp module, std::string &sharedObject,
       return false;
     }
     emit.run(*llvmModule);
+    out.flush();
+    if (out.has_error()) {
+      error = "cannot write the object file '" + object.path.str().str() +
+              "': " + out.error().message();
+      out.clear_error();
+      return false;
+    }
   }
 
   // Link with the system compiler driver: it knows where libc and libm are.

@@ -567,23 +567,27 @@ SmallVector<StringAttr> makeWorkgroupMemoryThreadLocal(ModuleOp module) {
   return names;
 }
 
-/// Whether `fn` or a function it calls contains a barrier.
-bool usesBarrier(FunctionOpInterface fn, SymbolTableCollection &symbols,
-                 llvm::DenseMap<Operation *, bool> &memo) {
-  auto [it, inserted] = memo.try_emplace(fn, false);
-  if (!inserted)
-    return it->second; // also ends recursion
-  bool found = false;
-  fn->walk([&](Operation *op) {
-    if (isa<gpu::BarrierOp>(op))
-      found = true;
-    else if (auto call = dyn_cast<CallOpInterface>(op))
-      if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
-              call.resolveCallableInTable(&symbols)))
-        found |= usesBarrier(callee, symbols, memo);
-  });
-  memo[fn] = found;
-  return found;
+/// Whether `kernel` or a function it reaches through calls contains a
+/// barrier. A plain walk over the reachable set: memoizing per function would
+/// record "no barrier" for a function still being explored in a cycle.
+bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
+  SmallVector<Operation *> work = {kernel};
+  llvm::SmallPtrSet<Operation *, 8> seen = {kernel};
+  while (!work.empty()) {
+    Operation *fn = work.pop_back_val();
+    bool found = false;
+    fn->walk([&](Operation *op) {
+      if (isa<gpu::BarrierOp>(op))
+        found = true;
+      else if (auto call = dyn_cast<CallOpInterface>(op))
+        if (Operation *callee = call.resolveCallableInTable(&symbols))
+          if (seen.insert(callee).second)
+            work.push_back(callee);
+    });
+    if (found)
+      return true;
+  }
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -623,11 +627,10 @@ struct ConvertHostToLLVMPass
     };
     SmallVector<KernelInfo> kernels;
     SymbolTableCollection symbols;
-    llvm::DenseMap<Operation *, bool> barrierMemo;
     for (auto kernel : module.getOps<KernelOp>())
       kernels.push_back({kernel.getSymName().str(),
                          llvm::to_vector(kernel.getArgumentTypes()),
-                         usesBarrier(kernel, symbols, barrierMemo)});
+                         usesBarrier(kernel, symbols)});
 
     // scf -> cf, then everything -> llvm.
     OpPassManager scfToCf(ModuleOp::getOperationName());
@@ -681,8 +684,22 @@ struct ConvertHostToLLVMPass
                            b.getI32IntegerAttr(KJIT_HOST_ABI_VERSION));
   }
 
-  /// Everything the binder resolves must be resolved before lowering.
+  /// Everything the binder resolves must be resolved before lowering, and
+  /// kjit's body operations must be in kernels or device functions (they
+  /// need the thread those take).
   LogicalResult checkSpecialized(ModuleOp module) {
+    WalkResult placed = module.walk([](Operation *op) {
+      if (op->getDialect() != op->getContext()->getLoadedDialect<KjitDialect>() ||
+          isa<KernelOp, FuncOp, GlobalOp>(op) ||
+          op->getParentOfType<KernelOp>() || op->getParentOfType<FuncOp>())
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName()
+                      << "' can only be lowered inside a kjit.kernel or "
+                         "kjit.func";
+      return WalkResult::interrupt();
+    });
+    if (placed.wasInterrupted())
+      return failure();
     WalkResult result = module.walk([](CastOp castOp) {
       auto kernel = castOp->getParentOfType<KernelOp>();
       unsigned index = cast<BlockArgument>(castOp.getInput()).getArgNumber();

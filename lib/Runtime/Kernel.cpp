@@ -11,6 +11,8 @@
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Plugin/PluginHost.h"
+
+#include "absl/container/inlined_vector.h"
 #include "kjit/Runtime/Json.h"
 
 #include <chrono>
@@ -45,7 +47,9 @@ struct Entry {
   enum class State { Pending, Ready, Failed, Skipped };
   std::mutex mutex;
   std::condition_variable ready;
-  State state = State::Pending;
+  /// Written once, with release, after every other field is set; readers
+  /// load it with acquire before touching them.
+  std::atomic<State> state{State::Pending};
   absl::Status error;
   void *backendKernel = nullptr;
   /// Manifest indices of the arguments passed at launch, with their
@@ -128,6 +132,10 @@ struct Kernel::Impl {
   std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
   std::mutex cacheWriteMutex;
   std::vector<std::unique_ptr<const Cache>> retiredCaches;
+  /// Every entry ever created, so that loaded kernels are unloaded when the
+  /// kernel goes away (entries dropped by a recompile may still be running
+  /// on other threads until then).
+  std::vector<std::shared_ptr<Entry>> allEntries;
   /// The backend, found once and kept (copying a BackendRef on every launch
   /// would touch a shared reference count).
   std::once_flag backendOnce;
@@ -142,6 +150,10 @@ struct Kernel::Impl {
   Binding &threadBinding();
   absl::Status checkGlobals();
   Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
+  /// Removes a failed or skipped entry (after its waiters were told), so
+  /// that the next launch asks the cache hook and compiles again, as the
+  /// reference does on every miss.
+  void forget(int32_t device, KeyView key);
   void clearCaches();
   const absl::StatusOr<plugin::BackendRef> &getBackend();
   void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
@@ -151,8 +163,13 @@ struct Kernel::Impl {
                            const LaunchConfig &config);
 };
 
+/// How deep this thread is in launches: a launch from a hook, the grid
+/// callback or the launch-metadata callback is a nested one.
+thread_local int launchDepth = 0;
+
 Binding &Kernel::Impl::threadBinding() {
-  // Each thread binds into its own storage, sized once per kernel.
+  // Each thread binds into its own storage, sized once per kernel. (Entries
+  // of destroyed kernels stay until the thread exits: a few bytes each.)
   thread_local absl::flat_hash_map<uint64_t, Binding> bindings;
   auto it = bindings.find(id);
   if (it == bindings.end())
@@ -184,10 +201,12 @@ absl::Status Kernel::Impl::checkGlobals() {
                  " has changed since we compiled this kernel, from ",
                  formatGlobalValue(slot.type, bakedBits[i]), " to ",
                  formatGlobalValue(slot.type, current[i])));
-    // Recompile: entries baked with the old values are dropped; the next
-    // launches compile with the new ones.
-    clearCaches();
+    // Recompile: the new values are baked first, then the entries baked
+    // with the old ones are dropped, so an entry in the new maps never
+    // holds old values. (A launch racing with the change may still run an
+    // old entry once.)
     bakedBits = current;
+    clearCaches();
     break;
   }
   checkedVersion.store(version, std::memory_order_release);
@@ -211,11 +230,23 @@ Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
   auto next =
       current ? std::make_unique<Cache>(*current) : std::make_unique<Cache>();
   auto entry = std::make_shared<Entry>();
+  allEntries.push_back(entry);
   next->emplace(SpecializationKey(key), entry);
   caches[device].store(next.get(), std::memory_order_release);
   retiredCaches.push_back(std::move(next));
   inserted = true;
   return entry.get();
+}
+
+void Kernel::Impl::forget(int32_t device, KeyView key) {
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  const Cache *current = caches[device].load(std::memory_order_acquire);
+  if (!current || !current->contains(key))
+    return;
+  auto next = std::make_unique<Cache>(*current);
+  next->erase(next->find(key));
+  caches[device].store(next.get(), std::memory_order_release);
+  retiredCaches.push_back(std::move(next));
 }
 
 void Kernel::Impl::clearCaches() {
@@ -233,17 +264,22 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                            bool isWarmup, int32_t device) {
   auto finish = [&](Entry::State state, absl::Status error = {}) {
     std::lock_guard<std::mutex> lock(entry.mutex);
-    entry.state = state;
     entry.error = std::move(error);
+    entry.state.store(state, std::memory_order_release);
     entry.ready.notify_all();
   };
   auto start = std::chrono::steady_clock::now();
+  std::vector<uint64_t> baked;
+  {
+    std::lock_guard<std::mutex> lock(globalsMutex);
+    baked = bakedBits;
+  }
   // The key covers the baked global values: they may differ from the ones
   // the dependency key was computed with when the host changed a global
   // before the first launch.
   entry.key = strCat(dependencyKey, "/", record.key);
   for (size_t i = 0; i < usedGlobals.size(); ++i)
-    strAppend(&entry.key, "/", usedGlobals[i], "=0x", absl::Hex(bakedBits[i]));
+    strAppend(&entry.key, "/", usedGlobals[i], "=0x", absl::Hex(baked[i]));
   for (size_t i = 0; i < record.params.size(); ++i) {
     if (record.params[i].isConstexpr)
       continue;
@@ -287,7 +323,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   JsonWriter writer(globals);
   writer.beginObject();
   for (size_t i = 0; i < usedGlobals.size(); ++i)
-    writer.key(usedGlobals[i]).string(strCat("0x", absl::Hex(bakedBits[i])));
+    writer.key(usedGlobals[i]).string(strCat("0x", absl::Hex(baked[i])));
   writer.endObject();
 
   kjit_compile_request request = {};
@@ -338,7 +374,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
 
 absl::Status Kernel::Impl::waitFor(Entry &entry) {
   std::unique_lock<std::mutex> lock(entry.mutex);
-  entry.ready.wait(lock, [&] { return entry.state != Entry::State::Pending; });
+  entry.ready.wait(lock, [&] {
+    return entry.state.load(std::memory_order_acquire) !=
+           Entry::State::Pending;
+  });
   return entry.error;
 }
 
@@ -356,12 +395,12 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
           "grid dimension ", "xyz"[axis], " of a launch of '", manifest.name,
           "' is 0; every dimension needs at least one program"));
 
-  // The launch arguments in the ABI's form, in thread-local storage reused
-  // across launches: the entry's template with this launch's values.
-  thread_local std::vector<kjit_arg> cArgs;
-  thread_local std::vector<const kjit_arg *> cPointers;
-  cArgs.assign(entry.argTemplate.begin(), entry.argTemplate.end());
-  cPointers.resize(cArgs.size());
+  // The launch arguments in the ABI's form: the entry's template with this
+  // launch's values, on this call's stack (no allocation up to 8 arguments,
+  // and a launch from a hook or callback cannot overwrite them).
+  absl::InlinedVector<kjit_arg, 8> cArgs(entry.argTemplate.begin(),
+                                         entry.argTemplate.end());
+  absl::InlinedVector<const kjit_arg *, 8> cPointers(cArgs.size());
   for (size_t j = 0; j < cArgs.size(); ++j) {
     const Argument &value = bound[entry.launchParams[j]];
     kjit_arg &arg = cArgs[j];
@@ -464,7 +503,16 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
 }
 
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Kernel::~Kernel() = default;
+Kernel::~Kernel() {
+  if (impl_->allEntries.empty())
+    return;
+  const absl::StatusOr<plugin::BackendRef> &backend = impl_->getBackend();
+  if (!backend.ok())
+    return;
+  for (const std::shared_ptr<Entry> &entry : impl_->allEntries)
+    if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
+      (void)backend->unload(entry->backendKernel);
+}
 
 const KernelManifest &Kernel::manifest() const { return impl_->manifest; }
 const std::string &Kernel::dependencyKey() const {
@@ -521,7 +569,16 @@ Kernel::launch(const LaunchConfig &config,
     host.runPreRunHooks(impl.manifest.name, seen);
   }
 
-  Binding &binding = impl.threadBinding();
+  // The outermost launch of a thread binds into reusable per-thread
+  // storage; a nested one (from a callback or hook) into its own.
+  struct Depth {
+    Depth() { ++launchDepth; }
+    ~Depth() { --launchDepth; }
+  } depth;
+  std::optional<Binding> nested;
+  if (launchDepth > 1)
+    nested.emplace(impl.plan->makeBinding());
+  Binding &binding = nested ? *nested : impl.threadBinding();
   if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
       !bound.ok())
     return bound;
@@ -536,13 +593,20 @@ Kernel::launch(const LaunchConfig &config,
   if (inserted) {
     impl.compile(*entry, impl.plan->makeRecord(binding), /*isWarmup=*/false,
                  config.device);
-    result.compiled = entry->state == Entry::State::Ready;
+    result.compiled =
+        entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
   }
-  if (entry->state != Entry::State::Ready)
-    if (absl::Status status = impl.waitFor(*entry); !status.ok())
+  Entry::State state = entry->state.load(std::memory_order_acquire);
+  if (state != Entry::State::Ready) {
+    absl::Status status = impl.waitFor(*entry);
+    state = entry->state.load(std::memory_order_acquire);
+    if (inserted && state != Entry::State::Ready)
+      impl.forget(config.device, binding.key());
+    if (!status.ok())
       return status;
-  if (entry->state == Entry::State::Skipped)
-    return result;
+    if (state == Entry::State::Skipped)
+      return result;
+  }
   if (absl::Status status = impl.launchEntry(*entry, binding, config);
       !status.ok())
     return status;
@@ -567,7 +631,11 @@ Kernel::warmup(absl::Span<const Argument> positional,
   Entry *entry = impl.findOrInsert(device, binding.key(), inserted);
   if (inserted)
     impl.compile(*entry, record, /*isWarmup=*/true, device);
-  if (absl::Status status = impl.waitFor(*entry); !status.ok())
+  absl::Status status = impl.waitFor(*entry);
+  if (inserted &&
+      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
+    impl.forget(device, binding.key());
+  if (!status.ok())
     return status;
   return record;
 }
@@ -593,7 +661,11 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
   Entry *entry = impl.findOrInsert(device, key->view(), inserted);
   if (inserted)
     impl.compile(*entry, *record, /*isWarmup=*/true, device);
-  return impl.waitFor(*entry);
+  absl::Status status = impl.waitFor(*entry);
+  if (inserted &&
+      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
+    impl.forget(device, key->view());
+  return status;
 }
 
 void Kernel::setGlobalChangePolicy(GlobalChangePolicy policy) {

@@ -5,6 +5,7 @@
 #include "CompilerLibrary.h"
 #include "kjit/Support/StrCat.h"
 
+#include "kjit/Runtime/FloatFormats.h"
 #include "kjit/Runtime/Json.h"
 
 #include <charconv>
@@ -40,64 +41,6 @@ bool isFloatType(std::string_view type) {
   return !type.empty() && (type[0] == 'f' || type[0] == 'b');
 }
 
-/// float -> IEEE half, rounding to nearest even.
-uint16_t toHalf(float value) {
-  uint32_t f;
-  std::memcpy(&f, &value, 4);
-  uint32_t sign = (f >> 16) & 0x8000;
-  int32_t exponent = int32_t((f >> 23) & 0xff) - 127 + 15;
-  uint32_t mantissa = f & 0x7fffff;
-  if (((f >> 23) & 0xff) == 0xff) // inf or nan
-    return uint16_t(sign | 0x7c00 | (mantissa ? 0x200 : 0));
-  if (exponent >= 31)
-    return uint16_t(sign | 0x7c00);
-  if (exponent <= 0) {
-    if (exponent < -10)
-      return uint16_t(sign);
-    mantissa |= 0x800000;
-    uint32_t shift = uint32_t(14 - exponent);
-    uint32_t half = mantissa >> shift;
-    uint32_t rest = mantissa & ((1u << shift) - 1);
-    uint32_t midpoint = 1u << (shift - 1);
-    if (rest > midpoint || (rest == midpoint && (half & 1)))
-      ++half;
-    return uint16_t(sign | half);
-  }
-  uint32_t half = sign | (uint32_t(exponent) << 10) | (mantissa >> 13);
-  uint32_t rest = mantissa & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
-    ++half; // may carry into the exponent, which is still right
-  return uint16_t(half);
-}
-
-/// float -> bfloat16, rounding to nearest even.
-uint16_t toBFloat16(float value) {
-  uint32_t f;
-  std::memcpy(&f, &value, 4);
-  if (std::isnan(value))
-    return uint16_t((f >> 16) | 0x40);
-  uint32_t rounding = 0x7fff + ((f >> 16) & 1);
-  return uint16_t((f + rounding) >> 16);
-}
-
-float fromHalf(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
-  float magnitude;
-  if (exponent == 0)
-    magnitude = std::ldexp(float(mantissa), -24);
-  else if (exponent == 31)
-    magnitude = mantissa ? NAN : INFINITY;
-  else
-    magnitude = std::ldexp(float(mantissa | 0x400), int(exponent) - 25);
-  uint32_t bits;
-  std::memcpy(&bits, &magnitude, 4);
-  bits |= sign;
-  float result;
-  std::memcpy(&result, &bits, 4);
-  return result;
-}
-
 std::string formatDouble(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
@@ -123,13 +66,9 @@ std::string formatGlobalValue(std::string_view type, uint64_t bits) {
     return formatDouble(value);
   }
   if (type == "f16")
-    return formatDouble(fromHalf(uint16_t(bits)));
-  if (type == "bf16") {
-    uint32_t wide = uint32_t(bits) << 16;
-    float value;
-    std::memcpy(&value, &wide, 4);
-    return formatDouble(value);
-  }
+    return formatDouble(fp16ToDouble(uint16_t(bits)));
+  if (type == "bf16")
+    return formatDouble(bf16ToDouble(uint16_t(bits)));
   unsigned width = widthOf(type);
   if (width == 1)
     return bits ? "True" : "False";
@@ -158,11 +97,12 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name,
       std::memcpy(&bits, &real, 8);
       return bits;
     }
-    float narrow = float(real);
+    // Straight from the double: through float would round twice.
     if (type == "f16")
-      return uint64_t(toHalf(narrow));
+      return uint64_t(fp16FromDouble(real));
     if (type == "bf16")
-      return uint64_t(toBFloat16(narrow));
+      return uint64_t(bf16FromDouble(real));
+    float narrow = float(real);
     uint32_t bits;
     std::memcpy(&bits, &narrow, 4);
     return uint64_t(bits);
@@ -175,9 +115,9 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name,
   Int128 limit = Int128(1) << width;
   // Signed or unsigned range of the width, as kjit.global's parser accepts.
   if (integer >= limit || integer < -(limit >> 1))
-    return absl::OutOfRangeError(kjit::strCat("value ", describeArgument(value),
-                                              " does not fit global '", name,
-                                              "' of type ", type));
+    return absl::OutOfRangeError(kjit::strCat("global '", name, "' of type ",
+                                              type, " cannot hold ",
+                                              describeArgument(value)));
   uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
   return uint64_t(integer) & mask;
 }

@@ -426,6 +426,11 @@ LogicalResult Specializer::run() {
     }
   }
 
+  // Defaults only matter for binding, which is done; left in place they
+  // could contradict a parameter's bound type.
+  for (unsigned i = 0; i < numParams; ++i)
+    kernel.removeArgAttr(i, KjitDialect::kDefaultAttrName);
+
   // The parameters now have their bound types; constexprs are not passed at
   // launch, so they leave the signature.
   kernel.setType(FunctionType::get(kernel.getContext(),

@@ -14,6 +14,7 @@
 
 #include "kjit/Runtime/Argument.h"
 #include "kjit/Runtime/DType.h"
+#include "kjit/Runtime/FloatFormats.h"
 
 #include "absl/status/statusor.h"
 
@@ -96,32 +97,14 @@ private:
   size_t sizeInBytes_ = 0;
 };
 
-//===----------------------------------------------------------------------===//
-// Floating-point conversions
-//===----------------------------------------------------------------------===//
-
-/// Rounds `value` to the nearest number of an IEEE-754-style binary format
-/// with `exponentBits` exponent and `mantissaBits` stored mantissa bits
-/// (subnormals, infinities, NaNs), ties to even, and returns its bit
-/// pattern. Overflow gives infinity; a NaN stays a quiet NaN of the same
-/// sign. Requires 2 <= exponentBits <= 11 and 1 <= mantissaBits <= 52.
-/// fp16 is (5, 10), bf16 (8, 7), fp32 (8, 23).
-uint64_t roundToBinaryFormat(double value, unsigned exponentBits,
-                             unsigned mantissaBits);
-
-/// The exact value of bit pattern `bits` of the format described above.
-double decodeBinaryFormat(uint64_t bits, unsigned exponentBits,
-                          unsigned mantissaBits);
-
-/// fp16 (IEEE binary16) bits of `value`, rounded to nearest even. Rounding
-/// from double directly avoids the double rounding of going through float.
-uint16_t fp16FromDouble(double value);
-/// The value of fp16 bits.
-double fp16ToDouble(uint16_t bits);
-/// bf16 bits of `value`, rounded to nearest even.
-uint16_t bf16FromDouble(double value);
-/// The value of bf16 bits.
-double bf16ToDouble(uint16_t bits);
+// The fp16/bf16 conversions live in the runtime core, which converts global
+// values too (kjit/Runtime/FloatFormats.h).
+using rt::bf16FromDouble;
+using rt::bf16ToDouble;
+using rt::decodeBinaryFormat;
+using rt::fp16FromDouble;
+using rt::fp16ToDouble;
+using rt::roundToBinaryFormat;
 
 /// Whether kjit-run can convert numbers to and from `dtype`: every dtype but
 /// the fp8 ones, whose encodings it does not implement (they support only

@@ -328,6 +328,8 @@ int main(int argc, char **argv) {
           !status.ok())
         fail(text(status));
 
+  // Compiles by --preload and --record-out's warmup, before any launch.
+  uint64_t compiledBefore = (*kernel)->stats().compiles;
   rt::LaunchConfig config;
   config.grid = options.grid;
   unsigned compiles = 0, hits = 0;
@@ -376,6 +378,9 @@ int main(int argc, char **argv) {
               run::writeNpy(options.outputDir + "/" + name + ".npy", buffer);
           !status.ok())
         fail(text(status));
+  if (compiledBefore)
+    std::printf("compiled before the launches (preload, record): %llu\n",
+                (unsigned long long)compiledBefore);
   std::printf("launches: %u, compiles: %u, cache hits: %u\n", compiles + hits,
               compiles, hits);
   if (options.repeat > 1)

@@ -143,6 +143,12 @@ TEST(Runtime, ChangedGlobalIsAnErrorOrRecompiles) {
   auto wrongKind = (*module)->setGlobal("SCALE", Argument::none());
   EXPECT_EQ(wrongKind.message(),
             "global 'SCALE' has type f32 and needs a number, not None");
+  auto bits = Module::fromText(
+      "kjit.global @B : i8 = 1\nkjit.kernel @k() { kjit.return }", "b.mlir");
+  ASSERT_TRUE(bits.ok());
+  EXPECT_EQ((*bits)->setGlobal("B", Argument::integer(300)).message(),
+            "global 'B' of type i8 cannot hold an int (300)");
+  EXPECT_TRUE((*bits)->setGlobal("B", Argument::integer(255)).ok());
 }
 
 TEST(Runtime, WarmupCompilesOnceWithoutLaunching) {
@@ -241,6 +247,65 @@ TEST(Runtime, EightThreadsCompileOnce) {
   EXPECT_EQ(kernel->stats().compiles, 1u);
   for (const auto &out : outs)
     EXPECT_EQ(out[63], 7.0f);
+}
+
+TEST(Runtime, LaunchesFromCallbacksDoNotDisturbTheOuterLaunch) {
+  auto module = Module::load(example("vector_add.mlir"));
+  Kernel *kernel = *(*module)->kernel("add");
+  auto other = Module::load(example("saxpy.mlir"));
+  Kernel *saxpy = *(*other)->kernel("saxpy");
+  const int n = 64;
+  std::vector<float> x(n, 1.0f), y(n, 2.0f), out(n), inner(n, 1.0f);
+  std::vector<float> innerOut(n);
+  int nested = 0;
+  // Both callbacks launch: the metadata callback another kernel, the grid
+  // callback this same kernel with other arguments.
+  kernel->setLaunchMetadata([&](absl::Span<const Argument>) {
+    Argument args[] = {Argument::fp(3.0), tensor(inner), tensor(inner),
+                       Argument::integer(n)};
+    nested += saxpy->launch(LaunchConfig(), args).ok();
+    return std::string();
+  });
+  LaunchConfig config;
+  config.gridFn = [&](absl::Span<const Argument>) -> Grid {
+    Argument args[] = {tensor(inner), tensor(inner), tensor(innerOut),
+                       Argument::integer(n)};
+    nested += kernel->launch(LaunchConfig(), args).ok();
+    return {1, 1, 1};
+  };
+  Argument args[] = {tensor(x), tensor(y), tensor(out), Argument::integer(n)};
+  auto result = kernel->launch(config, args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  // The grid callback's launch of this kernel runs the metadata callback
+  // too: three nested launches in all.
+  EXPECT_EQ(nested, 3);
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], 3.0f) << i;
+}
+
+TEST(Runtime, HalfPrecisionGlobalsRoundOnceFromTheValue) {
+  auto module = parse(R"mlir(
+kjit.global @H : f16 = 1.0004882822
+kjit.kernel @k(%o: !kjit.ptr<f16>) {
+  %h = kjit.get_global @H : f16
+  %c0 = arith.constant 0 : i32
+  kjit.store %h, %o[%c0] : f16, !kjit.ptr<f16>, i32
+  kjit.return
+}
+)mlir");
+  ASSERT_TRUE(module);
+  // 1.0004882822 is just above the midpoint of 1.0 and 1.0009765625:
+  // rounded once it is 1.0009765625 (0x3C01); through float, 1.0.
+  EXPECT_EQ(*module->global("H"), "1.0009765625");
+  ASSERT_TRUE(module->setGlobal("H", Argument::fp(1.0004882822)).ok());
+  uint16_t out = 0;
+  Argument args[] = {Argument::tensor(uintptr_t(&out), DType::FP16)};
+  auto result = (*module->kernel("k"))->launch(LaunchConfig(), args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(out, 0x3C01);
+  auto tooBig = module->setGlobal("H", Argument::none());
+  EXPECT_EQ(tooBig.message(),
+            "global 'H' has type f16 and needs a number, not None");
 }
 
 TEST(Runtime, ReinterpretKeepsTheAddress) {

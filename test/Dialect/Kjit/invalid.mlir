@@ -131,12 +131,31 @@ kjit.kernel @k(%n: i32) -> i32 { kjit.return %n : i32 }
 
 // -----
 
-// expected-error @below {{'kjit.kernel' op parameter 'i' has type 'index'; parameters are signless integers, floats, '!kjit.ptr<...>' or '!kjit.any'}}
+// expected-error @below {{'kjit.kernel' op parameter 'i' has type 'index'; parameters are i1, i8, i16, i32, i64, f16, bf16, f32, f64, '!kjit.ptr<...>' or '!kjit.any'}}
 kjit.kernel @k(%i: index) { kjit.return }
 
 // -----
 
-// expected-error @below {{'kjit.kernel' op parameter 'v' has type 'vector<4xf32>'; parameters are signless integers, floats, '!kjit.ptr<...>' or '!kjit.any'}}
+// expected-error @below {{'kjit.kernel' op parameter 'w' has type 'i128'; parameters are i1, i8, i16, i32, i64, f16, bf16, f32, f64, '!kjit.ptr<...>' or '!kjit.any'}}
+kjit.kernel @k(%w: i128) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.global' op global '@Q' has type 'f128'; globals hold i1, i8, i16, i32, i64, f16, bf16, f32 or f64}}
+kjit.global @Q : f128 = 1.0
+
+// -----
+
+kjit.kernel @k(%v: i32) {
+  %w = arith.extsi %v : i32 to i128
+  // expected-error @below {{'kjit.print' op operand #0 must be variadic of i1, i8, i16, i32, i64, f16, bf16, f32 or f64 or index or pointer to global memory, but got 'i128'}}
+  kjit.print "w" %w : i128
+  kjit.return
+}
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op parameter 'v' has type 'vector<4xf32>'; parameters are i1, i8, i16, i32, i64, f16, bf16, f32, f64, '!kjit.ptr<...>' or '!kjit.any'}}
 kjit.kernel @k(%v: vector<4xf32>) { kjit.return }
 
 // -----
@@ -251,7 +270,7 @@ kjit.kernel @k(%a: i32) {
 // Globals
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{'kjit.global' op global '@V' has type 'vector<2xf32>'; globals hold a signless integer or a float}}
+// expected-error @below {{'kjit.global' op global '@V' has type 'vector<2xf32>'; globals hold i1, i8, i16, i32, i64, f16, bf16, f32 or f64}}
 kjit.global @V : vector<2xf32> = dense<1.0>
 
 // -----

@@ -68,6 +68,13 @@ Type kjit::getValueTypeForPointee(Type elementType) {
   return elementType;
 }
 
+bool kjit::isScalarType(Type type) {
+  if (type.isSignlessInteger())
+    return llvm::is_contained(ArrayRef<unsigned>{1, 8, 16, 32, 64},
+                              type.getIntOrFloatBitWidth());
+  return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+}
+
 bool kjit::isValidParamName(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
     return false;

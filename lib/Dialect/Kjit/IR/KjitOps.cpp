@@ -211,10 +211,11 @@ LogicalResult KernelOp::verify() {
 
     Type type = getArgumentTypes()[i];
     bool isConstexpr = hasParamFlag(i, KjitDialect::kConstexprAttrName);
-    if (!isa<PointerType, AnyValueType>(type) && !type.isSignlessIntOrFloat())
+    if (!isa<PointerType, AnyValueType>(type) && !isScalarType(type))
       return emitOpError() << "parameter '" << name << "' has type " << type
-                           << "; parameters are signless integers, floats, "
-                              "'!kjit.ptr<...>' or '!kjit.any'";
+                           << "; parameters are i1, i8, i16, i32, i64, f16, "
+                              "bf16, f32, f64, '!kjit.ptr<...>' or "
+                              "'!kjit.any'";
     if (isConstexpr && isa<PointerType>(type))
       return emitOpError() << "constexpr parameter '" << name
                            << "' cannot have pointer type " << type
@@ -434,9 +435,10 @@ void GlobalOp::print(OpAsmPrinter &p) {
 
 LogicalResult GlobalOp::verify() {
   Type type = getType();
-  if (!type.isSignlessIntOrFloat())
+  if (!isScalarType(type))
     return emitOpError() << "global '@" << getSymName() << "' has type " << type
-                         << "; globals hold a signless integer or a float";
+                         << "; globals hold i1, i8, i16, i32, i64, f16, bf16, "
+                            "f32 or f64";
   if (!isa<IntegerAttr, FloatAttr>(getValue()))
     return emitOpError() << "initial value of '@" << getSymName()
                          << "' must be an integer or float constant";

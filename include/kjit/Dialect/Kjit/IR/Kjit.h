@@ -38,6 +38,11 @@ bool isValidPointeeType(mlir::Type type);
 /// the element type with its signedness dropped (ui8 -> i8).
 mlir::Type getValueTypeForPointee(mlir::Type elementType);
 
+/// Whether `type` is a scalar kernels may take as a parameter, read from a
+/// global or print: i1, i8, i16, i32, i64, f16, bf16, f32 or f64, the types
+/// the runtime binds (at most 64 bits).
+bool isScalarType(mlir::Type type);
+
 /// Whether `name` is a valid kernel parameter name (a C identifier), the form
 /// keyword arguments use at launch.
 bool isValidParamName(llvm::StringRef name);

@@ -43,8 +43,10 @@ def Kjit_AnyValueType : Kjit_Type<"AnyValue", "any"> {
   }];
 }
 
-def Kjit_ScalarType : AnyTypeOf<[AnySignlessInteger, AnyFloat],
-                                "signless integer or float">;
+// The scalars the runtime binds and carries (64 bits at most): i1, i8, i16,
+// i32, i64, f16, bf16, f32, f64.
+def Kjit_ScalarType : AnyTypeOf<[I1, I8, I16, I32, I64, F16, BF16, F32, F64],
+                                "i1, i8, i16, i32, i64, f16, bf16, f32 or f64">;
 def Kjit_ParamValueType : AnyTypeOf<[Kjit_ScalarType, Kjit_PointerType],
                                     "scalar or kjit pointer">;
 def Kjit_Offset : AnyTypeOf<[AnySignlessInteger, Index],
