@@ -18,22 +18,18 @@ struct CacheHookPass : kjit::impl::KjitCacheHookBase<CacheHookPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto &host = kjit::plugin::PluginHost::global();
-    for (auto kernel :
-         llvm::make_early_inc_range(module.getOps<kjit::KernelOp>())) {
-      if (!kernelName.empty() && kernel.getSymName() != kernelName)
-        continue;
-      FailureOr<kjit::KernelCompileInfo> info =
-          kjit::describeKernel(kernel, target);
-      if (failed(info))
-        return signalPassFailure();
-      kjit::plugin::CompileInfo event = kjit::toCompileInfo(*info, target);
-      if (host.runCacheHook(event) == kjit::plugin::CacheDecision::Skip) {
-        // Nothing is compiled: the kernel leaves the module.
-        kernel.emitRemark()
-            << "a cache hook skipped compiling '@" << info->name << "'";
-        kernel.erase();
-      }
-    }
+    LogicalResult described = kjit::forEachKernelEvent(
+        module, kernelName, target,
+        [&](kjit::KernelOp kernel, const kjit::plugin::CompileInfo &event) {
+          if (host.runCacheHook(event) != kjit::plugin::CacheDecision::Skip)
+            return;
+          // Nothing is compiled: the kernel leaves the module.
+          kernel.emitRemark() << "a cache hook skipped compiling '@"
+                              << kernel.getSymName() << "'";
+          kernel.erase();
+        });
+    if (failed(described))
+      signalPassFailure();
   }
 };
 

@@ -29,20 +29,16 @@ struct CompiledHookPass : kjit::impl::KjitCompiledHookBase<CompiledHookPass> {
       return signalPassFailure();
     }
     auto &host = kjit::plugin::PluginHost::global();
-    for (auto kernel : module.getOps<kjit::KernelOp>()) {
-      if (!kernelName.empty() && kernel.getSymName() != kernelName)
-        continue;
-      FailureOr<kjit::KernelCompileInfo> info =
-          kjit::describeKernel(kernel, target);
-      if (failed(info))
-        return signalPassFailure();
-      kjit::plugin::CompileInfo event = kjit::toCompileInfo(*info, target);
-      kjit::plugin::CompiledInfo compiled;
-      compiled.artifactFormat = "mlir-bytecode";
-      compiled.artifact = artifact;
-      compiled.metadataJson = "{}";
-      host.runCompiledHook(event, compiled);
-    }
+    kjit::plugin::CompiledInfo compiled;
+    compiled.artifactFormat = "mlir-bytecode";
+    compiled.artifact = artifact;
+    compiled.metadataJson = "{}";
+    if (failed(kjit::forEachKernelEvent(
+            module, kernelName, target,
+            [&](kjit::KernelOp, const kjit::plugin::CompileInfo &event) {
+              host.runCompiledHook(event, compiled);
+            })))
+      return signalPassFailure();
     markAllAnalysesPreserved();
   }
 };

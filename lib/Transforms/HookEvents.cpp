@@ -57,13 +57,22 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
   return info;
 }
 
-kjit::plugin::CompileInfo kjit::toCompileInfo(const KernelCompileInfo &info,
-                                              llvm::StringRef target) {
-  plugin::CompileInfo event;
-  event.kernelName = info.name;
-  event.key = info.key;
-  event.repr = info.repr;
-  event.compileJson = info.json;
-  event.target = std::string_view(target.data(), target.size());
-  return event;
+LogicalResult kjit::forEachKernelEvent(
+    ModuleOp module, StringRef kernelName, StringRef target,
+    function_ref<void(KernelOp, const plugin::CompileInfo &)> fn) {
+  for (auto kernel : llvm::make_early_inc_range(module.getOps<KernelOp>())) {
+    if (!kernelName.empty() && kernel.getSymName() != kernelName)
+      continue;
+    FailureOr<KernelCompileInfo> info = describeKernel(kernel, target);
+    if (failed(info))
+      return failure();
+    plugin::CompileInfo event;
+    event.kernelName = info->name;
+    event.key = info->key;
+    event.repr = info->repr;
+    event.compileJson = info->json;
+    event.target = std::string_view(target.data(), target.size());
+    fn(kernel, event);
+  }
+  return success();
 }

@@ -29,9 +29,12 @@ struct KernelCompileInfo {
 mlir::FailureOr<KernelCompileInfo> describeKernel(KernelOp kernel,
                                                   llvm::StringRef target);
 
-/// The hooks' view of `info`; it borrows info's strings.
-plugin::CompileInfo toCompileInfo(const KernelCompileInfo &info,
-                                  llvm::StringRef target);
+/// Calls `fn` with the hooks' view of every kernel of `module` (only the one
+/// named `kernelName` when it is not empty). `fn` may erase the kernel it is
+/// given. Fails, after an error, when a kernel cannot be described.
+mlir::LogicalResult forEachKernelEvent(
+    mlir::ModuleOp module, llvm::StringRef kernelName, llvm::StringRef target,
+    llvm::function_ref<void(KernelOp, const plugin::CompileInfo &)> fn);
 
 } // namespace kjit
 
