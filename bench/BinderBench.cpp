@@ -15,7 +15,7 @@
 #include "AllocCounter.h"
 #include "BinderKernels.h"
 
-#include "kjit/Runtime/Binder.h"
+#include "kjit/Model/Binder.h"
 
 #include "absl/container/flat_hash_map.h"
 

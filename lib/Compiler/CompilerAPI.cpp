@@ -17,9 +17,9 @@
 #include "kjit/Analysis/Dependencies.h"
 #include "kjit/Compiler/HostCodegen.h"
 #include "kjit/Compiler/Registration.h"
-#include "kjit/Runtime/Json.h"
-#include "kjit/Runtime/KernelManifest.h"
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/Json.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
 #include "kjit/Transforms/Passes.h"
 #include "kjit/Transforms/Specialization.h"
 

@@ -13,7 +13,7 @@
 #include "kjit/Plugin/PluginHost.h"
 
 #include "absl/container/inlined_vector.h"
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/Json.h"
 
 #include <chrono>
 #include <condition_variable>

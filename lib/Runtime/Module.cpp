@@ -5,8 +5,8 @@
 #include "CompilerLibrary.h"
 #include "kjit/Support/StrCat.h"
 
-#include "kjit/Runtime/FloatFormats.h"
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/FloatFormats.h"
+#include "kjit/Model/Json.h"
 
 #include <charconv>
 #include <cmath>

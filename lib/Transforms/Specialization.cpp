@@ -2,8 +2,8 @@
 
 #include "kjit/Transforms/Specialization.h"
 
-#include "kjit/Runtime/DType.h"
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/DType.h"
+#include "kjit/Model/Specialization.h"
 
 #include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

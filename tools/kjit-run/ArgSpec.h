@@ -18,8 +18,8 @@
 
 #include "Buffer.h"
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/DType.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/DType.h"
 
 #include "absl/status/statusor.h"
 

@@ -12,9 +12,9 @@
 #ifndef KJIT_TOOLS_KJIT_RUN_BUFFER_H
 #define KJIT_TOOLS_KJIT_RUN_BUFFER_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/DType.h"
-#include "kjit/Runtime/FloatFormats.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/DType.h"
+#include "kjit/Model/FloatFormats.h"
 
 #include "absl/status/statusor.h"
 
@@ -98,7 +98,7 @@ private:
 };
 
 // The fp16/bf16 conversions live in the runtime core, which converts global
-// values too (kjit/Runtime/FloatFormats.h).
+// values too (kjit/Model/FloatFormats.h).
 using rt::bf16FromDouble;
 using rt::bf16ToDouble;
 using rt::decodeBinaryFormat;

@@ -8,7 +8,7 @@
 #ifndef KJIT_UNITTESTS_RUNTIME_BINDERKERNELS_H
 #define KJIT_UNITTESTS_RUNTIME_BINDERKERNELS_H
 
-#include "kjit/Runtime/Binder.h"
+#include "kjit/Model/Binder.h"
 
 #include <string>
 #include <vector>

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Runtime/Binder.h"
+#include "kjit/Model/Binder.h"
 
 #include "absl/container/flat_hash_map.h"
 

@@ -1,6 +1,6 @@
 //===- DTypeTest.cpp - the runtime's dtype table --------------------------===//
 
-#include "kjit/Runtime/DType.h"
+#include "kjit/Model/DType.h"
 
 #include <gtest/gtest.h>
 

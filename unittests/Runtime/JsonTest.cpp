@@ -1,6 +1,6 @@
 //===- JsonTest.cpp - the runtime core's strict JSON reader and writer ----===//
 
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/Json.h"
 
 #include <gtest/gtest.h>
 

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Runtime/Specialization.h"
-#include "kjit/Runtime/Binder.h"
-#include "kjit/Runtime/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
+#include "kjit/Model/Binder.h"
+#include "kjit/Model/KernelManifest.h"
 
 #include <gtest/gtest.h>
 

@@ -51,7 +51,8 @@ typedef struct kjit_compiler_api {
 } kjit_compiler_api;
 
 /** The entry point the runtime looks up. */
-const kjit_compiler_api *kjit_compiler_get_api(void);
+__attribute__((visibility("default"))) const kjit_compiler_api *
+kjit_compiler_get_api(void);
 
 #ifdef __cplusplus
 }

@@ -13,9 +13,9 @@
 #ifndef KJIT_RUNTIME_RUNTIME_H
 #define KJIT_RUNTIME_RUNTIME_H
 
-#include "kjit/Runtime/Binder.h"
-#include "kjit/Runtime/KernelManifest.h"
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/Binder.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"

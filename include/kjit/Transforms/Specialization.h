@@ -2,7 +2,7 @@
 //
 // The compiler-side form of a specialization and the function that applies
 // it to a kjit.kernel (what the kjit-specialize pass runs). The runtime's
-// record (include/kjit/Runtime/Specialization.h) converts to it.
+// record (include/kjit/Model/Specialization.h) converts to it.
 //
 //===----------------------------------------------------------------------===//
 

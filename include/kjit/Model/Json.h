@@ -13,10 +13,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_JSON_H
-#define KJIT_RUNTIME_JSON_H
+#ifndef KJIT_MODEL_JSON_H
+#define KJIT_MODEL_JSON_H
 
-#include "kjit/Runtime/Argument.h"
+#include "kjit/Model/Argument.h"
 
 #include "absl/status/statusor.h"
 
@@ -127,4 +127,4 @@ std::string quoteJson(std::string_view value);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_JSON_H
+#endif // KJIT_MODEL_JSON_H

@@ -3,15 +3,15 @@
 // The values a kernel launch binds to parameters: tensors (a device address
 // with a dtype and const-ness), integers, floats, bools, None, and the values
 // only a constexpr parameter accepts (a dtype; a callable, which is modelled
-// so that it can be rejected with a clear message). Part of the runtime core:
+// so that it can be rejected with a clear message). Part of the model library (docs/Architecture.md):
 // no LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_ARGUMENT_H
-#define KJIT_RUNTIME_ARGUMENT_H
+#ifndef KJIT_MODEL_ARGUMENT_H
+#define KJIT_MODEL_ARGUMENT_H
 
-#include "kjit/Runtime/DType.h"
+#include "kjit/Model/DType.h"
 
 #include <cstdint>
 #include <optional>
@@ -154,4 +154,4 @@ std::string describeArgument(const Argument &arg);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_ARGUMENT_H
+#endif // KJIT_MODEL_ARGUMENT_H

@@ -1,12 +1,12 @@
 //===- KernelManifest.cpp - what the runtime knows about a kernel --------===//
 
-#include "kjit/Runtime/KernelManifest.h"
+#include "kjit/Model/KernelManifest.h"
 
 #include "JsonFields.h"
 #include "ValueRules.h"
 
-#include "kjit/Runtime/Json.h"
-#include "kjit/Runtime/LaunchOptions.h"
+#include "kjit/Model/Json.h"
+#include "kjit/Model/LaunchOptions.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "kjit/Support/StrCat.h"

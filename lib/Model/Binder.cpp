@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Runtime/Binder.h"
+#include "kjit/Model/Binder.h"
 
 #include "ValueRules.h"
 

@@ -1,6 +1,6 @@
 //===- Json.cpp - a small strict JSON reader and writer ------------------===//
 
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/Json.h"
 
 #include "kjit/Support/StrCat.h"
 

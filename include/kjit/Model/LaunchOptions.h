@@ -4,14 +4,14 @@
 // (num_warps=8, debug=true, ...) and that join the specialization key. The
 // table follows the scalar fields of Triton's CUDA backend options;
 // docs/Specialization.md lists the fields left out and why. Part of the
-// runtime core: no LLVM or MLIR header may be included here.
+// model library: no LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_LAUNCHOPTIONS_H
-#define KJIT_RUNTIME_LAUNCHOPTIONS_H
+#ifndef KJIT_MODEL_LAUNCHOPTIONS_H
+#define KJIT_MODEL_LAUNCHOPTIONS_H
 
-#include "kjit/Runtime/Argument.h"
+#include "kjit/Model/Argument.h"
 
 #include "absl/status/status.h"
 
@@ -149,4 +149,4 @@ std::string formatLaunchOption(LaunchOption option, int64_t value);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_LAUNCHOPTIONS_H
+#endif // KJIT_MODEL_LAUNCHOPTIONS_H

@@ -4,17 +4,17 @@
 // spec key (D: divisible by 16, 1: equal to 1, N: neither) and the constexpr
 // value, plus the launch options and the key. It is what the cache hook
 // receives, what `kjit-specialize` applies to the IR, and what warmup and
-// preload serialize (JSON, read back exactly). Part of the runtime core: no
+// preload serialize (JSON, read back exactly). Part of the model library (docs/Architecture.md): no
 // LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_SPECIALIZATION_H
-#define KJIT_RUNTIME_SPECIALIZATION_H
+#ifndef KJIT_MODEL_SPECIALIZATION_H
+#define KJIT_MODEL_SPECIALIZATION_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/DType.h"
-#include "kjit/Runtime/LaunchOptions.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/DType.h"
+#include "kjit/Model/LaunchOptions.h"
 
 #include "absl/status/statusor.h"
 
@@ -141,4 +141,4 @@ std::string formatConstant(const Argument &value);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_SPECIALIZATION_H
+#endif // KJIT_MODEL_SPECIALIZATION_H

@@ -1,7 +1,6 @@
-//===- JsonFields.h - typed access to JSON documents with messages -*- C++
-//-*-=//
+//===- JsonFields.h - typed JSON access with messages ----------*- C++ -*-===//
 //
-// Internal to the runtime core. Manifests and records are read through this
+// Internal to the model library. Manifests and records are read through this
 // helper so that every malformed document gets a message naming the document
 // and the field path ("specialization record: field 'params[2]': expected a
 // string, got a number"), and so that both encode values (defaults,
@@ -9,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_RUNTIME_JSONFIELDS_H
-#define KJIT_LIB_RUNTIME_JSONFIELDS_H
+#ifndef KJIT_LIB_MODEL_JSONFIELDS_H
+#define KJIT_LIB_MODEL_JSONFIELDS_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/Json.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -70,4 +69,4 @@ private:
 
 } // namespace kjit::rt::detail
 
-#endif // KJIT_LIB_RUNTIME_JSONFIELDS_H
+#endif // KJIT_LIB_MODEL_JSONFIELDS_H

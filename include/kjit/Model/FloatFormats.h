@@ -3,12 +3,12 @@
 // Conversions between doubles and the narrow IEEE-754-style formats kernels
 // use (fp16, bf16), rounding directly from double: going through float would
 // round twice. Used for global values (Module::setGlobal) and by kjit-run's
-// buffers. Part of the runtime core: no LLVM or MLIR header here.
+// buffers. Part of the model library (docs/Architecture.md): no LLVM or MLIR header here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_FLOATFORMATS_H
-#define KJIT_RUNTIME_FLOATFORMATS_H
+#ifndef KJIT_MODEL_FLOATFORMATS_H
+#define KJIT_MODEL_FLOATFORMATS_H
 
 #include <cstdint>
 
@@ -39,4 +39,4 @@ double bf16ToDouble(uint16_t bits);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_FLOATFORMATS_H
+#endif // KJIT_MODEL_FLOATFORMATS_H

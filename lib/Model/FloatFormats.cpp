@@ -1,6 +1,6 @@
 //===- FloatFormats.cpp - small binary floating-point formats ------------===//
 
-#include "kjit/Runtime/FloatFormats.h"
+#include "kjit/Model/FloatFormats.h"
 
 #include <cassert>
 #include <cmath>

@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_KERNELMANIFEST_H
-#define KJIT_RUNTIME_KERNELMANIFEST_H
+#ifndef KJIT_MODEL_KERNELMANIFEST_H
+#define KJIT_MODEL_KERNELMANIFEST_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/DType.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/DType.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -105,4 +105,4 @@ absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_KERNELMANIFEST_H
+#endif // KJIT_MODEL_KERNELMANIFEST_H

@@ -1,11 +1,11 @@
 //===- Specialization.cpp - the specialization record --------------------===//
 
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/Specialization.h"
 
 #include "JsonFields.h"
 #include "ValueRules.h"
 
-#include "kjit/Runtime/Json.h"
+#include "kjit/Model/Json.h"
 
 #include "absl/container/flat_hash_map.h"
 #include "kjit/Support/StrCat.h"

@@ -1,6 +1,6 @@
 //===- LaunchOptions.cpp - launch options accepted as keywords -----------===//
 
-#include "kjit/Runtime/LaunchOptions.h"
+#include "kjit/Model/LaunchOptions.h"
 
 #include "kjit/Support/StrCat.h"
 

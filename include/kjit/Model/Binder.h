@@ -5,18 +5,18 @@
 // specialization key. A BindPlan is computed once per kernel from its
 // manifest; a Binding is the reusable output storage. Binding into a
 // Binding that has been used once does not allocate, so the cache-hit path
-// (bind, hash, look up) never touches the heap. Part of the runtime core: no
+// (bind, hash, look up) never touches the heap. Part of the model library (docs/Architecture.md): no
 // LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_BINDER_H
-#define KJIT_RUNTIME_BINDER_H
+#ifndef KJIT_MODEL_BINDER_H
+#define KJIT_MODEL_BINDER_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/KernelManifest.h"
-#include "kjit/Runtime/LaunchOptions.h"
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/LaunchOptions.h"
+#include "kjit/Model/Specialization.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -173,4 +173,4 @@ private:
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_BINDER_H
+#endif // KJIT_MODEL_BINDER_H

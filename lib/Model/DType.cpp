@@ -1,6 +1,6 @@
 //===- DType.cpp - tensor element types of the runtime -------------------===//
 
-#include "kjit/Runtime/DType.h"
+#include "kjit/Model/DType.h"
 
 #include "absl/container/flat_hash_map.h"
 

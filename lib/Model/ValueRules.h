@@ -1,7 +1,6 @@
-//===- ValueRules.h - how one launch value specializes a parameter -*- C++
-//-*-=//
+//===- ValueRules.h - how a launch value specializes -----------*- C++ -*-===//
 //
-// Internal to the runtime core. The reference's mangle_type and
+// Internal to the model library. The reference's mangle_type and
 // compute_spec_key, with kjit's deliberate differences, as inline functions:
 // the binder runs them on its hot path, and the manifest verifier runs them
 // on default values so that a default is checked by the same rules as a
@@ -9,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_RUNTIME_VALUERULES_H
-#define KJIT_LIB_RUNTIME_VALUERULES_H
+#ifndef KJIT_LIB_MODEL_VALUERULES_H
+#define KJIT_LIB_MODEL_VALUERULES_H
 
-#include "kjit/Runtime/Argument.h"
-#include "kjit/Runtime/KernelManifest.h"
-#include "kjit/Runtime/Specialization.h"
+#include "kjit/Model/Argument.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
 
 #include "absl/base/optimization.h"
 
@@ -315,4 +314,4 @@ inline uint64_t finishHash(uint64_t sum, uint64_t count) {
 
 } // namespace kjit::rt::detail
 
-#endif // KJIT_LIB_RUNTIME_VALUERULES_H
+#endif // KJIT_LIB_MODEL_VALUERULES_H

@@ -2,13 +2,13 @@
 //
 // The element types ("dtypes") a tensor argument can have, with the canonical
 // names of the reference runtime's canonicalisation table (float32 -> fp32,
-// uint8 -> u8, float8_e4m3fn -> fp8e4nv, ...). Part of the runtime core: no
+// uint8 -> u8, float8_e4m3fn -> fp8e4nv, ...). Part of the model library (docs/Architecture.md): no
 // LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_RUNTIME_DTYPE_H
-#define KJIT_RUNTIME_DTYPE_H
+#ifndef KJIT_MODEL_DTYPE_H
+#define KJIT_MODEL_DTYPE_H
 
 #include <cstdint>
 #include <optional>
@@ -60,4 +60,4 @@ std::string_view kernelIRTypeName(DType dtype);
 
 } // namespace kjit::rt
 
-#endif // KJIT_RUNTIME_DTYPE_H
+#endif // KJIT_MODEL_DTYPE_H

@@ -1,6 +1,6 @@
 //===- Argument.cpp - launch argument values of the runtime --------------===//
 
-#include "kjit/Runtime/Argument.h"
+#include "kjit/Model/Argument.h"
 
 #include "kjit/Support/StrCat.h"
 
