@@ -34,7 +34,7 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
 
 Module &module() {
   static std::shared_ptr<Module> instance = [] {
-    if (!kjit::plugin::PluginHost::global().loadPlugin(KJIT_NULL_BACKEND).ok())
+    if (!Runtime::global().plugins().loadPlugin(KJIT_NULL_BACKEND).ok())
       std::abort();
     auto loaded = Module::fromText(kKernels, "dispatch.mlir");
     if (!loaded.ok()) {

@@ -1,19 +1,20 @@
 //===- Kernel.cpp - binding, caching, compiling and launching -------------===//
 //
 // The hit path: bind (no allocation), one atomic load for the globals check,
-// a shared-lock lookup of the per-device cache, and the backend's launch.
-// Hooks cost one atomic load each when no plugin has them.
+// a lock-free lookup of the per-device cache (read-copy-update), and the
+// backend's launch. Hooks cost one atomic load each when no plugin has them.
 //
 //===----------------------------------------------------------------------===//
 
-#include "CompilerLibrary.h"
+#include "Digest.h"
 #include "RuntimeImpl.h"
+#include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Plugin/PluginHost.h"
 
 #include "absl/container/inlined_vector.h"
-#include "kjit/Model/Json.h"
+#include "absl/strings/str_cat.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -68,33 +69,6 @@ using Cache = absl::flat_hash_map<SpecializationKey, std::shared_ptr<Entry>,
 /// Devices a kernel can be cached for.
 constexpr int32_t kMaxDevices = 16;
 
-/// The host backend, loading plugins/host on first use if no plugin
-/// registered a backend named "host".
-absl::StatusOr<plugin::BackendRef> getHostBackend() {
-  static std::once_flag once;
-  static absl::Status status;
-  static plugin::BackendRef backend;
-  std::call_once(once, [] {
-    auto &host = plugin::PluginHost::global();
-    if (host.findBackend("host", backend).ok())
-      return;
-    std::string path = getRuntimeLibraryDir() + "/libkjit-host.so";
-    absl::Status loaded = host.loadPlugin(path);
-    if (!loaded.ok()) {
-      status = absl::FailedPreconditionError(
-          strCat("no host backend: ", statusText(loaded)));
-      return;
-    }
-    absl::Status found = host.findBackend("host", backend);
-    if (!found.ok())
-      status = absl::FailedPreconditionError(
-          strCat("'", path, "' registered no backend named 'host'"));
-  });
-  if (!status.ok())
-    return status;
-  return backend;
-}
-
 absl::Status checkDevice(int32_t device) {
   if (device >= 0 && device < kMaxDevices)
     return absl::OkStatus();
@@ -136,10 +110,11 @@ struct Kernel::Impl {
   /// kernel goes away (entries dropped by a recompile may still be running
   /// on other threads until then).
   std::vector<std::shared_ptr<Entry>> allEntries;
-  /// The backend, found once and kept (copying a BackendRef on every launch
-  /// would touch a shared reference count).
+  /// The runtime's backend, found once and kept (the runtime owns it).
   std::once_flag backendOnce;
-  absl::StatusOr<plugin::BackendRef> backend;
+  absl::StatusOr<const Backend *> backend = nullptr;
+  /// The runtime's plugin host.
+  plugin::PluginHost *host = nullptr;
 
   std::function<std::string(absl::Span<const Argument>)> launchMetadata;
   /// Only compiles are counted: a counter written on every launch would be
@@ -155,10 +130,18 @@ struct Kernel::Impl {
   /// reference does on every miss.
   void forget(int32_t device, KeyView key);
   void clearCaches();
-  const absl::StatusOr<plugin::BackendRef> &getBackend();
+  const absl::StatusOr<const Backend *> &getBackend();
   void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
                int32_t device);
   absl::Status waitFor(Entry &entry);
+  /// The entry of `key` on `device`, ready or failed: the miss path (cache
+  /// hook, compile, load) runs here once per key however many threads ask;
+  /// the others wait. A failed or skipped entry is forgotten again.
+  /// `record` is called only on a miss. `compiled` tells whether this call
+  /// compiled.
+  template <typename RecordFn>
+  Entry *ensureEntry(int32_t device, KeyView key, RecordFn &&record,
+                     bool isWarmup, absl::Status &status, bool *compiled);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config);
 };
@@ -255,9 +238,31 @@ void Kernel::Impl::clearCaches() {
     cache.store(nullptr, std::memory_order_release);
 }
 
-const absl::StatusOr<plugin::BackendRef> &Kernel::Impl::getBackend() {
-  std::call_once(backendOnce, [&] { backend = getHostBackend(); });
+const absl::StatusOr<const Backend *> &Kernel::Impl::getBackend() {
+  std::call_once(backendOnce, [&] { backend = module->runtime->backend(); });
   return backend;
+}
+
+template <typename RecordFn>
+Entry *Kernel::Impl::ensureEntry(int32_t device, KeyView key,
+                                 RecordFn &&record, bool isWarmup,
+                                 absl::Status &status, bool *compiled) {
+  bool inserted;
+  Entry *entry = findOrInsert(device, key, inserted);
+  if (inserted) {
+    compile(*entry, record(), isWarmup, device);
+    if (compiled)
+      *compiled =
+          entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
+  }
+  status = absl::OkStatus();
+  if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
+    return entry;
+  status = waitFor(*entry);
+  if (inserted &&
+      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
+    forget(device, key);
+  return entry;
 }
 
 void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
@@ -274,12 +279,32 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     std::lock_guard<std::mutex> lock(globalsMutex);
     baked = bakedBits;
   }
-  // The key covers the baked global values: they may differ from the ones
-  // the dependency key was computed with when the host changed a global
-  // before the first launch.
-  entry.key = strCat(dependencyKey, "/", record.key);
+  const absl::StatusOr<const Backend *> &backend = getBackend();
+  if (!backend.ok())
+    return finish(Entry::State::Failed, backend.status());
+  absl::StatusOr<std::string> fingerprint =
+      module->runtime->fingerprint(**backend, device);
+  if (!fingerprint.ok())
+    return finish(Entry::State::Failed, fingerprint.status());
+  // One digest over everything the code depends on: the kjit build, the
+  // backend (its target, formats and fingerprint: toolchain, arch, CPU
+  // features), the kernel's dependency key, the specialization and the
+  // baked global values (they may differ from the ones the dependency key
+  // was computed with when the host changed a global before the first
+  // launch).
+  KeyDigest digest;
+  digest.add("kjit", kBuildVersion);
+  digest.add("compiler-service", std::to_string(kCompilerServiceVersion));
+  digest.add("target", (*backend)->target);
+  digest.add("arch", (*backend)->arch);
+  for (const std::string &format : (*backend)->formats)
+    digest.add("format", format);
+  digest.add("fingerprint", *fingerprint);
+  digest.add("dependencies", dependencyKey);
+  digest.add("specialization", record.key);
   for (size_t i = 0; i < usedGlobals.size(); ++i)
-    strAppend(&entry.key, "/", usedGlobals[i], "=0x", absl::Hex(baked[i]));
+    digest.add(usedGlobals[i], absl::StrCat(absl::Hex(baked[i])));
+  entry.key = digest.finishHex();
   for (size_t i = 0; i < record.params.size(); ++i) {
     if (record.params[i].isConstexpr)
       continue;
@@ -298,72 +323,57 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     entry.argTemplate.push_back(arg);
   }
 
-  auto &host = plugin::PluginHost::global();
+  plugin::PluginHost &host = *this->host;
   std::string repr = rt::repr(record), json = toJson(record);
   plugin::CompileInfo info;
   info.kernelName = manifest.name;
   info.key = entry.key;
   info.repr = repr;
   info.compileJson = json;
-  info.target = "host";
+  info.target = (*backend)->target;
   info.device = device;
   info.isWarmup = isWarmup;
   if (host.runCacheHook(info) == plugin::CacheDecision::Skip)
     return finish(Entry::State::Skipped);
 
-  absl::StatusOr<const kjit_compiler_api *> compiler = getCompiler();
-  const absl::StatusOr<plugin::BackendRef> &backend = getBackend();
+  absl::StatusOr<CompilerService *> compiler = module->runtime->compiler();
   if (!compiler.ok())
     return finish(Entry::State::Failed, compiler.status());
-  if (!backend.ok())
-    return finish(Entry::State::Failed, backend.status());
-
   // Bake the current values of the globals this kernel checks.
-  std::string globals;
-  JsonWriter writer(globals);
-  writer.beginObject();
+  std::vector<GlobalValue> globals;
   for (size_t i = 0; i < usedGlobals.size(); ++i)
-    writer.key(usedGlobals[i]).string(strCat("0x", absl::Hex(baked[i])));
-  writer.endObject();
-
-  kjit_compile_request request = {};
-  request.ir = module->text.data();
-  request.ir_size = module->text.size();
-  request.source_name = module->sourceName.c_str();
-  request.kernel = manifest.name.c_str();
-  request.record_json = json.c_str();
-  request.globals_json = globals.c_str();
-  request.target = "host";
-  request.debug = record.options.debug() ? 1 : 0;
-  char *artifact = nullptr, *metadata = nullptr, *error = nullptr;
-  size_t artifactSize = 0;
-  if ((*compiler)->compile(&request, &artifact, &artifactSize, &metadata,
-                           &error) != 0) {
-    std::string message = error ? error : "unknown error";
-    (*compiler)->release(error);
+    globals.push_back({usedGlobals[i], baked[i]});
+  CompileRequest request;
+  request.bytecode = module->bytecode;
+  request.sourceName = module->sourceName;
+  request.record = &record;
+  request.globals = globals;
+  request.target = (*backend)->target;
+  request.acceptedFormats = (*backend)->formats;
+  absl::StatusOr<CompiledArtifact> artifact = (*compiler)->compile(request);
+  if (!artifact.ok())
+    // The code stays the compiler's: a fault of the user's kernel and one of
+    // the compiler read differently.
     return finish(Entry::State::Failed,
-                  absl::InvalidArgumentError(
-                      strCat("compiling ", repr, " failed: ", message)));
-  }
-  std::string bytes(artifact, artifactSize), meta = metadata;
-  (*compiler)->release(artifact);
-  (*compiler)->release(metadata);
+                  absl::Status(artifact.status().code(),
+                               strCat("compiling ", repr, " failed: ",
+                                      statusText(artifact.status()))));
 
   std::string loadable;
-  absl::Status status = backend->finalize("elf-shared-object", bytes,
-                                          manifest.name, nullptr, loadable);
+  absl::Status status = (*backend)->ref.finalize(
+      artifact->format, artifact->bytes, manifest.name, nullptr, loadable);
   void *handle = nullptr;
   if (status.ok())
-    status = backend->load(loadable, manifest.name, device, handle);
+    status = (*backend)->ref.load(loadable, manifest.name, device, handle);
   if (!status.ok())
     return finish(Entry::State::Failed, status);
   entry.backendKernel = handle;
   compiles.fetch_add(1, std::memory_order_relaxed);
 
   plugin::CompiledInfo compiled;
-  compiled.artifactFormat = "elf-shared-object";
-  compiled.artifact = bytes;
-  compiled.metadataJson = meta;
+  compiled.artifactFormat = artifact->format;
+  compiled.artifact = artifact->bytes;
+  compiled.metadataJson = artifact->metadataJson;
   compiled.compileNanos =
       uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::steady_clock::now() - start)
@@ -384,9 +394,7 @@ absl::Status Kernel::Impl::waitFor(Entry &entry) {
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                        const Binding &binding,
                                        const LaunchConfig &config) {
-  const absl::StatusOr<plugin::BackendRef> &backend = getBackend();
-  if (!backend.ok())
-    return backend.status();
+  const Backend &backend = **getBackend(); // the entry was compiled for it
   absl::Span<const Argument> bound = binding.arguments();
   Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
   for (int axis = 0; axis < 3; ++axis)
@@ -442,12 +450,12 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   for (int axis = 0; axis < 3; ++axis)
     launch.grid[axis] = grid[axis];
   launch.num_warps = uint32_t(binding.options().numWarps());
+  launch.stream = config.stream;
   launch.num_args = cArgs.size();
   launch.args = cPointers.data();
 
-  auto &host = plugin::PluginHost::global();
-  if (!host.hasLaunchHooks() && !launchMetadata)
-    return backend->launchPrepared(launch);
+  if (!host->hasLaunchHooks() && !launchMetadata)
+    return backend.ref.launchPrepared(launch);
 
   // With hooks, the launch is also described to them.
   std::vector<plugin::ArgInfo> args;
@@ -470,11 +478,12 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   info.grid = grid;
   info.numWarps = launch.num_warps;
   info.device = config.device;
+  info.stream = config.stream;
   info.metadataJson = metadata;
   info.args = args;
-  plugin::LaunchRecord record = host.runLaunchEnter(info);
-  absl::Status status = backend->launchPrepared(launch);
-  host.runLaunchExit(record, info, int32_t(status.raw_code()));
+  plugin::LaunchRecord record = host->runLaunchEnter(info);
+  absl::Status status = backend.ref.launchPrepared(launch);
+  host->runLaunchExit(record, info, int32_t(status.raw_code()));
   return status;
 }
 
@@ -487,8 +496,9 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
            std::string dependencyKey, std::vector<std::string> usedGlobals) {
   auto impl = std::make_unique<Kernel::Impl>();
   impl->module = module;
-  absl::StatusOr<BindPlan> plan =
-      BindPlan::create(manifest, LaunchOptions::fromEnvironment());
+  impl->host = &module->runtime->plugins();
+  absl::StatusOr<BindPlan> plan = BindPlan::create(
+      manifest, module->runtime->defaultLaunchOptions());
   if (!plan.ok())
     return plan.status();
   impl->plan.emplace(std::move(*plan));
@@ -506,12 +516,12 @@ Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Kernel::~Kernel() {
   if (impl_->allEntries.empty())
     return;
-  const absl::StatusOr<plugin::BackendRef> &backend = impl_->getBackend();
+  const absl::StatusOr<const Backend *> &backend = impl_->getBackend();
   if (!backend.ok())
     return;
   for (const std::shared_ptr<Entry> &entry : impl_->allEntries)
     if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
-      (void)backend->unload(entry->backendKernel);
+      (void)(*backend)->ref.unload(entry->backendKernel);
 }
 
 const KernelManifest &Kernel::manifest() const { return impl_->manifest; }
@@ -524,7 +534,7 @@ Kernel::launch(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords) {
   Impl &impl = *impl_;
-  auto &host = plugin::PluginHost::global();
+  plugin::PluginHost &host = *impl.host;
   if (host.hasPreRunHooks()) {
     std::vector<plugin::ArgInfo> seen;
     std::vector<std::string> types;
@@ -587,26 +597,16 @@ Kernel::launch(const LaunchConfig &config,
 
   if (absl::Status valid = checkDevice(config.device); !valid.ok())
     return valid;
-  bool inserted;
-  Entry *entry = impl.findOrInsert(config.device, binding.key(), inserted);
   LaunchResult result;
-  if (inserted) {
-    impl.compile(*entry, impl.plan->makeRecord(binding), /*isWarmup=*/false,
-                 config.device);
-    result.compiled =
-        entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
-  }
-  Entry::State state = entry->state.load(std::memory_order_acquire);
-  if (state != Entry::State::Ready) {
-    absl::Status status = impl.waitFor(*entry);
-    state = entry->state.load(std::memory_order_acquire);
-    if (inserted && state != Entry::State::Ready)
-      impl.forget(config.device, binding.key());
-    if (!status.ok())
-      return status;
-    if (state == Entry::State::Skipped)
-      return result;
-  }
+  absl::Status status;
+  Entry *entry = impl.ensureEntry(
+      config.device, binding.key(),
+      [&] { return impl.plan->makeRecord(binding); }, /*isWarmup=*/false,
+      status, &result.compiled);
+  if (!status.ok())
+    return status;
+  if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
+    return result;
   if (absl::Status status = impl.launchEntry(*entry, binding, config);
       !status.ok())
     return status;
@@ -627,14 +627,10 @@ Kernel::warmup(absl::Span<const Argument> positional,
   SpecializationRecord record = impl.plan->makeRecord(binding);
   if (absl::Status valid = checkDevice(device); !valid.ok())
     return valid;
-  bool inserted;
-  Entry *entry = impl.findOrInsert(device, binding.key(), inserted);
-  if (inserted)
-    impl.compile(*entry, record, /*isWarmup=*/true, device);
-  absl::Status status = impl.waitFor(*entry);
-  if (inserted &&
-      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
-    impl.forget(device, binding.key());
+  absl::Status status;
+  impl.ensureEntry(
+      device, binding.key(), [&] { return record; }, /*isWarmup=*/true, status,
+      /*compiled=*/nullptr);
   if (!status.ok())
     return status;
   return record;
@@ -657,14 +653,10 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return globals;
   if (absl::Status valid = checkDevice(device); !valid.ok())
     return valid;
-  bool inserted;
-  Entry *entry = impl.findOrInsert(device, key->view(), inserted);
-  if (inserted)
-    impl.compile(*entry, *record, /*isWarmup=*/true, device);
-  absl::Status status = impl.waitFor(*entry);
-  if (inserted &&
-      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
-    impl.forget(device, key->view());
+  absl::Status status;
+  impl.ensureEntry(
+      device, key->view(), [&] { return *record; }, /*isWarmup=*/true, status,
+      /*compiled=*/nullptr);
   return status;
 }
 

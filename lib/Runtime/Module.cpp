@@ -2,11 +2,11 @@
 
 #include "RuntimeImpl.h"
 
-#include "CompilerLibrary.h"
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Model/FloatFormats.h"
-#include "kjit/Model/Json.h"
+
+#include "absl/strings/str_cat.h"
 
 #include <charconv>
 #include <cmath>
@@ -22,23 +22,26 @@ namespace kjit::rt {
 
 namespace {
 
-unsigned widthOf(std::string_view type) {
-  if (type == "i1")
-    return 1;
-  if (type == "f16" || type == "bf16")
-    return 16;
-  if (type == "f64")
-    return 64;
-  if (type == "f32")
-    return 32;
-  unsigned width = 0;
-  if (type.size() > 1 && type[0] == 'i')
-    std::from_chars(type.data() + 1, type.data() + type.size(), width);
-  return width;
+/// Bits a global of `type` holds (i1 is one bit, not its byte of storage).
+unsigned bitWidthOf(DType type) {
+  return type == DType::I1 ? 1 : 8 * byteWidth(type);
 }
 
-bool isFloatType(std::string_view type) {
-  return !type.empty() && (type[0] == 'f' || type[0] == 'b');
+bool isFloatType(DType type) {
+  switch (type) {
+  case DType::FP16:
+  case DType::BF16:
+  case DType::FP32:
+  case DType::FP64:
+  case DType::FP8E4NV:
+  case DType::FP8E5:
+  case DType::FP8E4B15:
+  case DType::FP8E4B8:
+  case DType::FP8E5B16:
+    return true;
+  default:
+    return false;
+  }
 }
 
 std::string formatDouble(double value) {
@@ -53,23 +56,25 @@ std::string formatDouble(double value) {
 
 } // namespace
 
-std::string formatGlobalValue(std::string_view type, uint64_t bits) {
-  if (type == "f64") {
+std::string formatGlobalValue(DType type, uint64_t bits) {
+  if (type == DType::FP64) {
     double value;
     std::memcpy(&value, &bits, 8);
     return formatDouble(value);
   }
-  if (type == "f32") {
+  if (type == DType::FP32) {
     float value;
     uint32_t narrow = uint32_t(bits);
     std::memcpy(&value, &narrow, 4);
     return formatDouble(value);
   }
-  if (type == "f16")
+  if (type == DType::FP16)
     return formatDouble(fp16ToDouble(uint16_t(bits)));
-  if (type == "bf16")
+  if (type == DType::BF16)
     return formatDouble(bf16ToDouble(uint16_t(bits)));
-  unsigned width = widthOf(type);
+  if (isFloatType(type)) // fp8: the bits, as the host has no such format
+    return kjit::strCat("0x", absl::Hex(bits));
+  unsigned width = bitWidthOf(type);
   if (width == 1)
     return bits ? "True" : "False";
   // Sign-extend to print negative values as such.
@@ -78,10 +83,13 @@ std::string formatGlobalValue(std::string_view type, uint64_t bits) {
   return std::to_string(value);
 }
 
-absl::StatusOr<uint64_t> globalBits(std::string_view name,
-                                    std::string_view type,
+absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
                                     const Argument &value) {
-  unsigned width = widthOf(type);
+  unsigned width = bitWidthOf(type);
+  // Messages spell the type as the module declares it ("f32").
+  std::string_view typeName = kernelIRTypeName(type);
+  if (typeName.empty())
+    typeName = canonicalName(type);
   if (isFloatType(type)) {
     double real;
     if (value.kind() == ArgKind::Float)
@@ -90,18 +98,22 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name,
       real = double(value.asInt());
     else
       return absl::InvalidArgumentError(
-          kjit::strCat("global '", name, "' has type ", type,
+          kjit::strCat("global '", name, "' has type ", typeName,
                        " and needs a number, not ", describeArgument(value)));
-    if (type == "f64") {
+    if (type == DType::FP64) {
       uint64_t bits;
       std::memcpy(&bits, &real, 8);
       return bits;
     }
     // Straight from the double: through float would round twice.
-    if (type == "f16")
+    if (type == DType::FP16)
       return uint64_t(fp16FromDouble(real));
-    if (type == "bf16")
+    if (type == DType::BF16)
       return uint64_t(bf16FromDouble(real));
+    if (type != DType::FP32)
+      return absl::InvalidArgumentError(
+          kjit::strCat("global '", name, "' has type ", typeName,
+                       ", which the host cannot set"));
     float narrow = float(real);
     uint32_t bits;
     std::memcpy(&bits, &narrow, 4);
@@ -109,14 +121,14 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name,
   }
   if (value.kind() != ArgKind::Int && value.kind() != ArgKind::Bool)
     return absl::InvalidArgumentError(
-        kjit::strCat("global '", name, "' has type ", type,
+        kjit::strCat("global '", name, "' has type ", typeName,
                      " and needs an integer, not ", describeArgument(value)));
   Int128 integer = value.asInt();
   Int128 limit = Int128(1) << width;
   // Signed or unsigned range of the width, as kjit.global's parser accepts.
   if (integer >= limit || integer < -(limit >> 1))
     return absl::OutOfRangeError(kjit::strCat("global '", name, "' of type ",
-                                              type, " cannot hold ",
+                                              typeName, " cannot hold ",
                                               describeArgument(value)));
   uint64_t mask = width == 64 ? ~uint64_t(0) : (uint64_t(1) << width) - 1;
   return uint64_t(integer) & mask;
@@ -126,66 +138,50 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name,
 // Module
 //===----------------------------------------------------------------------===//
 
-absl::StatusOr<std::shared_ptr<Module>> Module::load(std::string path) {
+absl::StatusOr<std::shared_ptr<Module>> Module::load(Runtime &runtime,
+                                                     std::string path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     return absl::NotFoundError(
         kjit::strCat("cannot read kernel IR file '", path, "'"));
   std::stringstream text;
   text << in.rdbuf();
-  return fromText(text.str(), std::move(path));
+  return fromText(runtime, text.str(), std::move(path));
+}
+
+absl::StatusOr<std::shared_ptr<Module>> Module::load(std::string path) {
+  return load(Runtime::global(), std::move(path));
 }
 
 absl::StatusOr<std::shared_ptr<Module>>
 Module::fromText(std::string text, std::string sourceName) {
-  absl::StatusOr<const kjit_compiler_api *> compiler = getCompiler();
+  return fromText(Runtime::global(), std::move(text), std::move(sourceName));
+}
+
+absl::StatusOr<std::shared_ptr<Module>>
+Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
+  absl::StatusOr<CompilerService *> compiler = runtime.compiler();
   if (!compiler.ok())
     return compiler.status();
-  char *json = nullptr, *error = nullptr;
-  if ((*compiler)->analyze(text.data(), text.size(), sourceName.c_str(), &json,
-                           &error) != 0) {
-    std::string message = error ? error : "unknown error";
-    (*compiler)->release(error);
-    return absl::InvalidArgumentError(message);
-  }
-  std::string analysis = json;
-  (*compiler)->release(json);
+  absl::StatusOr<ModuleAnalysis> analysis =
+      (*compiler)->analyze(text, sourceName);
+  if (!analysis.ok())
+    return analysis.status();
 
   auto impl = std::make_unique<Impl>();
-  impl->text = std::move(text);
+  impl->runtime = &runtime;
+  impl->bytecode = std::move(analysis->bytecode);
   impl->sourceName = std::move(sourceName);
-  absl::StatusOr<JsonValue> parsed = parseJson(analysis);
-  if (!parsed.ok())
-    return absl::InternalError(
-        kjit::strCat("the compiler's analysis is not JSON: ",
-                     std::string(parsed.status().message())));
-  auto field = [](const JsonValue &object,
-                  std::string_view key) -> const JsonValue & {
-    const JsonValue *value = object.find(key);
-    static const JsonValue empty;
-    return value ? *value : empty;
-  };
-  for (const JsonValue &global : field(*parsed, "globals").elements()) {
-    GlobalSlot slot;
-    slot.name = field(global, "name").text();
-    slot.type = field(global, "type").text();
-    std::string bits = field(global, "bits").text();
-    slot.bits = std::strtoull(bits.c_str(), nullptr, 16);
-    impl->globalIndex[slot.name] = impl->globals.size();
-    impl->globals.push_back(std::move(slot));
+  for (GlobalInfo &global : analysis->globals) {
+    impl->globalIndex[global.name] = impl->globals.size();
+    impl->globals.push_back({std::move(global.name), global.type, global.bits});
   }
   std::shared_ptr<Module> module(new Module(std::move(impl)));
-  for (const JsonValue &entry : field(*parsed, "kernels").elements()) {
-    absl::StatusOr<KernelManifest> manifest =
-        manifestFromJson(field(entry, "manifest").text());
-    if (!manifest.ok())
-      return manifest.status();
-    std::vector<std::string> used;
-    for (const JsonValue &name : field(entry, "globals").elements())
-      used.push_back(name.text());
+  for (KernelAnalysis &entry : analysis->kernels) {
     absl::StatusOr<std::unique_ptr<Kernel>> kernel =
-        makeKernel(module->impl_.get(), std::move(*manifest),
-                   field(entry, "key").text(), std::move(used));
+        makeKernel(module->impl_.get(), std::move(entry.manifest),
+                   std::move(entry.dependencyKey),
+                   std::move(entry.usedGlobals));
     if (!kernel.ok())
       return kernel.status();
     module->impl_->kernels.push_back(std::move(*kernel));

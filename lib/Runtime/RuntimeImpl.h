@@ -3,6 +3,7 @@
 #ifndef KJIT_LIB_RUNTIME_RUNTIMEIMPL_H
 #define KJIT_LIB_RUNTIME_RUNTIMEIMPL_H
 
+#include "kjit/Runtime/CompilerService.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -15,16 +16,18 @@
 
 namespace kjit::rt {
 
-/// A module global: its type as MLIR spells it ("f32", "i64") and the bit
-/// pattern of its current value. Values compare bit for bit.
+/// A module global: its type and the bit pattern of its current value.
+/// Values compare bit for bit.
 struct GlobalSlot {
   std::string name;
-  std::string type;
+  DType type = DType::I32;
   uint64_t bits = 0;
 };
 
 struct Module::Impl {
-  std::string text;
+  Runtime *runtime = nullptr;
+  /// The module as the compiler parsed it (MLIR bytecode, opaque here).
+  std::string bytecode;
   std::string sourceName;
   std::vector<GlobalSlot> globals;
   absl::flat_hash_map<std::string, size_t> globalIndex;
@@ -40,13 +43,13 @@ absl::StatusOr<std::unique_ptr<Kernel>>
 makeKernel(Module::Impl *module, KernelManifest manifest,
            std::string dependencyKey, std::vector<std::string> usedGlobals);
 
-/// The bits of `value` as a global of MLIR type `type`, or an error naming
-/// the global.
-absl::StatusOr<uint64_t>
-globalBits(std::string_view name, std::string_view type, const Argument &value);
+/// The bits of `value` as a global of type `type`, or an error naming the
+/// global.
+absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
+                                    const Argument &value);
 
 /// A global's value for messages: "0.5", "2.0", "-3", "True".
-std::string formatGlobalValue(std::string_view type, uint64_t bits);
+std::string formatGlobalValue(DType type, uint64_t bits);
 
 } // namespace kjit::rt
 

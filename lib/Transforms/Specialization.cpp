@@ -174,9 +174,29 @@ kjit::readSpecializationRecord(StringRef json, MLIRContext *context,
                         record.status().message().size());
     return std::nullopt;
   }
+  return specializationFromRecord(*record, context, error);
+}
+
+Type kjit::signatureType(const rt::SigType &type, MLIRContext *context) {
+  if (type.kind == rt::SigType::Kind::NullPointer)
+    return PointerType::get(context, IntegerType::get(context, 8));
+  std::string_view irName = rt::kernelIRTypeName(type.dtype);
+  if (irName.empty())
+    return {};
+  Type element =
+      mlir::parseType(StringRef(irName.data(), irName.size()), context);
+  if (type.kind == rt::SigType::Kind::Scalar)
+    // Scalars are signless: the signedness of u32/u64 is in the value.
+    return getValueTypeForPointee(element);
+  return PointerType::get(context, element);
+}
+
+std::optional<KernelSpecialization>
+kjit::specializationFromRecord(const rt::SpecializationRecord &record,
+                               MLIRContext *context, std::string &error) {
   KernelSpecialization spec;
-  spec.kernel = record->name;
-  for (const rt::SpecializedParam &param : record->params) {
+  spec.kernel = record.name;
+  for (const rt::SpecializedParam &param : record.params) {
     ParamSpecialization ps;
     ps.name = param.name;
     if (std::optional<rt::Argument> constant = param.constant()) {
@@ -188,10 +208,10 @@ kjit::readSpecializationRecord(StringRef json, MLIRContext *context,
       }
     }
     if (!param.isConstexpr) {
-      std::string text = rt::toString(param.type);
-      ps.type = parseSignatureType(text, context, error);
+      ps.type = signatureType(param.type, context);
       if (!ps.type) {
-        error = "parameter '" + param.name + "': " + error;
+        error = "parameter '" + param.name + "': signature type '" +
+                rt::toString(param.type) + "' has no MLIR element type";
         return std::nullopt;
       }
       ps.divisibleBy16 = param.specKey == rt::SpecKey::Divisible16;

@@ -11,7 +11,6 @@
 #include "Buffer.h"
 #include "Npy.h"
 
-#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <chrono>
@@ -59,8 +58,10 @@ OPTIONS:
   --max-print N            elements printed per tensor (default 8)
   --output-dir DIR         write every tensor as DIR/NAME.npy after the launches,
                            and DIR/NAME.in.npy before the first one
-  --backend host|cuda      the backend (default host; this build has the host
-                           backend only, so cuda needs KJIT_INTERPRET=1)
+  --backend TARGET         the target to launch on (default host): a loaded
+                           plugin's backend, or libkjit-TARGET.so beside
+                           libkjit-runtime.so; KJIT_INTERPRET=1 runs every
+                           launch on the host backend
   --help                   this text
 
 ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
@@ -78,12 +79,18 @@ struct Options {
   bool warmup = false;
   std::string recordOut, preload, outputDir;
   std::vector<std::string> plugins, printNames;
+  std::string backend;
   size_t maxPrint = 8;
 };
 
+/// The runtime, for fail(): plugins finish their work (trace files,
+/// summaries) even when the run fails.
+rt::Runtime *runtime = nullptr;
+
 [[noreturn]] void fail(const std::string &message) {
   std::fprintf(stderr, "kjit-run: error: %s\n", message.c_str());
-  plugin::PluginHost::global().shutdown();
+  if (runtime)
+    runtime->plugins().shutdown();
   std::exit(1);
 }
 
@@ -205,18 +212,7 @@ Options parseOptions(int argc, char **argv) {
     } else if (name == "--print") {
       options.printNames.push_back(takeValue());
     } else if (name == "--backend") {
-      std::string backend = takeValue();
-      // KJIT_INTERPRET=1 sends every launch to the host backend, the
-      // analogue of TRITON_INTERPRET.
-      const char *interpret = std::getenv("KJIT_INTERPRET");
-      bool toHost = interpret && std::string(interpret) == "1";
-      if (backend == "cuda" && !toHost)
-        fail("this build has no CUDA backend; KJIT_INTERPRET=1 runs CUDA "
-             "launches on the host backend");
-      if (backend != "host" && backend != "cuda")
-        fail("unknown backend '" + backend +
-             "'; the backends are host and "
-             "cuda");
+      options.backend = takeValue();
     } else {
       fail("unknown option '" + name + "' (see --help)");
     }
@@ -241,12 +237,21 @@ std::string readFile(const std::string &path) {
 
 int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
-  auto &plugins = plugin::PluginHost::global();
-  plugins.loadFromEnvironment();
-  for (const std::string &path : options.plugins)
-    (void)plugins.loadPlugin(path); // reported by the host; go on
+  // The runtime reads the environment (KJIT_PLUGINS, KJIT_INTERPRET,
+  // KJIT_DEBUG) and loads the plugins; the options add to it.
+  rt::RuntimeOptions setup;
+  setup.plugins = options.plugins;
+  setup.target = options.backend;
+  auto created = rt::Runtime::create(std::move(setup));
+  if (!created.ok())
+    fail(text(created.status()));
+  std::unique_ptr<rt::Runtime> owner = std::move(*created);
+  runtime = owner.get();
+  // A target without a backend fails here, before anything is compiled.
+  if (auto backend = runtime->backend(); !backend.ok())
+    fail(text(backend.status()));
 
-  auto module = rt::Module::load(options.file);
+  auto module = rt::Module::load(*runtime, options.file);
   if (!module.ok())
     fail(text(module.status()));
   auto kernel = (*module)->kernel(options.kernel);
@@ -309,7 +314,6 @@ int main(int argc, char **argv) {
     writeRecord(*record);
     std::printf("warmup: %s\ncompiles: %llu\n", rt::repr(*record).c_str(),
                 (unsigned long long)(*kernel)->stats().compiles);
-    plugins.shutdown();
     return 0;
   }
   if (!options.recordOut.empty()) {
@@ -386,6 +390,5 @@ int main(int argc, char **argv) {
   if (options.repeat > 1)
     std::printf("time per launch: %.3f us (%d launches after the first)\n",
                 seconds * 1e6 / (options.repeat - 1), options.repeat - 1);
-  plugins.shutdown();
   return 0;
 }

@@ -1,12 +1,11 @@
 //===- LaunchHooksTest.cpp - launch hooks and launch metadata -------------===//
 //
 // A kernel's launch-metadata callback reaches the launch hooks of a loaded
-// plugin (the test plugin prints every event to stderr). Its own binary:
-// loading a plugin changes the process-wide plugin host.
+// plugin (the test plugin prints every event to stderr), loaded into a
+// runtime of the test's own.
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -18,10 +17,13 @@ using namespace kjit::rt;
 namespace {
 
 TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
-  auto &host = kjit::plugin::PluginHost::global();
-  ASSERT_TRUE(host.loadPlugin(KJIT_TEST_PLUGIN).ok());
-  auto module =
-      Module::load(std::string(KJIT_EXAMPLES_DIR) + "/vector_add.mlir");
+  RuntimeOptions options;
+  options.plugins = {KJIT_TEST_PLUGIN};
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  ASSERT_EQ((*runtime)->plugins().pluginNames().size(), 1u);
+  auto module = Module::load(**runtime, std::string(KJIT_EXAMPLES_DIR) +
+                                            "/vector_add.mlir");
   ASSERT_TRUE(module.ok()) << module.status();
   Kernel *kernel = *(*module)->kernel("add");
   kernel->setLaunchMetadata([](absl::Span<const Argument> bound) {
@@ -40,7 +42,6 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
   EXPECT_NE(log.find("launch_enter kernel=add"), std::string::npos) << log;
   EXPECT_NE(log.find("metadata={\"flops\": 16}"), std::string::npos) << log;
   EXPECT_NE(log.find("launch_exit kernel=add"), std::string::npos) << log;
-  host.shutdown();
 }
 
 } // namespace

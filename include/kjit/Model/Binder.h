@@ -128,7 +128,7 @@ class BindPlan {
 public:
   /// Verifies `manifest` (verifyManifest) and precomputes the plan.
   /// `defaults` are the option values a launch that names no option gets;
-  /// the runtime passes LaunchOptions::fromEnvironment().
+  /// the runtime passes its defaults (Runtime::defaultLaunchOptions()).
   static absl::StatusOr<BindPlan> create(KernelManifest manifest,
                                          LaunchOptions defaults = {});
 

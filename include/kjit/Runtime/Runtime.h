@@ -1,148 +1,118 @@
-//===- Runtime.h - modules, kernels and launches ----------------*- C++ -*-===//
+//===- Runtime.h - the runtime object ---------------------------*- C++ -*-===//
 //
-// The JIT runtime: a Module is a kernel IR file with its globals table; a
-// Kernel binds launch arguments, finds its specialization in a per-device
-// cache, compiles on a miss (one compile per key however many threads ask),
-// checks the globals it baked in, and launches through a backend plugin with
-// the hooks of the loaded plugins. Part of the runtime core: no LLVM or MLIR
-// header here; the compiler library is loaded with dlopen when something must
-// be compiled or analysed. Rationale: docs/Runtime.md.
+// A Runtime plays the part of PJRT's client: it owns the plugin host, the
+// backends (one per target, found through the plugins' `describe`), the
+// compiler library (opened on the first analysis or miss) and the launch
+// defaults, and it reads the environment once, when it is created. Modules
+// are loaded into a runtime; the tools are thin layers over it, so an
+// application that embeds libkjit-runtime behaves as `kjit-run` does.
+//
+// Environment (read by create() unless RuntimeOptions::readEnvironment is
+// false; an explicit option wins):
+//   KJIT_PLUGINS           colon-separated plugins to load, in order
+//   KJIT_INTERPRET=1       run every launch on the interpreter target
+//   KJIT_DEBUG=1           device asserts on by default
+//   KJIT_COMPILER_LIBRARY  the compiler module to open
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KJIT_RUNTIME_RUNTIME_H
 #define KJIT_RUNTIME_RUNTIME_H
 
-#include "kjit/Model/Binder.h"
-#include "kjit/Model/KernelManifest.h"
-#include "kjit/Model/Specialization.h"
+#include "kjit/Model/LaunchOptions.h"
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Module.h"
 
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 
-#include <array>
-#include <atomic>
-#include <cstdint>
-#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace kjit::rt {
 
-class Kernel;
+class CompilerService;
 
-/// The same tensor seen as another dtype, without a copy (the reference's
-/// `reinterpret`). Anything but a tensor is returned unchanged.
-Argument reinterpret(const Argument &tensor, DType dtype);
-
-/// What a launch does when a global the kernel baked in has changed.
-enum class GlobalChangePolicy {
-  /// Fail with the reference's message (the default).
-  Error,
-  /// Re-analyse with the new values and compile new entries.
-  Recompile,
+/// How a runtime is set up. Unset fields come from the environment.
+struct RuntimeOptions {
+  /// Plugins to load after those of KJIT_PLUGINS (kjit-run's --load-plugin).
+  std::vector<std::string> plugins;
+  /// The target launches run on ("cuda", ...); empty: the build's default.
+  std::string target;
+  /// Send every launch to the interpreter target; unset: KJIT_INTERPRET.
+  std::optional<bool> interpret;
+  /// Device asserts on by default; unset: KJIT_DEBUG.
+  std::optional<bool> debug;
+  /// The compiler module; empty: KJIT_COMPILER_LIBRARY, else
+  /// libkjit-compiler.so beside libkjit-runtime.so.
+  std::string compilerLibrary;
+  /// Where the plugin host logs (stderr when empty).
+  plugin::LogSink logSink;
+  /// False: ignore KJIT_* variables and use these options alone.
+  bool readEnvironment = true;
 };
 
-/// A grid: programs along x, y, z.
-using Grid = std::array<uint32_t, 3>;
-
-/// One launch.
-struct LaunchConfig {
-  /// The grid, 1 to 3 dimensions (unused ones are 1).
-  Grid grid = {1, 1, 1};
-  /// If set, computes the grid from the bound arguments (in declaration
-  /// order, defaults applied) instead of `grid`.
-  std::function<Grid(absl::Span<const Argument>)> gridFn;
-  /// The device index on the backend.
-  int32_t device = 0;
+/// A backend as the runtime uses it: the plugin's table and what its
+/// `describe` said about device 0.
+struct Backend {
+  plugin::BackendRef ref;
+  /// The described target, which names the compiler target too.
+  std::string target;
+  /// The described architecture ("sm_90", "x86_64").
+  std::string arch;
+  /// Accepted artifact formats, most preferred first.
+  std::vector<std::string> formats;
 };
 
-/// What happened in a launch.
-struct LaunchResult {
-  /// False when a cache hook answered "skip": nothing was compiled or run.
-  bool launched = false;
-  /// True when this launch compiled (a cache miss).
-  bool compiled = false;
-};
-
-/// Counters of one kernel, for tools and tests. Hits are not counted here
-/// (see LaunchResult::compiled): a per-launch counter would be a write
-/// shared by every launching thread.
-struct KernelStats {
-  uint64_t compiles = 0;
-};
-
-/// A kernel IR file and its globals table.
-class Module {
+/// Owns plugins, backends and the compiler. Thread-safe. Modules loaded into
+/// a runtime must be destroyed before it.
+class Runtime {
 public:
-  /// Reads and analyses a kernel IR file (loads the compiler library).
-  static absl::StatusOr<std::shared_ptr<Module>> load(std::string path);
-  /// The same from text; `sourceName` names it in diagnostics.
-  static absl::StatusOr<std::shared_ptr<Module>>
-  fromText(std::string text, std::string sourceName);
-  ~Module();
+  /// A runtime set up by `options` (and the environment). Plugins that fail
+  /// to load are reported through the log and skipped, as in the tools.
+  static absl::StatusOr<std::unique_ptr<Runtime>>
+  create(RuntimeOptions options = {});
 
-  /// The kernel called `name`; errors list the kernels that exist.
-  absl::StatusOr<Kernel *> kernel(std::string_view name);
-  std::vector<std::string> kernelNames() const;
+  /// The process's default runtime, created from the environment on first
+  /// use; Module::load(path) loads into it. Its plugins are shut down when
+  /// static objects are destroyed.
+  static Runtime &global();
 
-  /// Changes a global's value (converted to the global's type). Kernels that
-  /// baked in the old value notice at their next launch.
-  absl::Status setGlobal(std::string_view name, const Argument &value);
-  /// The global's current value as text, or an error naming the globals.
-  absl::StatusOr<std::string> global(std::string_view name) const;
+  /// Shuts the plugins down (their fini runs: summaries, trace files).
+  ~Runtime();
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  plugin::PluginHost &plugins();
+
+  /// The target launches run on, after KJIT_INTERPRET.
+  const std::string &target() const;
+  /// Whether launches were routed to the interpreter target.
+  bool interpreting() const;
+  /// Launch option defaults (debug from KJIT_DEBUG).
+  const LaunchOptions &defaultLaunchOptions() const;
+
+  /// The backend of `target`: one a loaded plugin registers (by its
+  /// described target), else the plugin libkjit-<target>.so beside
+  /// libkjit-runtime.so. Found once and kept.
+  absl::StatusOr<const Backend *> backend(std::string_view target);
+  /// The backend of target().
+  absl::StatusOr<const Backend *> backend() { return backend(target()); }
+
+  /// The backend's fingerprint for `device` (cached): bytes that join every
+  /// cache key of code compiled for it.
+  absl::StatusOr<std::string> fingerprint(const Backend &backend,
+                                          int32_t device);
+
+  /// The compiler, opening the library on first use.
+  absl::StatusOr<CompilerService *> compiler();
 
   struct Impl;
 
 private:
-  explicit Module(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
-};
-
-/// One kernel of a Module. Thread-safe: any number of threads may launch it.
-class Kernel {
-public:
-  ~Kernel();
-
-  const KernelManifest &manifest() const;
-  /// The dependency key: content of the kernel and its callees, its line,
-  /// and the values of the globals it reads.
-  const std::string &dependencyKey() const;
-
-  /// Binds the arguments, compiles on a cache miss, checks the globals and
-  /// launches. Launch options (num_warps, debug, ...) are keywords.
-  absl::StatusOr<LaunchResult>
-  launch(const LaunchConfig &config, absl::Span<const Argument> positional,
-         absl::Span<const KeywordArgument> keywords = {});
-
-  /// Compiles the specialization these arguments select without launching
-  /// (tensors may be mock tensors: dtype only, treated as 16-byte aligned).
-  /// Returns the record, which `preload` accepts in another process.
-  absl::StatusOr<SpecializationRecord>
-  warmup(absl::Span<const Argument> positional,
-         absl::Span<const KeywordArgument> keywords = {}, int32_t device = 0);
-
-  /// Rebuilds the cache entry of a serialized record (JSON) without the
-  /// original call. The record must match this kernel and target.
-  absl::Status preload(std::string_view recordJson, int32_t device = 0);
-
-  void setGlobalChangePolicy(GlobalChangePolicy policy);
-  /// A per-kernel callback adding fields to the launch hooks' metadata; it
-  /// returns the members of a JSON object (`"flops": 12, "bytes": 96`).
-  void setLaunchMetadata(
-      std::function<std::string(absl::Span<const Argument>)> callback);
-
-  KernelStats stats() const;
-
-  struct Impl;
-
-private:
-  friend absl::StatusOr<std::unique_ptr<Kernel>>
-  makeKernel(Module::Impl *module, KernelManifest manifest,
-             std::string dependencyKey, std::vector<std::string> usedGlobals);
-  explicit Kernel(std::unique_ptr<Impl> impl);
+  explicit Runtime(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -11,6 +11,8 @@
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
+#include "kjit/Model/Specialization.h"
+
 #include "llvm/ADT/SmallVector.h"
 
 #include <string>
@@ -51,6 +53,15 @@ parseSpecialization(llvm::StringRef kernel, llvm::ArrayRef<std::string> entries,
 std::optional<KernelSpecialization>
 readSpecializationRecord(llvm::StringRef json, mlir::MLIRContext *context,
                          std::string &error);
+
+/// The same from a record already read: no JSON is parsed.
+std::optional<KernelSpecialization>
+specializationFromRecord(const rt::SpecializationRecord &record,
+                         mlir::MLIRContext *context, std::string &error);
+
+/// The MLIR type of a typed signature type, or null where MLIR has no such
+/// element type (fp8e4b15).
+mlir::Type signatureType(const rt::SigType &type, mlir::MLIRContext *context);
 
 /// The MLIR type of a signature type ("i32" -> i32, "u64" -> i64, "*fp32" ->
 /// !kjit.ptr<f32>, "*ku8" -> !kjit.ptr<ui8>), or null with `error` set.

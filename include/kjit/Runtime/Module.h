@@ -1,0 +1,161 @@
+//===- Module.h - modules, kernels and launches -----------------*- C++ -*-===//
+//
+// A Module is a kernel IR file with its globals table, loaded into a
+// Runtime; a Kernel binds launch arguments, finds its specialization in a
+// per-device cache, compiles on a miss (one compile per key however many
+// threads ask), checks the globals it baked in, and launches through the
+// runtime's backend with the hooks of its plugins. No LLVM or MLIR header
+// here; the compiler library is loaded with dlopen when something must be
+// compiled or analysed. Rationale: docs/Runtime.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_RUNTIME_MODULE_H
+#define KJIT_RUNTIME_MODULE_H
+
+#include "kjit/Model/Binder.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::rt {
+
+class Kernel;
+class Runtime;
+
+/// The same tensor seen as another dtype, without a copy (the reference's
+/// `reinterpret`). Anything but a tensor is returned unchanged.
+Argument reinterpret(const Argument &tensor, DType dtype);
+
+/// What a launch does when a global the kernel baked in has changed.
+enum class GlobalChangePolicy {
+  /// Fail with the reference's message (the default).
+  Error,
+  /// Re-analyse with the new values and compile new entries.
+  Recompile,
+};
+
+/// A grid: programs along x, y, z.
+using Grid = std::array<uint32_t, 3>;
+
+/// One launch.
+struct LaunchConfig {
+  /// The grid, 1 to 3 dimensions (unused ones are 1).
+  Grid grid = {1, 1, 1};
+  /// If set, computes the grid from the bound arguments (in declaration
+  /// order, defaults applied) instead of `grid`.
+  std::function<Grid(absl::Span<const Argument>)> gridFn;
+  /// The device index on the backend.
+  int32_t device = 0;
+  /// The backend's stream, as an integer (cuda: a CUstream, 0 the legacy
+  /// default stream; host: ignored).
+  uint64_t stream = 0;
+};
+
+/// What happened in a launch.
+struct LaunchResult {
+  /// False when a cache hook answered "skip": nothing was compiled or run.
+  bool launched = false;
+  /// True when this launch compiled (a cache miss).
+  bool compiled = false;
+};
+
+/// Counters of one kernel, for tools and tests. Hits are not counted here
+/// (see LaunchResult::compiled): a per-launch counter would be a write
+/// shared by every launching thread.
+struct KernelStats {
+  uint64_t compiles = 0;
+};
+
+/// A kernel IR file and its globals table.
+class Module {
+public:
+  /// Reads and analyses a kernel IR file (loads the compiler library) into
+  /// `runtime`, which must outlive the module.
+  static absl::StatusOr<std::shared_ptr<Module>> load(Runtime &runtime,
+                                                      std::string path);
+  /// The same into the process's default runtime (Runtime::global()).
+  static absl::StatusOr<std::shared_ptr<Module>> load(std::string path);
+  /// The same from text; `sourceName` names it in diagnostics.
+  static absl::StatusOr<std::shared_ptr<Module>>
+  fromText(Runtime &runtime, std::string text, std::string sourceName);
+  static absl::StatusOr<std::shared_ptr<Module>>
+  fromText(std::string text, std::string sourceName);
+  ~Module();
+
+  /// The kernel called `name`; errors list the kernels that exist.
+  absl::StatusOr<Kernel *> kernel(std::string_view name);
+  std::vector<std::string> kernelNames() const;
+
+  /// Changes a global's value (converted to the global's type). Kernels that
+  /// baked in the old value notice at their next launch.
+  absl::Status setGlobal(std::string_view name, const Argument &value);
+  /// The global's current value as text, or an error naming the globals.
+  absl::StatusOr<std::string> global(std::string_view name) const;
+
+  struct Impl;
+
+private:
+  explicit Module(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// One kernel of a Module. Thread-safe: any number of threads may launch it.
+class Kernel {
+public:
+  ~Kernel();
+
+  const KernelManifest &manifest() const;
+  /// The dependency key: content of the kernel and its callees, its line,
+  /// and the values of the globals it reads.
+  const std::string &dependencyKey() const;
+
+  /// Binds the arguments, compiles on a cache miss, checks the globals and
+  /// launches. Launch options (num_warps, debug, ...) are keywords.
+  absl::StatusOr<LaunchResult>
+  launch(const LaunchConfig &config, absl::Span<const Argument> positional,
+         absl::Span<const KeywordArgument> keywords = {});
+
+  /// Compiles the specialization these arguments select without launching
+  /// (tensors may be mock tensors: dtype only, treated as 16-byte aligned).
+  /// Returns the record, which `preload` accepts in another process.
+  absl::StatusOr<SpecializationRecord>
+  warmup(absl::Span<const Argument> positional,
+         absl::Span<const KeywordArgument> keywords = {}, int32_t device = 0);
+
+  /// Rebuilds the cache entry of a serialized record (JSON) without the
+  /// original call. The record must match this kernel and target.
+  absl::Status preload(std::string_view recordJson, int32_t device = 0);
+
+  void setGlobalChangePolicy(GlobalChangePolicy policy);
+  /// A per-kernel callback adding fields to the launch hooks' metadata; it
+  /// returns the members of a JSON object (`"flops": 12, "bytes": 96`).
+  void setLaunchMetadata(
+      std::function<std::string(absl::Span<const Argument>)> callback);
+
+  KernelStats stats() const;
+
+  struct Impl;
+
+private:
+  friend absl::StatusOr<std::unique_ptr<Kernel>>
+  makeKernel(Module::Impl *module, KernelManifest manifest,
+             std::string dependencyKey, std::vector<std::string> usedGlobals);
+  explicit Kernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kjit::rt
+
+#endif // KJIT_RUNTIME_MODULE_H

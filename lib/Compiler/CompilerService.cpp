@@ -1,0 +1,389 @@
+//===- CompilerService.cpp - the compiler as the runtime sees it ----------===//
+//
+// libkjit-compiler.so: the runtime's CompilerService (include/kjit/Runtime/
+// CompilerService.h) over the kjit dialect, passes and targets. analyze
+// parses a module once and hands back its manifests, keys and globals with
+// the module as MLIR bytecode; compile reads that bytecode, bakes the
+// globals' values in, specializes one kernel from the runtime's typed
+// record and lowers it for a target. Every symbol but the factory is hidden
+// (compiler.map).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/CompilerService.h"
+
+#include "kjit/Analysis/Dependencies.h"
+#include "kjit/Compiler/HostCodegen.h"
+#include "kjit/Compiler/Registration.h"
+#include "kjit/Model/Json.h"
+#include "kjit/Model/DType.h"
+#include "kjit/Model/KernelManifest.h"
+#include "kjit/Model/Specialization.h"
+#include "kjit/Transforms/Passes.h"
+#include "kjit/Transforms/Specialization.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+
+namespace {
+
+/// `file:line:col`, as compilers print locations.
+std::string formatLocation(Location loc) {
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << loc;
+  return text;
+}
+
+/// A context with the dialects kernel IR uses, collecting diagnostics as
+/// text. Threading is off: kernels are small and the runtime compiles on the
+/// launching thread.
+struct CompileSession {
+  CompileSession()
+      : context(makeRegistry(), MLIRContext::Threading::DISABLED),
+        handler(&context, [this](Diagnostic &diag) {
+          llvm::raw_string_ostream os(diagnostics);
+          if (!diagnostics.empty())
+            os << '\n';
+          os << formatLocation(diag.getLocation()) << ": "
+             << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: "
+                                                                 : "note: ")
+             << diag;
+          for (Diagnostic &note : diag.getNotes())
+            os << '\n'
+               << formatLocation(note.getLocation()) << ": note: " << note;
+          return success();
+        }) {
+    context.loadAllAvailableDialects();
+    // The messages name the operation; its generic form would only repeat
+    // it less readably.
+    context.printOpOnDiagnostic(false);
+  }
+
+  static DialectRegistry makeRegistry() {
+    DialectRegistry registry;
+    kjit::registerKjitDialects(registry);
+    return registry;
+  }
+
+  /// Parses text or bytecode (the parser tells them apart).
+  OwningOpRef<ModuleOp> parse(std::string_view input,
+                              std::string_view sourceName) {
+    auto buffer = llvm::MemoryBuffer::getMemBuffer(
+        StringRef(input.data(), input.size()),
+        StringRef(sourceName.data(), sourceName.size()),
+        /*RequiresNullTerminator=*/false);
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+    return parseSourceFile<ModuleOp>(sources, ParserConfig(&context));
+  }
+
+  /// `what`, with the diagnostics collected so far.
+  std::string message(StringRef what) const {
+    std::string text = what.str();
+    if (!diagnostics.empty())
+      text += ":\n" + diagnostics;
+    return text;
+  }
+  /// An error of the user's input.
+  absl::Status userError(StringRef what) const {
+    return absl::InvalidArgumentError(message(what));
+  }
+  /// A fault of the compiler itself.
+  absl::Status internalError(StringRef what) const {
+    return absl::InternalError(message(what));
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler;
+};
+
+
+namespace rt = kjit::rt;
+
+/// The runtime dtype of a global's or parameter's scalar MLIR type.
+std::optional<rt::DType> dtypeOf(Type type) {
+  std::string spelled = kjit::printSignatureType(type);
+  return rt::parseDType(spelled);
+}
+
+/// The bit pattern of an integer or float attribute, zero-extended.
+uint64_t bitsOf(TypedAttr value) {
+  APInt bits = isa<FloatAttr>(value)
+                   ? cast<FloatAttr>(value).getValue().bitcastToAPInt()
+                   : cast<IntegerAttr>(value).getValue();
+  return bits.getZExtValue();
+}
+
+/// A global's name relative to the top-level module: "inner::SCALE".
+std::string qualifiedName(kjit::GlobalOp global, ModuleOp root) {
+  std::string name = global.getSymName().str();
+  for (Operation *parent = global->getParentOp(); parent != root;
+       parent = parent->getParentOp())
+    if (auto named =
+            parent->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
+      name = named.getValue().str() + "::" + name;
+  return name;
+}
+
+std::string globalName(SymbolRefAttr path) {
+  std::string name = path.getRootReference().str();
+  for (FlatSymbolRefAttr nested : path.getNestedReferences())
+    name += "::" + nested.getValue().str();
+  return name;
+}
+
+/// The runtime's view of a kernel's parameters.
+std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
+                                                     std::string &error) {
+  namespace rt = kjit::rt;
+  rt::KernelManifest manifest;
+  manifest.name = kernel.getSymName().str();
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    rt::KernelParam param;
+    param.name = kernel.getParamName(i).str();
+    Type type = kernel.getArgumentTypes()[i];
+    if (isa<kjit::AnyValueType>(type)) {
+      param.type = rt::ParamType::any();
+    } else {
+      std::string spelled = kjit::printSignatureType(type);
+      bool isPointer = StringRef(spelled).consume_front("*");
+      std::optional<rt::DType> dtype =
+          rt::parseDType(isPointer ? spelled.substr(1) : spelled);
+      if (!dtype) {
+        error = "parameter '" + param.name + "' has type " + spelled +
+                ", which has no runtime dtype";
+        return std::nullopt;
+      }
+      param.type = isPointer ? rt::ParamType::pointer(*dtype)
+                             : rt::ParamType::scalar(*dtype);
+    }
+    using D = kjit::KjitDialect;
+    param.isConstexpr = kernel.hasParamFlag(i, D::kConstexprAttrName);
+    param.doNotSpecialize = kernel.hasParamFlag(i, D::kDoNotSpecializeAttrName);
+    param.doNotSpecializeOnAlignment =
+        kernel.hasParamFlag(i, D::kDoNotSpecializeOnAlignmentAttrName);
+    param.isConst = kernel.hasParamFlag(i, D::kConstAttrName);
+    if (Attribute value = kernel.getArgAttr(i, D::kDefaultAttrName)) {
+      if (isa<UnitAttr>(value))
+        param.defaultValue = rt::Argument::none();
+      else if (auto integer = dyn_cast<IntegerAttr>(value))
+        param.defaultValue =
+            integer.getType().isInteger(1)
+                ? rt::Argument::boolean(integer.getValue().getBoolValue())
+                : rt::Argument::integer(integer.getValue().getSExtValue());
+      else if (auto real = dyn_cast<FloatAttr>(value))
+        param.defaultValue = rt::Argument::fp(real.getValueAsDouble());
+    }
+    manifest.params.push_back(std::move(param));
+  }
+  return manifest;
+}
+
+
+/// Sets each named global to its bits; an unknown name or a value that does
+/// not fit is the runtime's fault (it names globals the analysis listed).
+absl::Status applyGlobals(ModuleOp module,
+                          absl::Span<const rt::GlobalValue> values) {
+  for (const rt::GlobalValue &value : values) {
+    StringRef name(value.name.data(), value.name.size());
+    auto global = module.lookupSymbol<kjit::GlobalOp>(name);
+    if (!global)
+      return absl::InternalError(
+          ("the runtime asked to bake unknown global '" + name + "'").str());
+    Type type = global.getType();
+    unsigned width = type.getIntOrFloatBitWidth();
+    if (width < 64 && (value.bits >> width) != 0)
+      return absl::InternalError(
+          ("the value of global '" + name + "' does not fit its type").str());
+    APInt bits(width, value.bits);
+    if (auto floatType = dyn_cast<FloatType>(type))
+      global.setValueAttr(
+          FloatAttr::get(type, APFloat(floatType.getFloatSemantics(), bits)));
+    else
+      global.setValueAttr(IntegerAttr::get(type, bits));
+  }
+  return absl::OkStatus();
+}
+
+/// The host target: kernel IR -> LLVM dialect -> object -> shared object.
+constexpr llvm::StringLiteral kHostTarget = "host";
+constexpr llvm::StringLiteral kHostFormat = "elf-shared-object";
+
+class Service final : public rt::CompilerService {
+public:
+  absl::StatusOr<rt::ModuleAnalysis>
+  analyze(std::string_view text, std::string_view sourceName) override;
+  absl::StatusOr<rt::CompiledArtifact>
+  compile(const rt::CompileRequest &request) override;
+  std::vector<rt::TargetDescription> targets() const override {
+    return {{kHostTarget.str(), kHostFormat.str()}};
+  }
+};
+
+absl::StatusOr<rt::ModuleAnalysis>
+Service::analyze(std::string_view text, std::string_view sourceName) {
+  CompileSession session;
+  OwningOpRef<ModuleOp> module = session.parse(text, sourceName);
+  if (!module)
+    return session.userError("cannot parse the kernel module");
+
+  rt::ModuleAnalysis result;
+  // The module as parsed, before the analysis touches it: what compiles
+  // read back.
+  {
+    llvm::raw_string_ostream os(result.bytecode);
+    if (failed(writeBytecodeToFile(*module, os)))
+      return session.internalError("cannot write the module as bytecode");
+  }
+  kjit::DependencyAnalysis analysis(*module);
+  for (auto kernel : module->getOps<kjit::KernelOp>()) {
+    FailureOr<const kjit::DependencyRecord *> record =
+        analysis.getRecord(kernel);
+    if (failed(record))
+      return session.userError("cannot analyse kernel '" +
+                               kernel.getSymName().str() + "'");
+    std::string message;
+    std::optional<rt::KernelManifest> manifest = makeManifest(kernel, message);
+    if (!manifest)
+      return session.userError(message);
+    rt::KernelAnalysis entry;
+    entry.manifest = std::move(*manifest);
+    entry.dependencyKey = (*record)->key;
+    for (const kjit::GlobalUse &use : (*record)->globals)
+      entry.usedGlobals.push_back(globalName(use.name));
+    result.kernels.push_back(std::move(entry));
+  }
+  WalkResult walk = module->walk([&](kjit::GlobalOp global) {
+    std::optional<rt::DType> dtype = dtypeOf(global.getType());
+    if (!dtype) {
+      global.emitError("global type has no runtime dtype");
+      return WalkResult::interrupt();
+    }
+    result.globals.push_back(
+        {qualifiedName(global, *module), *dtype, bitsOf(global.getValue())});
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return session.userError("cannot analyse the module's globals");
+  return result;
+}
+
+absl::StatusOr<rt::CompiledArtifact>
+Service::compile(const rt::CompileRequest &request) {
+  CompileSession session;
+  if (StringRef(request.target.data(), request.target.size()) != kHostTarget)
+    return absl::FailedPreconditionError(
+        "the compiler has no target '" + std::string(request.target) +
+        "' (targets: " + kHostTarget.str() + ")");
+  bool accepted = false;
+  for (const std::string &format : request.acceptedFormats)
+    accepted |= format == kHostFormat;
+  if (!accepted) {
+    std::string formats;
+    for (const std::string &format : request.acceptedFormats)
+      formats += (formats.empty() ? "" : ", ") + format;
+    return absl::FailedPreconditionError(
+        "target '" + kHostTarget.str() + "' produces '" + kHostFormat.str() +
+        "', which the backend does not accept (it accepts: " +
+        (formats.empty() ? std::string("nothing") : formats) + ")");
+  }
+  if (!request.record)
+    return absl::InternalError("a compile request without a record");
+  const rt::SpecializationRecord &record = *request.record;
+
+  OwningOpRef<ModuleOp> module =
+      session.parse(request.bytecode, request.sourceName);
+  if (!module)
+    return session.internalError("cannot read the analysed module back");
+  if (absl::Status baked = applyGlobals(*module, request.globals);
+      !baked.ok())
+    return baked;
+
+  auto kernel = module->lookupSymbol<kjit::KernelOp>(record.name);
+  if (!kernel)
+    return absl::InvalidArgumentError("no kernel named '" + record.name +
+                                      "'");
+  std::string message;
+  std::optional<kjit::KernelSpecialization> spec =
+      kjit::specializationFromRecord(record, &session.context, message);
+  if (!spec)
+    return absl::InvalidArgumentError("bad specialization record: " + message);
+  if (failed(kjit::applySpecialization(kernel, *spec)))
+    return session.userError("cannot specialize '" + spec->kernel + "'");
+  // Only this kernel is compiled; the others may not even be specialized.
+  for (auto other :
+       llvm::make_early_inc_range(module->getOps<kjit::KernelOp>()))
+    if (other != kernel)
+      other.erase();
+
+  PassManager pm(&session.context);
+  pm.addPass(createCanonicalizerPass());
+  kjit::KjitConvertHostToLLVMOptions options;
+  options.debug = record.options.debug();
+  pm.addPass(kjit::createKjitConvertHostToLLVM(options));
+  if (failed(pm.run(*module)))
+    return session.userError("cannot lower '" + spec->kernel +
+                             "' for the host");
+
+  // The signature the backend checks each launch's arguments against, in
+  // the record's spelling (HostKernel.h).
+  std::string signature;
+  for (const rt::SpecializedParam &param : record.params)
+    if (!param.isConstexpr)
+      signature += (signature.empty() ? "" : ",") + rt::toString(param.type);
+  OpBuilder builder(&session.context);
+  builder.setInsertionPointToEnd(module->getBody());
+  LLVM::GlobalOp::create(
+      builder, module->getLoc(),
+      LLVM::LLVMArrayType::get(builder.getI8Type(), signature.size() + 1),
+      /*isConstant=*/true, LLVM::Linkage::External,
+      "kjit_host_signature_" + spec->kernel,
+      builder.getStringAttr(signature + std::string(1, '\0')));
+
+  rt::CompiledArtifact artifact;
+  artifact.format = kHostFormat.str();
+  if (!kjit::buildHostSharedObject(*module, artifact.bytes, message))
+    return absl::InternalError(message);
+  kjit::HostTargetInfo host = kjit::getHostTargetInfo();
+  rt::JsonWriter writer(artifact.metadataJson);
+  writer.beginObject()
+      .key("format")
+      .string(artifact.format)
+      .key("triple")
+      .string(host.triple)
+      .key("cpu")
+      .string(host.cpu)
+      .endObject();
+  return artifact;
+}
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) kjit::rt::CompilerService *
+kjit_compiler_create_service(uint32_t version, const char **error) {
+  if (version != kjit::rt::kCompilerServiceVersion) {
+    *error = "the runtime and the compiler library are of different kjit "
+             "builds (compiler service versions differ)";
+    return nullptr;
+  }
+  return new Service();
+}

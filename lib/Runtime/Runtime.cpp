@@ -1,0 +1,188 @@
+//===- Runtime.cpp - the runtime object -----------------------------------===//
+
+#include "kjit/Runtime/Runtime.h"
+
+#include "CompilerClient.h"
+#include "kjit/Runtime/BuildConfig.h"
+#include "kjit/Support/StrCat.h"
+
+#include "absl/container/flat_hash_map.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unistd.h>
+
+namespace kjit::rt {
+
+namespace {
+
+std::string statusText(const absl::Status &status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+/// "1" turns a flag on; anything else (or nothing) leaves it off.
+bool envFlag(const char *name) {
+  const char *value = std::getenv(name);
+  return value && std::string_view(value) == "1";
+}
+
+} // namespace
+
+struct Runtime::Impl {
+  RuntimeOptions options;
+  std::unique_ptr<plugin::PluginHost> host;
+  std::string target;
+  bool interpreting = false;
+  LaunchOptions launchDefaults;
+  std::string compilerPath;
+
+  std::mutex mutex; // guards what follows
+  std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
+  std::map<std::pair<const Backend *, int32_t>, std::string> fingerprints;
+  std::once_flag compilerOnce;
+  absl::StatusOr<std::unique_ptr<CompilerService>> compiler =
+      absl::UnknownError("not opened");
+
+  absl::StatusOr<std::unique_ptr<Backend>> find(std::string_view target);
+};
+
+absl::StatusOr<std::unique_ptr<Backend>>
+Runtime::Impl::find(std::string_view wanted) {
+  auto search = [&]() -> std::unique_ptr<Backend> {
+    for (const plugin::BackendRef &ref : host->backends()) {
+      plugin::BackendRef::Description description;
+      if (!ref.describe(/*device=*/0, description).ok() ||
+          description.target != wanted)
+        continue;
+      auto backend = std::make_unique<Backend>();
+      backend->ref = ref;
+      backend->target = description.target;
+      backend->arch = description.arch;
+      backend->formats = description.formats;
+      return backend;
+    }
+    return nullptr;
+  };
+  if (std::unique_ptr<Backend> found = search())
+    return found;
+  // The in-tree backend of a target is the plugin named after it.
+  std::string directory = getRuntimeLibraryDir();
+  std::string file = kjit::strCat("libkjit-", wanted, ".so");
+  std::string path = kjit::strCat(directory, "/", file);
+  if (access(path.c_str(), F_OK) != 0) {
+    std::string hint;
+    if (!interpreting && wanted != kInterpretTarget)
+      hint = kjit::strCat("; KJIT_INTERPRET=1 runs launches on the ",
+                          kInterpretTarget, " backend");
+    return absl::FailedPreconditionError(
+        kjit::strCat("no backend for target '", wanted,
+                     "': no loaded plugin registers one, and there is no ",
+                     file, " in ", directory, hint));
+  }
+  if (absl::Status loaded = host->loadPlugin(path); !loaded.ok())
+    return absl::FailedPreconditionError(kjit::strCat(
+        "no backend for target '", wanted, "': ", statusText(loaded)));
+  if (std::unique_ptr<Backend> found = search())
+    return found;
+  return absl::FailedPreconditionError(kjit::strCat(
+      "'", path, "' registered no backend for target '", wanted, "'"));
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>>
+Runtime::create(RuntimeOptions options) {
+  auto impl = std::make_unique<Impl>();
+  impl->host = std::make_unique<plugin::PluginHost>(options.logSink);
+  bool fromEnvironment = options.readEnvironment;
+  if (fromEnvironment)
+    impl->host->loadFromEnvironment();
+  for (const std::string &path : options.plugins)
+    (void)impl->host->loadPlugin(path); // reported by the host; go on
+
+  impl->interpreting = options.interpret.value_or(
+      fromEnvironment && envFlag("KJIT_INTERPRET"));
+  impl->target = options.target.empty() ? kDefaultTarget : options.target;
+  if (impl->interpreting)
+    impl->target = kInterpretTarget;
+  impl->launchDefaults =
+      fromEnvironment ? LaunchOptions::fromEnvironment() : LaunchOptions();
+  if (options.debug)
+    impl->launchDefaults.setRaw(LaunchOption::Debug, *options.debug ? 1 : 0);
+
+  impl->compilerPath = options.compilerLibrary;
+  if (impl->compilerPath.empty() && fromEnvironment)
+    if (const char *path = std::getenv("KJIT_COMPILER_LIBRARY"); path && *path)
+      impl->compilerPath = path;
+  if (impl->compilerPath.empty())
+    impl->compilerPath = getRuntimeLibraryDir() + "/libkjit-compiler.so";
+  impl->options = std::move(options);
+  return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
+}
+
+Runtime &Runtime::global() {
+  static Runtime *runtime = [] {
+    absl::StatusOr<std::unique_ptr<Runtime>> created = create();
+    // create() fails only on bad options, and the defaults are good.
+    return created->release();
+  }();
+  // Never destroyed: modules held by static objects may still unload their
+  // kernels through it while static objects go away. Its plugins are shut
+  // down (fini runs) when this function's statics are destroyed.
+  static struct Finisher {
+    ~Finisher() { runtime->impl_->host->shutdown(); }
+  } finisher;
+  return *runtime;
+}
+
+Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Runtime::~Runtime() { impl_->host->shutdown(); }
+
+plugin::PluginHost &Runtime::plugins() { return *impl_->host; }
+const std::string &Runtime::target() const { return impl_->target; }
+bool Runtime::interpreting() const { return impl_->interpreting; }
+const LaunchOptions &Runtime::defaultLaunchOptions() const {
+  return impl_->launchDefaults;
+}
+
+absl::StatusOr<const Backend *> Runtime::backend(std::string_view target) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto it = impl_->backends.find(target);
+  if (it != impl_->backends.end())
+    return it->second.get();
+  // Not cached on failure: a plugin loaded later may provide it.
+  absl::StatusOr<std::unique_ptr<Backend>> found = impl_->find(target);
+  if (!found.ok())
+    return found.status();
+  const Backend *backend = found->get();
+  impl_->backends.emplace(std::string(target), std::move(*found));
+  return backend;
+}
+
+absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
+                                                 int32_t device) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto key = std::make_pair(&backend, device);
+  auto it = impl_->fingerprints.find(key);
+  if (it != impl_->fingerprints.end())
+    return it->second;
+  std::string bytes;
+  absl::Status status =
+      backend.ref.fingerprint(device, /*options=*/nullptr, bytes);
+  // A backend without a fingerprint entry adds nothing beyond its target,
+  // arch and formats, which join the key anyway.
+  if (!status.ok() && status.code() != absl::StatusCode::kUnimplemented)
+    return status;
+  impl_->fingerprints.emplace(key, bytes);
+  return bytes;
+}
+
+absl::StatusOr<CompilerService *> Runtime::compiler() {
+  std::call_once(impl_->compilerOnce, [&] {
+    impl_->compiler = openCompiler(impl_->compilerPath);
+  });
+  if (!impl_->compiler.ok())
+    return impl_->compiler.status();
+  return impl_->compiler->get();
+}
+
+} // namespace kjit::rt
