@@ -602,6 +602,12 @@ JsonWriter &JsonWriter::finiteDouble(double value) {
   return *this;
 }
 
+JsonWriter &JsonWriter::raw(std::string_view json) {
+  separate();
+  out_ += json;
+  return *this;
+}
+
 JsonWriter &JsonWriter::string(std::string_view value) {
   separate();
   out_ += '"';

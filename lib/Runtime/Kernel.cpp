@@ -8,6 +8,7 @@
 
 #include "Digest.h"
 #include "RuntimeImpl.h"
+#include "kjit/Model/CompileJson.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
@@ -324,7 +325,14 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   }
 
   plugin::PluginHost &host = *this->host;
-  std::string repr = rt::repr(record), json = toJson(record);
+  CompileDescription description;
+  description.kernel = manifest.name;
+  description.key = entry.key;
+  description.target = (*backend)->target;
+  description.device = device;
+  description.isWarmup = isWarmup;
+  description.record = &record;
+  std::string repr = rt::repr(record), json = compileJson(description);
   plugin::CompileInfo info;
   info.kernelName = manifest.name;
   info.key = entry.key;

@@ -114,6 +114,8 @@ public:
   /// values are not JSON; callers encode them themselves.
   JsonWriter &finiteDouble(double value);
   JsonWriter &string(std::string_view value);
+  /// A value that is already JSON (another writer's document), as it is.
+  JsonWriter &raw(std::string_view json);
 
 private:
   void separate();
