@@ -28,6 +28,9 @@ config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "
 config.substitutions.append(
     ("%test_plugins", os.path.join(config.kjit_binary_dir, "test", "Plugins", "plugins")))
 config.substitutions.append(("%cc", config.kjit_c_compiler))
+# A program that embeds the runtime (test/Runtime/Inputs/embed.cpp).
+config.substitutions.append(
+    ("%kjit-embed", os.path.join(config.kjit_binary_dir, "test", "Runtime", "bin", "kjit-embed")))
 # Host backend tests: the hand-written kernel objects of test/HostBackend and
 # the driver with the host plugin already named.
 config.substitutions.append(
