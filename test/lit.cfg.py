@@ -31,6 +31,8 @@ config.substitutions.append(("%cc", config.kjit_c_compiler))
 # A program that embeds the runtime (test/Runtime/Inputs/embed.cpp).
 config.substitutions.append(
     ("%kjit-embed", os.path.join(config.kjit_binary_dir, "test", "Runtime", "bin", "kjit-embed")))
+config.substitutions.append(
+    ("%runtime_plugins", os.path.join(config.kjit_binary_dir, "test", "Runtime", "plugins")))
 # Host backend tests: the hand-written kernel objects of test/HostBackend and
 # the driver with the host plugin already named.
 config.substitutions.append(

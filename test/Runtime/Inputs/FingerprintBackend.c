@@ -1,0 +1,93 @@
+/*===- FingerprintBackend.c - a backend whose fingerprint is set by a test -===*\
+|*                                                                            *|
+|* A "host" backend (target host, format elf-shared-object) that accepts and  *|
+|* loads anything and launches nothing; its fingerprint is the value of       *|
+|* KJIT_TEST_FINGERPRINT. test/Runtime/fingerprint.test shows that the        *|
+|* backend's fingerprint changes the cache key and nothing else does.         *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#include "kjit-c/Plugin.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const kjit_artifact_format kElf = {sizeof(kjit_artifact_format), 0,
+                                          "elf-shared-object", 17};
+static const kjit_artifact_format *const kFormats[] = {&kElf};
+static int kKernel;
+
+static kjit_status *describe(void *self, kjit_backend_describe_args *args) {
+  (void)self;
+  args->target = "host";
+  args->target_len = 4;
+  args->arch = "test";
+  args->arch_len = 4;
+  args->warp_size = 32;
+  args->num_formats = 1;
+  args->formats = kFormats;
+  return 0;
+}
+
+static kjit_status *fingerprint(void *self,
+                                kjit_backend_fingerprint_args *args) {
+  const char *value = getenv("KJIT_TEST_FINGERPRINT");
+  (void)self;
+  if (!value)
+    value = "";
+  /* Static storage: the environment outlives the call. */
+  args->fingerprint.data = (const uint8_t *)value;
+  args->fingerprint.size = strlen(value);
+  args->fingerprint.release = 0;
+  return 0;
+}
+
+static kjit_status *finalize(void *self, kjit_backend_finalize_args *args) {
+  (void)self;
+  args->loadable.data = (const uint8_t *)"test";
+  args->loadable.size = 4;
+  args->loadable.release = 0;
+  return 0;
+}
+
+static kjit_status *load(void *self, kjit_backend_load_args *args) {
+  (void)self;
+  args->kernel = &kKernel;
+  return 0;
+}
+
+static kjit_status *launch(void *self, kjit_backend_launch_args *args) {
+  (void)self;
+  (void)args;
+  return 0;
+}
+
+static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
+  (void)self;
+  (void)args;
+  return 0;
+}
+
+static const kjit_backend_table kBackend = {
+    sizeof(kjit_backend_table), 0, "fingerprint-test", 16, describe,
+    fingerprint, 0, 0, finalize, load, launch, unload};
+
+static const kjit_plugin_api kApi = {sizeof(kjit_plugin_api),
+                                     0,
+                                     "fingerprint-test",
+                                     16,
+                                     "1",
+                                     1,
+                                     KJIT_CAP_THREAD_SAFE,
+                                     0,
+                                     0,
+                                     0,
+                                     &kBackend,
+                                     0};
+
+KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
+  io->plugin_abi_major = KJIT_ABI_MAJOR;
+  io->plugin_abi_minor = 0;
+  io->plugin = &kApi;
+  return KJIT_STATUS_OK;
+}
