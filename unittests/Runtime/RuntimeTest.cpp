@@ -371,10 +371,52 @@ TEST(Runtime, ModuleErrorsSayWhatIsWrong) {
                 .find("bad.mlir:1:15: error: expected non-function type"),
             std::string::npos)
       << malformed.status();
+  // A fault in the user's IR is InvalidArgument, not an internal error.
+  EXPECT_EQ(malformed.status().code(), absl::StatusCode::kInvalidArgument);
   auto module = Module::load(example("vector_add.mlir"));
   EXPECT_EQ((*module)->kernel("sub").status().message(),
             "no kernel named 'sub' in " + example("vector_add.mlir") +
                 " (kernels: add)");
+}
+
+TEST(Runtime, CompileErrorsKeepTheCompilersCode) {
+  // An !kjit.any parameter cast to f32 but launched with a pointer: the
+  // specialization does not fit the kernel, the user's fault.
+  auto module = Module::fromText(R"mlir(
+kjit.kernel @k(%a: !kjit.any) {
+  %f = kjit.cast %a : !kjit.any to f32
+  kjit.return
+}
+)mlir",
+                                 "misfit.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("k");
+  alignas(16) float x[4];
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32)};
+  auto result = kernel->launch(LaunchConfig(), args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument)
+      << result.status();
+  EXPECT_NE(std::string(result.status().message())
+                .find("misfit.mlir:3:8: error: parameter 'a' is bound to "
+                      "'!kjit.ptr<f32>', but this cast reads it as 'f32'"),
+            std::string::npos)
+      << result.status();
+}
+
+TEST(Runtime, AMissingCompilerLibraryIsReportedWithItsPath) {
+  RuntimeOptions options;
+  options.compilerLibrary = "/nonexistent/libkjit-compiler.so";
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, "", "empty.mlir");
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(std::string(module.status().message())
+                .find("cannot load the kjit compiler library "
+                      "'/nonexistent/libkjit-compiler.so'"),
+            std::string::npos)
+      << module.status();
 }
 
 } // namespace
