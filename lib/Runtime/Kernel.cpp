@@ -11,6 +11,7 @@
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/ArgEncoding.h"
 
 #include "absl/container/inlined_vector.h"
 #include "kjit/Runtime/Json.h"
@@ -349,15 +350,15 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   (*compiler)->release(artifact);
   (*compiler)->release(metadata);
 
-  std::string loadable;
-  absl::Status status = backend->finalize("elf-shared-object", bytes,
-                                          manifest.name, nullptr, loadable);
-  void *handle = nullptr;
-  if (status.ok())
-    status = backend->load(loadable, manifest.name, device, handle);
-  if (!status.ok())
-    return finish(Entry::State::Failed, status);
-  entry.backendKernel = handle;
+  absl::StatusOr<std::string> loadable =
+      backend->finalize(device, "elf-shared-object", bytes, manifest.name);
+  if (!loadable.ok())
+    return finish(Entry::State::Failed, loadable.status());
+  absl::StatusOr<void *> handle =
+      backend->load(device, *loadable, manifest.name);
+  if (!handle.ok())
+    return finish(Entry::State::Failed, handle.status());
+  entry.backendKernel = *handle;
   compiles.fetch_add(1, std::memory_order_relaxed);
 
   plugin::CompiledInfo compiled;
@@ -402,38 +403,18 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                          entry.argTemplate.end());
   absl::InlinedVector<const kjit_arg *, 8> cPointers(cArgs.size());
   for (size_t j = 0; j < cArgs.size(); ++j) {
-    const Argument &value = bound[entry.launchParams[j]];
+    size_t param = entry.launchParams[j];
     kjit_arg &arg = cArgs[j];
     cPointers[j] = &arg;
-    switch (value.kind()) {
-    case ArgKind::None:
-      arg.kind = KJIT_ARG_NONE;
-      break;
-    case ArgKind::Bool:
-      arg.kind = KJIT_ARG_BOOL;
-      arg.int_value = value.asBool();
-      break;
-    case ArgKind::Int:
-      if (value.asInt() > INT64_MAX) {
-        arg.kind = KJIT_ARG_UINT;
-        arg.uint_value = uint64_t(value.asInt());
-      } else {
-        arg.kind = KJIT_ARG_INT;
-        arg.int_value = int64_t(value.asInt());
-      }
-      break;
-    case ArgKind::Float:
-      arg.kind = KJIT_ARG_FLOAT;
-      arg.float_value = value.asFloat();
-      break;
-    case ArgKind::Tensor:
-      arg.kind = KJIT_ARG_POINTER;
-      arg.uint_value = value.address();
-      break;
-    case ArgKind::DType:
-    case ArgKind::Callable:
-      return absl::InternalError("a constexpr-only value reached the launch");
-    }
+    // The storage bits of the signature type the binder chose (the entry's
+    // own: the binding's key selected it), and ABI 1.0's kind and value.
+    if (absl::Status encoded =
+            encodeArgument(binding.type(param), bound[param], arg);
+        !encoded.ok())
+      return absl::Status(encoded.code(),
+                          strCat("argument '", manifest.params[param].name,
+                                 "' of kernel '", manifest.name,
+                                 "': ", statusText(encoded)));
   }
   kjit_backend_launch_args launch;
   std::memset(&launch, 0, sizeof(launch));
@@ -444,6 +425,12 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   launch.num_warps = uint32_t(binding.options().numWarps());
   launch.num_args = cArgs.size();
   launch.args = cPointers.data();
+  const LaunchOptions &options = binding.options();
+  launch.flags =
+      (options.flag(LaunchOption::LaunchCooperativeGrid)
+           ? KJIT_LAUNCH_COOPERATIVE
+           : 0) |
+      (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
 
   auto &host = plugin::PluginHost::global();
   if (!host.hasLaunchHooks() && !launchMetadata)
@@ -459,6 +446,10 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     arg.intValue = c.int_value;
     arg.uintValue = c.uint_value;
     arg.floatValue = c.float_value;
+    arg.dtype = c.dtype;
+    arg.flags = c.flags;
+    arg.bits = c.bits;
+    arg.bitsSize = c.bits_size;
     args.push_back(arg);
   }
   std::string metadata;
