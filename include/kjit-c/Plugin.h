@@ -20,17 +20,20 @@
 |*  - Inputs are borrowed for the duration of the call: copy what you keep.   *|
 |*    Strings are pointer + length and need not be NUL-terminated. Whoever    *|
 |*    allocates a buffer frees it, through the release function it provides.  *|
-|*  - The host never holds its own locks while it calls a plugin. A plugin    *|
-|*    without KJIT_CAP_THREAD_SAFE has all its entries serialized by the      *|
-|*    host (re-entry from the same thread is still possible).                 *|
+|*  - The host calls entries from any thread and never holds its own locks   *|
+|*    while it calls a plugin. A plugin without KJIT_CAP_THREAD_SAFE has all  *|
+|*    its entries serialized by the host, across every host object of the    *|
+|*    process (re-entry from the same thread is still possible). The         *|
+|*    backend section adds rules per entry.                                   *|
 |*  - Fields, slots and values that a minor version added say "@since 1.x".   *|
 |*                                                                            *|
 |* Stability. Negotiation, the plugin table, statuses, buffers, logging and   *|
 |* the hooks with their payloads are FROZEN: they only grow by appending, as  *|
-|* include/kjit-c/v1.0/Plugin.h and its layout test pin. The backend table    *|
-|* and the cache-store table, with every struct of their two sections, are    *|
-|* PROVISIONAL: they may still change within 1.x until the CUDA backend and   *|
-|* the Redis store have shipped against them, and then freeze as a minor.     *|
+|* the released headers (include/kjit-c/v1.x) and their layout tests pin.     *|
+|* The backend table and the cache-store table, with every struct of their    *|
+|* two sections (each marked PROVISIONAL), may still change within 1.x until  *|
+|* the CUDA backend and the Redis store have shipped against them; then they  *|
+|* freeze as a minor version.                                                 *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -203,8 +206,8 @@ enum {
  *  dtypes (include/kjit/Runtime/DType.h) by canonical name; the runtime maps
  *  between the two explicitly, never through enumerator order. */
 enum {
-  KJIT_DTYPE_UNKNOWN = 0,   /**< Not set, or not known to the producer. */
-  KJIT_DTYPE_I1 = 1,        /**< bool: one byte holding 0 or 1. */
+  KJIT_DTYPE_UNKNOWN = 0, /**< Not set, or not known to the producer. */
+  KJIT_DTYPE_I1 = 1,      /**< bool: one byte holding 0 or 1. */
   KJIT_DTYPE_I8 = 2,
   KJIT_DTYPE_I16 = 3,
   KJIT_DTYPE_I32 = 4,

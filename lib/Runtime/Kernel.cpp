@@ -426,11 +426,10 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   launch.num_args = cArgs.size();
   launch.args = cPointers.data();
   const LaunchOptions &options = binding.options();
-  launch.flags =
-      (options.flag(LaunchOption::LaunchCooperativeGrid)
-           ? KJIT_LAUNCH_COOPERATIVE
-           : 0) |
-      (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
+  launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
+                      ? KJIT_LAUNCH_COOPERATIVE
+                      : 0) |
+                 (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
 
   auto &host = plugin::PluginHost::global();
   if (!host.hasLaunchHooks() && !launchMetadata)

@@ -26,24 +26,15 @@ static const struct {
   int32_t dtype;
   uint32_t size;
 } dtypes[] = {
-    {"i1", KJIT_DTYPE_I1, 1},
-    {"i8", KJIT_DTYPE_I8, 1},
-    {"i16", KJIT_DTYPE_I16, 2},
-    {"i32", KJIT_DTYPE_I32, 4},
-    {"i64", KJIT_DTYPE_I64, 8},
-    {"u8", KJIT_DTYPE_U8, 1},
-    {"u16", KJIT_DTYPE_U16, 2},
-    {"u32", KJIT_DTYPE_U32, 4},
-    {"u64", KJIT_DTYPE_U64, 8},
-    {"fp16", KJIT_DTYPE_FP16, 2},
-    {"bf16", KJIT_DTYPE_BF16, 2},
-    {"fp32", KJIT_DTYPE_FP32, 4},
-    {"fp64", KJIT_DTYPE_FP64, 8},
-    {"fp8e4nv", KJIT_DTYPE_FP8E4NV, 1},
-    {"fp8e5", KJIT_DTYPE_FP8E5, 1},
-    {"fp8e4b15", KJIT_DTYPE_FP8E4B15, 1},
-    {"fp8e4b8", KJIT_DTYPE_FP8E4B8, 1},
-    {"fp8e5b16", KJIT_DTYPE_FP8E5B16, 1},
+    {"i1", KJIT_DTYPE_I1, 1},           {"i8", KJIT_DTYPE_I8, 1},
+    {"i16", KJIT_DTYPE_I16, 2},         {"i32", KJIT_DTYPE_I32, 4},
+    {"i64", KJIT_DTYPE_I64, 8},         {"u8", KJIT_DTYPE_U8, 1},
+    {"u16", KJIT_DTYPE_U16, 2},         {"u32", KJIT_DTYPE_U32, 4},
+    {"u64", KJIT_DTYPE_U64, 8},         {"fp16", KJIT_DTYPE_FP16, 2},
+    {"bf16", KJIT_DTYPE_BF16, 2},       {"fp32", KJIT_DTYPE_FP32, 4},
+    {"fp64", KJIT_DTYPE_FP64, 8},       {"fp8e4nv", KJIT_DTYPE_FP8E4NV, 1},
+    {"fp8e5", KJIT_DTYPE_FP8E5, 1},     {"fp8e4b15", KJIT_DTYPE_FP8E4B15, 1},
+    {"fp8e4b8", KJIT_DTYPE_FP8E4B8, 1}, {"fp8e5b16", KJIT_DTYPE_FP8E5B16, 1},
 };
 enum { num_dtypes = sizeof dtypes / sizeof dtypes[0] };
 
@@ -76,7 +67,8 @@ static int parse_type(const char *type, size_t len, host_param *param) {
     }
   }
   for (i = 0; i < num_dtypes; ++i)
-    if (strlen(dtypes[i].name) == len && memcmp(dtypes[i].name, type, len) == 0) {
+    if (strlen(dtypes[i].name) == len &&
+        memcmp(dtypes[i].name, type, len) == 0) {
       param->dtype = dtypes[i].dtype;
       param->bits_size = param->pointer ? 8 : dtypes[i].size;
       return 1;
@@ -110,8 +102,8 @@ kjit_status *host_parse_signature(host_kernel *kernel) {
                         "cannot load kernel '%s': its signature "
                         "kjit_host_signature_%s (%s) has type '%.*s' at "
                         "position %zu, which the host backend does not know",
-                        kernel->name, kernel->name, kernel->signature,
-                        (int)len, p, i);
+                        kernel->name, kernel->name, kernel->signature, (int)len,
+                        p, i);
     p = end ? end + 1 : p + len;
   }
   kernel->num_params = n;
@@ -144,8 +136,9 @@ static kjit_status *check_arg(const host_kernel *kernel, size_t n,
                         "launch of kernel '%s': argument %zu ('%.*s') has "
                         "bits_size %u, but %s%s is stored in %u bytes",
                         kernel->name, n, name_len, name,
-                        (unsigned)arg->bits_size, pointer ? "a pointer to " : "",
-                        dtypes[row].name, (unsigned)want_size);
+                        (unsigned)arg->bits_size,
+                        pointer ? "a pointer to " : "", dtypes[row].name,
+                        (unsigned)want_size);
     return NULL;
   }
   if (pointer != (int)param->pointer)
@@ -168,9 +161,9 @@ static kjit_status *check_arg(const host_kernel *kernel, size_t n,
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "launch of kernel '%s': argument %zu ('%.*s') has "
                       "bits_size %u, but '%.*s' is stored in %u bytes",
-                      kernel->name, n, name_len, name,
-                      (unsigned)arg->bits_size, (int)param->type_len,
-                      param->type, (unsigned)param->bits_size);
+                      kernel->name, n, name_len, name, (unsigned)arg->bits_size,
+                      (int)param->type_len, param->type,
+                      (unsigned)param->bits_size);
   return NULL;
 }
 

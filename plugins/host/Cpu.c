@@ -12,10 +12,9 @@
 #include <string.h>
 
 static const char *const word_names[HOST_CPU_NUM_WORDS] = {
-    "1.ecx",    "1.edx",    "7.0.ebx",    "7.0.ecx",    "7.0.edx",
-    "7.1.eax",  "7.1.edx",  "d.1.eax",    "14.0.ebx",   "19.ebx",
-    "24.0.ebx", "x1.ecx",   "x1.edx",     "x8.ebx",     "xcr0.lo",
-    "xcr0.hi"};
+    "1.ecx",   "1.edx",   "7.0.ebx",  "7.0.ecx", "7.0.edx",  "7.1.eax",
+    "7.1.edx", "d.1.eax", "14.0.ebx", "19.ebx",  "24.0.ebx", "x1.ecx",
+    "x1.edx",  "x8.ebx",  "xcr0.lo",  "xcr0.hi"};
 
 const char *host_cpu_word_name(int i) {
   return i >= 0 && i < HOST_CPU_NUM_WORDS ? word_names[i] : "?";

@@ -554,8 +554,8 @@ static kjit_status *host_launch_entry(void *self,
       goto out;
     }
   }
-  if ((status = host_copy_args(k, args->num_args, args->args, slots,
-                               pointers, &count)))
+  if ((status = host_copy_args(k, args->num_args, args->args, slots, pointers,
+                               &count)))
     goto out;
   programs = (uint64_t)args->grid[0] * args->grid[1];
   if (args->grid[2] && programs > UINT64_MAX / args->grid[2]) {

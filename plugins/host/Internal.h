@@ -25,10 +25,10 @@
 /** One parameter of a kernel's signature, as launches are checked against
  *  it: what kjit_arg's dtype, flags and bits_size must say. */
 typedef struct host_param {
-  int32_t dtype;       /**< KJIT_DTYPE_*: the scalar's or the element's. */
-  uint32_t pointer;    /**< 1 for a pointer ("*T", "*kT"). */
-  uint32_t bits_size;  /**< Bytes of storage (8 for a pointer). */
-  const char *type;    /**< The type's text in the signature. */
+  int32_t dtype;      /**< KJIT_DTYPE_*: the scalar's or the element's. */
+  uint32_t pointer;   /**< 1 for a pointer ("*T", "*kT"). */
+  uint32_t bits_size; /**< Bytes of storage (8 for a pointer). */
+  const char *type;   /**< The type's text in the signature. */
   size_t type_len;
 } host_param;
 

@@ -206,8 +206,8 @@ struct LaunchArgs {
   static kjit::rt::Argument scalar(std::string_view type,
                                    const std::string &text) {
     // Integer types are spelled iN and uN; every other scalar is a float.
-    bool isFloat = !type.empty() && type[0] != '*' && type[0] != 'i' &&
-                   type[0] != 'u';
+    bool isFloat =
+        !type.empty() && type[0] != '*' && type[0] != 'i' && type[0] != 'u';
     if (isFloat)
       return kjit::rt::Argument::fp(std::strtod(text.c_str(), nullptr));
     std::optional<kjit::rt::Int128> v = kjit::rt::parseInt128(text);
@@ -250,8 +250,7 @@ struct LaunchArgs {
         buffers.push_back(std::move(b));
         encode(a, setType("*" + f[1]),
                kjit::rt::Argument::tensor(
-                   reinterpret_cast<uintptr_t>(buffers.back().data()),
-                   *dtype));
+                   reinterpret_cast<uintptr_t>(buffers.back().data()), *dtype));
       } else if (f[0] == "null" && f.size() == 2) {
         encode(a, setType(f[1]), kjit::rt::Argument::none());
       } else if (f[0] == "constexpr" && f.size() == 2) {
@@ -324,10 +323,9 @@ struct Driver {
         " warp=" + std::to_string(d->warpSize) + " formats=" + formats +
         " sms=" + std::to_string(d->multiprocessorCount) +
         " threads=" + std::to_string(d->maxThreadsPerBlock) +
-        " smem=" + std::to_string(d->maxSharedMemoryPerBlock) +
-        " uuid=" + (uuid.find_first_not_of('0') == std::string::npos
-                        ? std::string("none")
-                        : uuid));
+        " smem=" + std::to_string(d->maxSharedMemoryPerBlock) + " uuid=" +
+        (uuid.find_first_not_of('0') == std::string::npos ? std::string("none")
+                                                          : uuid));
     absl::StatusOr<std::string> fp = backend.fingerprint(device);
     if (!fp.ok())
       return say("fingerprint error: " + str(fp.status()));
@@ -376,7 +374,8 @@ struct Driver {
     std::string loadable;
     if (!finalize("elf-shared-object", file, kernel, loadable))
       return;
-    absl::StatusOr<void *> handle = backend.load(/*device=*/0, loadable, kernel);
+    absl::StatusOr<void *> handle =
+        backend.load(/*device=*/0, loadable, kernel);
     if (!handle.ok())
       return say("load error: " + str(handle.status()));
     kernels.emplace_back(kernel, *handle);
@@ -480,9 +479,9 @@ struct Driver {
 
 bool isCommand(std::string_view w) {
   for (std::string_view c :
-       {"describe", "options:", "finalize:", "load:", "unload", "launch:",
-        "--repeat=", "--time", "--concurrent=", "--shared=", "--flags=",
-        "--cluster="})
+       {"describe", "options:", "finalize:", "load:", "unload",
+        "launch:", "--repeat=", "--time",
+        "--concurrent=", "--shared=", "--flags=", "--cluster="})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;

@@ -183,11 +183,9 @@ void backend(PluginHost &host, const std::string &name,
     formats += (formats.empty() ? "" : ",") + f;
   say("describe device=" + std::to_string(device) + " target=" + d->target +
       " arch=" + d->arch + " warp=" + std::to_string(d->warpSize) +
-      " formats=" + formats +
-      " sms=" + std::to_string(d->multiprocessorCount) +
-      " threads=" + std::to_string(d->maxThreadsPerBlock) +
-      " smem=" + std::to_string(d->maxSharedMemoryPerBlock) +
-      " uuid=" + hex(d->uuid));
+      " formats=" + formats + " sms=" + std::to_string(d->multiprocessorCount) +
+      " threads=" + std::to_string(d->maxThreadsPerBlock) + " smem=" +
+      std::to_string(d->maxSharedMemoryPerBlock) + " uuid=" + hex(d->uuid));
 
   std::vector<std::pair<std::string_view, std::string_view>> options = {
       {"case", variant == "badoptions" ? "sideways" : "lower"}};
@@ -273,20 +271,20 @@ void store(PluginHost &host) {
     get("after put");
     CacheStoreRef::PutOptions ifAbsent;
     ifAbsent.flags = KJIT_CACHE_PUT_IF_ABSENT;
-    say("store " + name + " put if absent: " +
-        putResult(ref.put("key-1", "value-2", ifAbsent)));
+    say("store " + name +
+        " put if absent: " + putResult(ref.put("key-1", "value-2", ifAbsent)));
     get("after put if absent");
     CacheStoreRef::PutOptions ttl;
     ttl.ttlSeconds = 60;
-    say("store " + name + " put with ttl: " +
-        putResult(ref.put("key-1", "value-3", ttl)));
+    say("store " + name +
+        " put with ttl: " + putResult(ref.put("key-1", "value-3", ttl)));
     get("after put with ttl");
     for (int i = 0; i < 2; ++i) {
       absl::StatusOr<bool> removed = ref.remove("key-1");
       say("store " + name + " remove: " +
           (!removed.ok() ? "error: " + str(removed.status())
-                         : *removed ? std::string("removed")
-                                    : std::string("none")));
+           : *removed    ? std::string("removed")
+                         : std::string("none")));
     }
     get("after remove");
     absl::StatusOr<CacheStoreRef::Description> d = ref.describe();

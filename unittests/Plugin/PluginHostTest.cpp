@@ -251,13 +251,13 @@ TEST(PluginHostTest, ShutdownFromInsideAHookDoesNotWaitForItself) {
   LogSink record = log.sink();
   PluginHost *self = nullptr;
   std::atomic<bool> once{false};
-  PluginHost host([&](LogLevel level, std::string_view source,
-                      std::string_view message) {
-    record(level, source, message);
-    if (message.find("launch_enter") != std::string_view::npos &&
-        !once.exchange(true))
-      self->shutdown();
-  });
+  PluginHost host(
+      [&](LogLevel level, std::string_view source, std::string_view message) {
+        record(level, source, message);
+        if (message.find("launch_enter") != std::string_view::npos &&
+            !once.exchange(true))
+          self->shutdown();
+      });
   self = &host;
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
   LaunchInfo info = launchOf("k");

@@ -1,4 +1,5 @@
-//===- ArgEncoding.h - launch arguments as the plugin ABI's storage -*- C++ -*-//
+//===- ArgEncoding.h - launch arguments as the plugin ABI's storage -*- C++
+//-*-//
 //
 // How a bound launch argument crosses the plugin ABI (include/kjit-c/Plugin.h,
 // kjit_arg): the stable dtype code, the pointer flags, and the value encoded
@@ -45,8 +46,7 @@ std::optional<DType> dtypeFromAbiCode(int32_t code);
 /// round with FloatFormats.h (fp16 and bf16 straight from the double). A
 /// scalar of an fp8 type has no encoding yet (Unimplemented). On an error the
 /// value fields of `arg` are unspecified.
-absl::Status encodeArgument(SigType type, const Argument &value,
-                            kjit_arg &arg);
+absl::Status encodeArgument(SigType type, const Argument &value, kjit_arg &arg);
 
 } // namespace kjit::rt
 

@@ -36,9 +36,9 @@ absl::StatusOr<int32_t> BackendRef::deviceCount() const {
   if (!p.backend.device_count)
     return 1; // the ABI's meaning of a NULL slot: one device, 0
   auto args = zeroed<kjit_backend_device_count_args>();
-  if (absl::Status s = callBackend(
-          p, "device_count",
-          [&] { return p.backend.device_count(p.self, &args); });
+  if (absl::Status s =
+          callBackend(p, "device_count",
+                      [&] { return p.backend.device_count(p.self, &args); });
       !s.ok())
     return s;
   if (args.count < 0)
@@ -112,9 +112,9 @@ absl::StatusOr<void *> BackendRef::parseOptions(
   auto args = zeroed<kjit_backend_parse_options_args>();
   args.num_options = pointers.size();
   args.options = pointers.empty() ? nullptr : pointers.data();
-  if (absl::Status s = callBackend(
-          p, "parse_options",
-          [&] { return p.backend.parse_options(p.self, &args); });
+  if (absl::Status s =
+          callBackend(p, "parse_options",
+                      [&] { return p.backend.parse_options(p.self, &args); });
       !s.ok())
     return s;
   return args.options_handle;
@@ -126,10 +126,11 @@ void BackendRef::destroyOptions(void *handle) const {
     p.call([&] { p.backend.destroy_options(p.self, handle); });
 }
 
-absl::StatusOr<std::string>
-BackendRef::finalize(int32_t device, std::string_view format,
-                     std::string_view artifact, std::string_view kernelName,
-                     void *options) const {
+absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
+                                                 std::string_view format,
+                                                 std::string_view artifact,
+                                                 std::string_view kernelName,
+                                                 void *options) const {
   LoadedPlugin &p = *plugin;
   if (!p.backend.finalize)
     return unsupported(p, "backend", "finalize");
@@ -163,8 +164,8 @@ absl::StatusOr<void *> BackendRef::load(int32_t device,
   args.kernel_name = kernelName.data();
   args.kernel_name_len = kernelName.size();
   args.device = device;
-  if (absl::Status s = callBackend(
-          p, "load", [&] { return p.backend.load(p.self, &args); });
+  if (absl::Status s =
+          callBackend(p, "load", [&] { return p.backend.load(p.self, &args); });
       !s.ok())
     return s;
   return args.kernel;
@@ -199,8 +200,10 @@ absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
     return absl::UnimplementedError(
         strCat(p.describe(), ": launch flags 0x", absl::Hex(args.flags),
                " or clusters (", args.cluster[0], ",", args.cluster[1], ",",
-               args.cluster[2], ") need a backend of ABI 1.1, but this one "
-               "was built for ABI 1.", p.minor));
+               args.cluster[2],
+               ") need a backend of ABI 1.1, but this one "
+               "was built for ABI 1.",
+               p.minor));
   return callBackend(p, "launch",
                      [&] { return p.backend.launch(p.self, &args); });
 }

@@ -130,8 +130,8 @@ absl::Status detail::toAbsl(const LoadedPlugin &plugin, const char *entry,
   return result;
 }
 
-absl::Status detail::unsupported(const LoadedPlugin &plugin,
-                                 const char *table, const char *entry) {
+absl::Status detail::unsupported(const LoadedPlugin &plugin, const char *table,
+                                 const char *entry) {
   return absl::UnimplementedError(
       strCat(plugin.describe(), ": ", table, " does not implement ", entry));
 }

@@ -91,8 +91,8 @@ static void reportStatus(const PluginHost &host, const LoadedPlugin &plugin,
     return;
   std::string message =
       strCat(plugin.describe(), ": ", entry,
-          kernel.empty() ? "" : strCat(" for kernel '", kernel, "'"),
-          " failed: ", status->message, " (status ", status->code, ")");
+             kernel.empty() ? "" : strCat(" for kernel '", kernel, "'"),
+             " failed: ", status->message, " (status ", status->code, ")");
   statusDestroy(status);
   host.log(LogLevel::Error, "kjit", message);
 }
@@ -121,7 +121,7 @@ CacheDecision PluginHost::runCacheHook(const CompileInfo &info) {
     else if (decision != KJIT_CACHE_CONTINUE)
       log(LogLevel::Warning, "kjit",
           strCat(p->describe(), ": cache hook answered unknown decision ",
-              decision, "; treated as continue"));
+                 decision, "; treated as continue"));
   }
   return result;
 }
@@ -216,4 +216,3 @@ void PluginHost::runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
   }
   record.snapshot.reset();
 }
-

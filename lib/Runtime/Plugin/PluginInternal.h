@@ -52,8 +52,7 @@ namespace kjit::plugin::detail {
 /// The host's function table, handed to every plugin's init.
 extern const kjit_host_api kHostApi;
 
-kjit_status *statusCreate(int32_t code, const char *message,
-                          size_t messageLen);
+kjit_status *statusCreate(int32_t code, const char *message, size_t messageLen);
 void statusDestroy(kjit_status *status);
 
 //===----------------------------------------------------------------------===//

@@ -153,8 +153,8 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
       std::string other = strCat("kjit_plugin_negotiate_v", major);
       if (dlsym(handle, other.c_str()))
         return fail(strCat(what, "it implements plugin ABI major ", major,
-                        " (exports ", other, "), but this host speaks major ",
-                        KJIT_ABI_MAJOR));
+                           " (exports ", other,
+                           "), but this host speaks major ", KJIT_ABI_MAJOR));
     }
     return fail(what + "it does not export " KJIT_PLUGIN_ENTRY_NAME
                        ", so it is not a kjit plugin");
@@ -173,27 +173,28 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
     return fail(what + "its entry symbol threw a C++ exception");
   }
   std::string hostRange = strCat(KJIT_ABI_MAJOR, ".", kHostMinMinor, "-",
-                              KJIT_ABI_MAJOR, ".", kHostMaxMinor);
+                                 KJIT_ABI_MAJOR, ".", kHostMaxMinor);
   if (code != KJIT_STATUS_OK) {
     std::string reason(view(io.reject_reason, io.reject_reason_len));
     return fail(strCat(what, "the plugin refused host ABI ", hostRange,
-                    " (status ", code, ")", reason.empty() ? "" : ": ",
-                    reason));
+                       " (status ", code, ")", reason.empty() ? "" : ": ",
+                       reason));
   }
   if (io.plugin_abi_major != KJIT_ABI_MAJOR)
-    return fail(strCat(what, "the plugin answered ABI major ", io.plugin_abi_major,
-                    ", but this host speaks major ", KJIT_ABI_MAJOR));
+    return fail(strCat(what, "the plugin answered ABI major ",
+                       io.plugin_abi_major, ", but this host speaks major ",
+                       KJIT_ABI_MAJOR));
   if (io.plugin_abi_minor < kHostMinMinor)
-    return fail(strCat(what, "the plugin was built for ABI ", KJIT_ABI_MAJOR, ".",
-                    io.plugin_abi_minor,
-                    ", older than the oldest this host accepts (", hostRange,
-                    ")"));
+    return fail(strCat(what, "the plugin was built for ABI ", KJIT_ABI_MAJOR,
+                       ".", io.plugin_abi_minor,
+                       ", older than the oldest this host accepts (", hostRange,
+                       ")"));
   if (!io.plugin)
     return fail(what + "the plugin returned a NULL plugin table");
   if (io.plugin->struct_size < kMinPluginApiSize)
     return fail(strCat(what, "its plugin table is ", io.plugin->struct_size,
-                    " bytes, smaller than ABI ", KJIT_ABI_MAJOR, ".0's ",
-                    kMinPluginApiSize));
+                       " bytes, smaller than ABI ", KJIT_ABI_MAJOR, ".0's ",
+                       kMinPluginApiSize));
 
   auto plugin = std::make_shared<LoadedPlugin>();
   plugin->path = path;
@@ -213,8 +214,9 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
     if (!table)
       return;
     if (table->struct_size < 2 * sizeof(void *))
-      tooSmall = strCat("its ", kind, " table has struct_size ",
-                     table->struct_size, ", too small to hold a table header");
+      tooSmall =
+          strCat("its ", kind, " table has struct_size ", table->struct_size,
+                 ", too small to hold a table header");
     else
       has = true;
   };
@@ -248,7 +250,7 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
       std::string message = status->message;
       statusDestroy(status);
       return fail(strCat(what, "plugin '", plugin->name,
-                      "' failed to initialize: ", message));
+                         "' failed to initialize: ", message));
     }
     plugin->self = self;
   }
@@ -274,9 +276,9 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
   }
   log(LogLevel::Debug, "kjit",
       strCat("loaded plugin '", plugin->name, "' version '",
-          view(api.version, api.version_len), "' from ", path, " (plugin ABI ",
-          KJIT_ABI_MAJOR, ".", plugin->minor, ", host ABI ", KJIT_ABI_MAJOR,
-          ".", kHostMaxMinor, ")"));
+             view(api.version, api.version_len), "' from ", path,
+             " (plugin ABI ", KJIT_ABI_MAJOR, ".", plugin->minor, ", host ABI ",
+             KJIT_ABI_MAJOR, ".", kHostMaxMinor, ")"));
   return absl::OkStatus();
 }
 
@@ -370,6 +372,5 @@ absl::Status PluginHost::findBackend(std::string_view name,
   }
   return absl::NotFoundError(
       strCat("no backend named '", name,
-          "' is loaded (loaded: ", known.empty() ? "none" : known, ")"));
+             "' is loaded (loaded: ", known.empty() ? "none" : known, ")"));
 }
-

@@ -221,9 +221,9 @@ static void print_args(const char *what, size_t n,
       break;
     case KJIT_ARG_POINTER:
     case KJIT_ARG_UINT:
-      say("%s: %s arg %.*s: %.*s = 0x%lx%s", TEST_NAME, what,
-          (int)a->name_len, a->name, (int)a->type_len, a->type,
-          (unsigned long)a->uint_value, storage);
+      say("%s: %s arg %.*s: %.*s = 0x%lx%s", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (unsigned long)a->uint_value,
+          storage);
       break;
     case KJIT_ARG_FLOAT:
       say("%s: %s arg %.*s: %.*s = %g%s", TEST_NAME, what, (int)a->name_len,
@@ -354,8 +354,8 @@ static kjit_status *echo_synchronize(void *self,
     return status;
   say("%s: echo synchronize device=%d stream=0x%llx", TEST_NAME,
       (int)args->device, (unsigned long long)args->stream);
-  if (args->stream == 0xbad && KJIT_HAS_FIELD(host, kjit_host_api,
-                                              report_async_error))
+  if (args->stream == 0xbad &&
+      KJIT_HAS_FIELD(host, kjit_host_api, report_async_error))
     host->report_async_error(
         context, "k", 1,
         fail(KJIT_STATUS_ABORTED, "illegal address (simulated)"));
