@@ -156,13 +156,23 @@ struct LoadedPlugin {
   std::mutex drainMutex;
   std::condition_variable drained;
 
-  /// The calls into plugins running on this thread, innermost last: a
-  /// shutdown from inside a hook must not wait for the hook it runs in.
-  static thread_local absl::InlinedVector<const LoadedPlugin *, 4> onThisThread;
+  /// One call into a plugin on this thread's stack. The calls running on
+  /// a thread form a list through their frames, innermost first: a shutdown
+  /// from inside a hook must not wait for the hook it runs in. (A plain
+  /// pointer, so that nothing is destroyed at thread exit before a host
+  /// destroyed later still looks at it.)
+  struct CallFrame {
+    const LoadedPlugin *plugin;
+    const CallFrame *outer;
+  };
+  static thread_local const CallFrame *innermostCall;
 
   /// How many of this plugin's calls this thread is inside of.
   int callsOnThisThread() const {
-    return int(std::count(onThisThread.begin(), onThisThread.end(), this));
+    int n = 0;
+    for (const CallFrame *f = innermostCall; f; f = f->outer)
+      n += f->plugin == this;
+    return n;
   }
 
   /// Runs `fn` under the plugin's contract: serialized unless thread-safe,
@@ -170,11 +180,13 @@ struct LoadedPlugin {
   /// is gone.
   template <typename Fn> bool call(Fn &&fn) {
     inFlight.fetch_add(1);
-    onThisThread.push_back(this);
+    CallFrame frame{this, innermostCall};
+    innermostCall = &frame;
     struct Leave {
       LoadedPlugin &p;
+      const CallFrame &frame;
       ~Leave() {
-        onThisThread.pop_back();
+        innermostCall = frame.outer;
         p.inFlight.fetch_sub(1);
         // Both seq_cst, as alive's store and inFlight's load in shutdown:
         // either shutdown sees this decrement, or this sees alive false and
@@ -184,7 +196,7 @@ struct LoadedPlugin {
           p.drained.notify_all();
         }
       }
-    } leave{*this};
+    } leave{*this, frame};
     if (!alive.load())
       return false;
     std::unique_lock<std::recursive_mutex> lock(*serial, std::defer_lock);

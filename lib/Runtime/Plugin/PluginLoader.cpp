@@ -19,8 +19,8 @@ using namespace kjit::plugin::detail;
 using kjit::strAppend;
 using kjit::strCat;
 
-thread_local absl::InlinedVector<const LoadedPlugin *, 4>
-    LoadedPlugin::onThisThread;
+thread_local const LoadedPlugin::CallFrame *LoadedPlugin::innermostCall =
+    nullptr;
 
 namespace {
 
