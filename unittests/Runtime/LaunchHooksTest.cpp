@@ -46,8 +46,7 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
             std::string::npos)
       << log;
   EXPECT_NE(log.find("launch arg x: *kfp32 = 0x"), std::string::npos) << log;
-  EXPECT_NE(log.find("[dtype=12 flags=0x3 bits=0x"), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("[dtype=12 flags=0x3 bits=0x"), std::string::npos) << log;
   host.shutdown();
 }
 
