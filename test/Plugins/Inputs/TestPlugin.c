@@ -2,7 +2,12 @@
 |*                                                                            *|
 |* Every hook, a backend ("echo") and a cache store ("memory"), each logging  *|
 |* what it sees through the host so that lit tests can check order, ids and   *|
-|* payloads. Compiled several times with different macros:                    *|
+|* payloads. Built against ABI 1.1 or newer, the backend has two devices     *|
+|* with attributes, logs launch flags and the arguments' storage fields, and  *|
+|* reports an asynchronous error when synchronize gets stream 0xbad; the      *|
+|* store honours put-if-absent, logs TTLs, removes and describes itself.      *|
+|* KJIT_TEST_PROBE_WAIT_MS turns on the launch hooks' concurrency probe       *|
+|* (see probe()). Compiled several times with different macros:               *|
 |*   TEST_NAME      the plugin's name (a string literal), default "alpha"     *|
 |*   TEST_MODE      one of the MODE_* values below, default MODE_NORMAL       *|
 |*   KJIT_PLUGIN_HEADER  the ABI header to build against (a frozen one)       *|
