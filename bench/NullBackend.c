@@ -50,31 +50,28 @@ static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
   return 0;
 }
 
-static const kjit_backend_table kBackend = {sizeof(kjit_backend_table),
-                                            0,
-                                            "host",
-                                            4,
-                                            describe,
-                                            0,
-                                            0,
-                                            0,
-                                            finalize,
-                                            load,
-                                            launch,
-                                            unload};
+/* Designated initializers: minor versions append slots, and positional
+ * ones would shift (or, with -Wextra, stop compiling). */
+static const kjit_backend_table kBackend = {
+    .struct_size = sizeof(kjit_backend_table),
+    .name = "host",
+    .name_len = 4,
+    .describe = describe,
+    .finalize = finalize,
+    .load = load,
+    .launch = launch,
+    .unload = unload,
+};
 
-static const kjit_plugin_api kApi = {sizeof(kjit_plugin_api),
-                                     0,
-                                     "null-backend",
-                                     12,
-                                     "1",
-                                     1,
-                                     KJIT_CAP_THREAD_SAFE,
-                                     0,
-                                     0,
-                                     0,
-                                     &kBackend,
-                                     0};
+static const kjit_plugin_api kApi = {
+    .struct_size = sizeof(kjit_plugin_api),
+    .name = "null-backend",
+    .name_len = 12,
+    .version = "1",
+    .version_len = 1,
+    .capabilities = KJIT_CAP_THREAD_SAFE,
+    .backend = &kBackend,
+};
 
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   io->plugin_abi_major = KJIT_ABI_MAJOR;

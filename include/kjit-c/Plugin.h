@@ -20,9 +20,20 @@
 |*  - Inputs are borrowed for the duration of the call: copy what you keep.   *|
 |*    Strings are pointer + length and need not be NUL-terminated. Whoever    *|
 |*    allocates a buffer frees it, through the release function it provides.  *|
-|*  - The host never holds its own locks while it calls a plugin. A plugin    *|
-|*    without KJIT_CAP_THREAD_SAFE has all its entries serialized by the      *|
-|*    host (re-entry from the same thread is still possible).                 *|
+|*  - The host calls entries from any thread and never holds its own locks   *|
+|*    while it calls a plugin. A plugin without KJIT_CAP_THREAD_SAFE has all  *|
+|*    its entries serialized by the host, across every host object of the    *|
+|*    process (re-entry from the same thread is still possible). The         *|
+|*    backend section adds rules per entry.                                   *|
+|*  - Fields, slots and values that a minor version added say "@since 1.x".   *|
+|*                                                                            *|
+|* Stability. Negotiation, the plugin table, statuses, buffers, logging and   *|
+|* the hooks with their payloads are FROZEN: they only grow by appending, as  *|
+|* the released headers (include/kjit-c/v1.x) and their layout tests pin.     *|
+|* The backend table and the cache-store table, with every struct of their    *|
+|* two sections (each marked PROVISIONAL), may still change within 1.x until  *|
+|* the CUDA backend and the Redis store have shipped against them; then they  *|
+|* freeze as a minor version.                                                 *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -42,8 +53,13 @@ extern "C" {
 
 /** The ABI major this header describes; it is part of the entry symbol. */
 #define KJIT_ABI_MAJOR 1
-/** The newest ABI minor this header describes (append-only changes). */
-#define KJIT_ABI_MINOR 0
+/** The newest ABI minor this header describes (append-only changes).
+ *  1.0: first release.
+ *  1.1: arguments as storage (dtype codes, bits), a device model (device
+ *       count and attributes, finalize per device), streams and completion
+ *       (launch flags and clusters, synchronize, report_async_error), store
+ *       operations (remove, put flags and TTL, describe). */
+#define KJIT_ABI_MINOR 1
 
 /** Size of struct T up to and including its field `last`: the struct_size a
  *  producer that knew T only up to `last` would have set. */
@@ -68,7 +84,7 @@ extern "C" {
 
 /** A node of an extension chain. Concrete extensions embed this as their
  *  first member. Type ids below 0x40000000 are assigned by kjit (none exist in
- *  ABI 1.0); 0x40000000 | (vendor << 16) | n is left to out-of-tree vendors.
+ *  ABI 1.1); 0x40000000 | (vendor << 16) | n is left to out-of-tree vendors.
  *  Ownership: borrowed like the struct that points to it. */
 typedef struct kjit_extension {
   size_t struct_size;               /**< sizeof the concrete extension. */
@@ -151,13 +167,28 @@ typedef struct kjit_host_api {
    *  with the plugin's name. ctx is the one init received. */
   void (*log)(kjit_host_context *ctx, int32_t level, const char *message,
               size_t message_len);
+
+  /** @since 1.1. Reports an error that surfaced after the entry that caused
+   *  it had returned: a sticky CUDA error (CUDA_ERROR_ILLEGAL_ADDRESS) seen
+   *  by a later call, a failed asynchronous copy. `kernel_name` names the
+   *  kernel it is attributed to (NULL and 0 when unknown). The host takes
+   *  ownership of `status` and destroys it (NULL is ignored). The host logs
+   *  it as an error with the plugin's name and counts it; it fails no launch
+   *  by itself (return the error from the entry that finds it as well, e.g.
+   *  synchronize). Callable from any thread, also one the plugin created,
+   *  until fini returns. A 1.0 host lacks the slot: check
+   *  KJIT_HAS_FIELD(host, kjit_host_api, report_async_error) first. */
+  void (*report_async_error)(kjit_host_context *ctx, const char *kernel_name,
+                             size_t kernel_name_len, kjit_status *status);
 } kjit_host_api;
 
 /*===----------------------------------------------------------------------===*\
 |* Event payloads                                                             *|
 \*===----------------------------------------------------------------------===*/
 
-/** Kinds of kjit_arg values. */
+/** Kinds of kjit_arg values: ABI 1.0's description of a value, which the
+ *  runtime still fills. A backend should read the 1.1 storage fields
+ *  (dtype, flags, bits, bits_size) instead. */
 enum {
   KJIT_ARG_NONE = 0,    /**< None / null pointer: no value field is set. */
   KJIT_ARG_INT = 1,     /**< int_value. */
@@ -165,12 +196,56 @@ enum {
   KJIT_ARG_FLOAT = 3,   /**< float_value. */
   KJIT_ARG_BOOL = 4,    /**< int_value, 0 or 1. */
   KJIT_ARG_POINTER = 5, /**< uint_value holds the device address. */
-  KJIT_ARG_STRING = 6   /**< string_value / string_len (constexpr strings). */
+  /** Reserved (the value is frozen): nothing produces it, and string_value
+   *  and string_len are always NULL and 0. */
+  KJIT_ARG_STRING = 6
 };
+
+/** @since 1.1. Type codes of scalars and of pointer elements. The values are
+ *  fixed and never reused; new types are appended. They cover the runtime's
+ *  dtypes (include/kjit/Model/DType.h) by canonical name; the runtime maps
+ *  between the two explicitly, never through enumerator order. */
+enum {
+  KJIT_DTYPE_UNKNOWN = 0, /**< Not set, or not known to the producer. */
+  KJIT_DTYPE_I1 = 1,      /**< bool: one byte holding 0 or 1. */
+  KJIT_DTYPE_I8 = 2,
+  KJIT_DTYPE_I16 = 3,
+  KJIT_DTYPE_I32 = 4,
+  KJIT_DTYPE_I64 = 5,
+  KJIT_DTYPE_U8 = 6,
+  KJIT_DTYPE_U16 = 7,
+  KJIT_DTYPE_U32 = 8,
+  KJIT_DTYPE_U64 = 9,
+  KJIT_DTYPE_FP16 = 10,     /**< IEEE binary16. */
+  KJIT_DTYPE_BF16 = 11,     /**< bfloat16. */
+  KJIT_DTYPE_FP32 = 12,     /**< IEEE binary32. */
+  KJIT_DTYPE_FP64 = 13,     /**< IEEE binary64. */
+  KJIT_DTYPE_FP8E4NV = 14,  /**< float8_e4m3fn. */
+  KJIT_DTYPE_FP8E5 = 15,    /**< float8_e5m2. */
+  KJIT_DTYPE_FP8E4B15 = 16, /**< Triton's fp8e4b15 (bias 15). */
+  KJIT_DTYPE_FP8E4B8 = 17,  /**< float8_e4m3fnuz. */
+  KJIT_DTYPE_FP8E5B16 = 18  /**< float8_e5m2fnuz. */
+};
+
+/** @since 1.1. Bits of kjit_arg.flags. */
+/** The argument is a pointer: bits is the device address, dtype the element
+ *  type, bits_size the size of an address (8). */
+#define KJIT_ARG_FLAG_POINTER ((uint32_t)1 << 0)
+/** With KJIT_ARG_FLAG_POINTER: a read-only pointer ("*k" types). An access
+ *  qualifier, not storage: a backend need not check it. */
+#define KJIT_ARG_FLAG_CONST ((uint32_t)1 << 1)
+/** With KJIT_ARG_FLAG_POINTER: None was passed; bits is 0. */
+#define KJIT_ARG_FLAG_NULL ((uint32_t)1 << 2)
 
 /** One bound kernel argument. Borrowed for the call. Arrays of arguments are
  *  passed as arrays of pointers, so that a struct_size larger than the
- *  reader's sizeof never breaks indexing. */
+ *  reader's sizeof never breaks indexing.
+ *
+ *  Since 1.1 the runtime passes every launch argument as storage: the value
+ *  encoded in the parameter's signature type, computed once per launch from
+ *  what the binder checked, so that a backend copies bytes and converts
+ *  nothing (it never parses `type` or rounds floats). Read the 1.1 fields
+ *  only when KJIT_HAS_FIELD(arg, kjit_arg, bits_size) holds. */
 typedef struct kjit_arg {
   size_t struct_size;
   const kjit_extension *ext;
@@ -183,8 +258,27 @@ typedef struct kjit_arg {
   int64_t int_value;
   uint64_t uint_value;
   double float_value;
-  const char *string_value;
-  size_t string_len;
+  const char *string_value; /**< Reserved: always NULL. */
+  size_t string_len;        /**< Reserved: always 0. */
+
+  /** @since 1.1. KJIT_DTYPE_*: the scalar's type or, with
+   *  KJIT_ARG_FLAG_POINTER, the pointer's element type (KJIT_DTYPE_I8 for
+   *  None, whose signature type is "*i8"). 0 where no value is bound to a
+   *  signature type: pre_run arguments, constexpr parameters. */
+  int32_t dtype;
+  /** @since 1.1. KJIT_ARG_FLAG_* bits; 0 for a scalar. */
+  uint32_t flags;
+  /** @since 1.1. The value encoded in the parameter's signature type, in the
+   *  low bits_size bytes (the bytes above are zero): two's complement for
+   *  integers, 0 or 1 for i1, the IEEE-754 bits for floats (fp16 and bf16
+   *  rounded to nearest even straight from the launch value, never through
+   *  fp32), the address for pointers. On a little-endian device the first
+   *  bits_size bytes of `bits` in memory are the parameter's storage. */
+  uint64_t bits;
+  /** @since 1.1. Bytes of storage: 1, 2, 4 or 8 (8 for pointers); 0 where
+   *  dtype is 0. */
+  uint32_t bits_size;
+  uint32_t reserved1; /**< @since 1.1. Zero. */
 } kjit_arg;
 
 /** What the cache and compiled hooks learn about a compile. Borrowed. */
@@ -198,8 +292,8 @@ typedef struct kjit_compile_info {
   /** Readable specialization: `name[num_warps=4, ...](x: *fp32, n: i32)`. */
   const char *repr;
   size_t repr_len;
-  /** The JSON "compile" record: key, signature, device, constants, options,
-   *  configs, specialization data, is_warmup. */
+  /** The specialization record of this compile as one line of JSON: the
+   *  record documented in docs/Specialization.md, which owns its schema. */
   const char *compile_json;
   size_t compile_json_len;
   const char *target; /**< Target name, e.g. "cuda" or "host". */
@@ -250,19 +344,25 @@ typedef struct kjit_launch_event {
   uint32_t num_warps;
   int32_t device;
   uint32_t reserved0; /**< Zero. */
-  uint64_t stream;    /**< The backend's stream handle, as an integer. */
+  /** The backend's stream handle, as an integer: what the launch got in
+   *  kjit_backend_launch_args.stream (see "Streams" there). */
+  uint64_t stream;
   /** Launch metadata as a JSON object (a kernel's launch_metadata callback
    *  adds fields); empty when there is none. */
   const char *metadata_json;
   size_t metadata_json_len;
   size_t num_args;
   const kjit_arg *const *args;
-  /** Exit only: KJIT_STATUS_OK or the code of the failed launch. */
+  /** Exit only: KJIT_STATUS_OK or the code of the failed launch. On an
+   *  asynchronous backend (cuda) OK means "enqueued", not "completed": the
+   *  kernel may still be running, and an error it raises surfaces later
+   *  (kjit_host_api.report_async_error). */
   int32_t launch_status;
 } kjit_launch_event;
 
 /** Payload of the pre-run hook: every launch's arguments, before binding to
- *  a cache entry. Borrowed. */
+ *  a cache entry. Borrowed. The arguments are not bound to signature types
+ *  yet: their 1.1 storage fields are 0. */
 typedef struct kjit_pre_run_event {
   size_t struct_size;
   const kjit_extension *ext;
@@ -304,11 +404,52 @@ typedef struct kjit_hook_table {
 } kjit_hook_table;
 
 /*===----------------------------------------------------------------------===*\
-|* Backend table                                                              *|
+|* Backend table (PROVISIONAL)                                                *|
 \*===----------------------------------------------------------------------===*/
 
-/** One artifact format a backend accepts ("ptx", "elf-shared-object",
- *  "mlir-bytecode", ...). Static storage of the plugin until fini. */
+/* PROVISIONAL: kjit_backend_table and every struct of this section may still
+ * change within ABI 1.x, until the CUDA backend has shipped against them;
+ * they then freeze as a minor version. Structs here whose doc says
+ * PROVISIONAL are not covered by the promise of the banner.
+ *
+ * Devices. A backend drives device_count devices, numbered from 0; every
+ * `device` field names one of them, and a backend refuses any other.
+ *
+ * Streams. `stream` is a stream handle of the backend as an integer. It is
+ * the caller's: the backend never creates or destroys it.
+ *  - cuda: a CUstream. 0 is the legacy default stream, 0x2 the per-thread
+ *    default stream (CU_STREAM_PER_THREAD), 0x1 CU_STREAM_LEGACY.
+ *  - host: ignored; a launch has completed when launch returns.
+ *
+ * Completion. An asynchronous backend (cuda) returns from launch once the
+ * work is enqueued: a NULL status means "enqueued", and so does
+ * launch_status in the launch_exit hook. An error the kernel raises later
+ * is returned by the entry that finds it (synchronize, a later launch) and,
+ * when no entry the host waits on will see it, reported with
+ * kjit_host_api.report_async_error.
+ *
+ * Threading. The host calls every entry from any thread: an application's
+ * launching threads, the thread that misses the cache and compiles, the one
+ * that loaded the plugin. A backend makes its context current on every
+ * entry that needs one (e.g. the device's primary context with
+ * cuCtxSetCurrent), and assumes neither that the calling thread has one nor
+ * that two entries come from the same thread. For a plugin with
+ * KJIT_CAP_THREAD_SAFE (without it, the host serializes every entry):
+ *  - describe, device_count and fingerprint may run concurrently with any
+ *    entry;
+ *  - parse_options, finalize and load may run concurrently with each other
+ *    and with launches, for the same device or different ones;
+ *  - launch may run concurrently with launch, also of the same kernel handle
+ *    and on the same stream; synchronize with launches;
+ *  - never concurrently, which the host guarantees: launch and unload of
+ *    the same kernel handle (no launch of a handle starts once its unload
+ *    has begun, and unload waits for every launch of it to return), and
+ *    destroy_options with an entry given the same options handle.
+ */
+
+/** PROVISIONAL. One artifact format a backend accepts ("ptx",
+ *  "elf-shared-object", "mlir-bytecode", ...). Static storage of the plugin
+ *  until fini. */
 typedef struct kjit_artifact_format {
   size_t struct_size;
   const kjit_extension *ext;
@@ -316,7 +457,7 @@ typedef struct kjit_artifact_format {
   size_t name_len;
 } kjit_artifact_format;
 
-/** A backend option (`name=value`, both strings). Borrowed. */
+/** PROVISIONAL. A backend option (`name=value`, both strings). Borrowed. */
 typedef struct kjit_option {
   size_t struct_size;
   const kjit_extension *ext;
@@ -326,7 +467,9 @@ typedef struct kjit_option {
   size_t value_len;
 } kjit_option;
 
-/** describe: cheap and side-effect free (no device initialization). */
+/** PROVISIONAL. describe: the target and one device's attributes. Cheap and
+ *  side-effect free: no device initialization, no context. Out fields are
+ *  written only where the caller's struct_size covers them. */
 typedef struct kjit_backend_describe_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -339,9 +482,23 @@ typedef struct kjit_backend_describe_args {
   uint32_t warp_size; /**< out: threads per warp. */
   size_t num_formats; /**< out: accepted formats, most preferred first. */
   const kjit_artifact_format *const *formats;
+
+  /* @since 1.1. out: device attributes; 0 (all zero for uuid) = unknown. */
+  /** @since 1.1. Multiprocessors (cuda: SMs); host: worker threads. */
+  uint32_t multiprocessor_count;
+  /** @since 1.1. Most threads one program (block) may have. */
+  uint32_t max_threads_per_block;
+  /** @since 1.1. Most bytes of dynamic shared memory one launch may ask for
+   *  (cuda: the opt-in maximum, which needs cuFuncSetAttribute above 48 KiB);
+   *  0 also where the backend has none (host). */
+  uint64_t max_shared_memory_per_block;
+  /** @since 1.1. The device's UUID (cuda: cuDeviceGetUuid), for
+   *  fingerprints and identity across processes; all zero when unknown. */
+  uint8_t uuid[16];
 } kjit_backend_describe_args;
 
-/** parse_options: validate options and turn them into an opaque handle. */
+/** PROVISIONAL. parse_options: validate options and turn them into an
+ *  opaque handle. */
 typedef struct kjit_backend_parse_options_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -351,8 +508,10 @@ typedef struct kjit_backend_parse_options_args {
   void *options_handle;
 } kjit_backend_parse_options_args;
 
-/** fingerprint: bytes that join every cache key for this backend
- *  (toolchain, arch, options that change code). */
+/** PROVISIONAL. fingerprint: bytes that join every cache key for this
+ *  backend and device: toolchain, arch, the device or CPU the code is built
+ *  for, options that change code. Equal on every call for the same inputs
+ *  in a process. */
 typedef struct kjit_backend_fingerprint_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -361,8 +520,8 @@ typedef struct kjit_backend_fingerprint_args {
   kjit_buffer fingerprint; /**< out: produced by the plugin */
 } kjit_backend_fingerprint_args;
 
-/** finalize: artifact bytes of a named format in, loadable bytes out (e.g.
- *  ptx -> cubin). */
+/** PROVISIONAL. finalize: artifact bytes of a named format in, loadable
+ *  bytes for one device out (e.g. ptx -> cubin for that device's sm_XX). */
 typedef struct kjit_backend_finalize_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -374,9 +533,13 @@ typedef struct kjit_backend_finalize_args {
   size_t kernel_name_len;
   void *options_handle; /**< in, or NULL */
   kjit_buffer loadable; /**< out: produced by the plugin */
+  /** @since 1.1. in: the device the loadable bytes are for. A 1.0 host
+   *  does not set it (struct_size): then device 0. */
+  int32_t device;
+  uint32_t reserved0; /**< @since 1.1. Zero. */
 } kjit_backend_finalize_args;
 
-/** load: loadable bytes -> kernel handle on a device. */
+/** PROVISIONAL. load: loadable bytes -> kernel handle on a device. */
 typedef struct kjit_backend_load_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -388,7 +551,19 @@ typedef struct kjit_backend_load_args {
   void *kernel;   /**< out: plugin-owned, freed with unload */
 } kjit_backend_load_args;
 
-/** launch: run a loaded kernel. */
+/** @since 1.1. Bits of kjit_backend_launch_args.flags. A backend refuses a
+ *  flag it cannot honour (KJIT_STATUS_UNIMPLEMENTED) rather than ignore it;
+ *  a 1.0 backend cannot see them, so the host refuses to pass them to one. */
+/** Every program resident at once (cuda: cooperative launch,
+ *  CU_LAUNCH_ATTRIBUTE_COOPERATIVE). */
+#define KJIT_LAUNCH_COOPERATIVE ((uint32_t)1 << 0)
+/** Programmatic dependent launch: the kernel may start before the previous
+ *  one on the stream has finished (cuda:
+ *  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION). */
+#define KJIT_LAUNCH_PDL ((uint32_t)1 << 1)
+
+/** PROVISIONAL. launch: run a loaded kernel on a stream. See "Streams" and
+ *  "Completion" above for what the stream is and what returning means. */
 typedef struct kjit_backend_launch_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -399,17 +574,46 @@ typedef struct kjit_backend_launch_args {
   uint64_t stream;              /**< in: stream handle, 0 = default */
   size_t num_args;              /**< in: non-constexpr arguments */
   const kjit_arg *const *args;  /**< in, borrowed */
+  /** @since 1.1. in: KJIT_LAUNCH_* bits; 0: none. */
+  uint32_t flags;
+  /** @since 1.1. in: programs per cluster in each dimension (cuda:
+   *  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; grid is a multiple of it); all
+   *  zero: no clusters. */
+  uint32_t cluster[3];
 } kjit_backend_launch_args;
 
-/** unload: release a kernel handle. */
+/** PROVISIONAL. unload: release a kernel handle. */
 typedef struct kjit_backend_unload_args {
   size_t struct_size;
   const kjit_extension *ext;
   void *kernel; /**< in */
 } kjit_backend_unload_args;
 
-/** A backend: finalizes, loads, launches and unloads artifacts. Static
- *  storage of the plugin. Every slot may be NULL ("unsupported"). */
+/** @since 1.1. PROVISIONAL. device_count: how many devices the backend
+ *  drives. Cheap: it may initialize the driver (cuInit), never a context. */
+typedef struct kjit_backend_device_count_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  /** out: devices 0 to count - 1. 0 (no driver, no device) is an answer,
+   *  not an error. */
+  int32_t count;
+  uint32_t reserved0; /**< Zero. */
+} kjit_backend_device_count_args;
+
+/** @since 1.1. PROVISIONAL. synchronize: wait until everything enqueued on
+ *  a stream of a device before the call has completed, and return the first
+ *  error it raised (a sticky error of the device is returned again). */
+typedef struct kjit_backend_synchronize_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  int32_t device;     /**< in */
+  uint32_t reserved0; /**< Zero. */
+  uint64_t stream;    /**< in: as in launch */
+} kjit_backend_synchronize_args;
+
+/** PROVISIONAL. A backend: finalizes, loads, launches and unloads
+ *  artifacts. Static storage of the plugin. Every slot may be NULL
+ *  ("unsupported"); one backend per plugin. */
 typedef struct kjit_backend_table {
   size_t struct_size;
   const kjit_extension *ext;
@@ -424,24 +628,61 @@ typedef struct kjit_backend_table {
   kjit_status *(*load)(void *self, kjit_backend_load_args *args);
   kjit_status *(*launch)(void *self, kjit_backend_launch_args *args);
   kjit_status *(*unload)(void *self, kjit_backend_unload_args *args);
+  /** @since 1.1. NULL: the host assumes one device, device 0. */
+  kjit_status *(*device_count)(void *self,
+                               kjit_backend_device_count_args *args);
+  /** @since 1.1. NULL: launches complete before launch returns (as 1.0
+   *  promised), so there is nothing to wait for. */
+  kjit_status *(*synchronize)(void *self, kjit_backend_synchronize_args *args);
 } kjit_backend_table;
 
 /*===----------------------------------------------------------------------===*\
-|* Cache store table                                                          *|
+|* Cache store table (PROVISIONAL)                                            *|
 \*===----------------------------------------------------------------------===*/
 
-/** get: look a key up. A miss is found = 0 and a NULL status. */
+/* PROVISIONAL: kjit_cache_store_table and every struct of this section may
+ * still change within ABI 1.x, until the Redis store has shipped against
+ * them; they then freeze as a minor version.
+ *
+ * A store is untrusted, advisory byte storage: keys and values are opaque
+ * bytes, and a store never has to understand them. What the host does
+ * today: it passes keys and values through unchanged, treats an error from
+ * get or put as a miss (logged), never as a failed launch, and does not yet
+ * read a store on any launch path. Verifying a value from get (key echo,
+ * lengths, digest, an HMAC) before anything of it reaches the disk cache or
+ * a driver is the host's duty (planned), never the store's.
+ *
+ * Timeouts: the host cannot interrupt a call. Honouring timeout_ms, and
+ * answering a miss or an error when it runs out, is the store's duty.
+ *
+ * Threading: get runs on the compiling thread (a launch waits for it); put
+ * may run on a background thread after the compile; remove and describe on
+ * any thread. Without KJIT_CAP_THREAD_SAFE the host serializes them.
+ */
+
+/** PROVISIONAL. get: look a key up. A miss is found = 0 and a NULL
+ *  status. */
 typedef struct kjit_cache_get_args {
   size_t struct_size;
   const kjit_extension *ext;
   const uint8_t *key; /**< in, borrowed */
   size_t key_size;
-  uint32_t timeout_ms; /**< in: give up (and report a miss) after this */
-  uint32_t found;      /**< out: 1 when value holds an entry */
-  kjit_buffer value;   /**< out: produced by the plugin */
+  /** in: answer (a miss, or an error) within this many milliseconds; 0:
+   *  the store's own default. The store's duty (see above). */
+  uint32_t timeout_ms;
+  uint32_t found;    /**< out: 1 when value holds an entry */
+  kjit_buffer value; /**< out: produced by the plugin */
 } kjit_cache_get_args;
 
-/** put: store a value under a key (overwriting is allowed). */
+/** @since 1.1. Bits of kjit_cache_put_args.flags. A store refuses a flag it
+ *  cannot honour (KJIT_STATUS_UNIMPLEMENTED) rather than ignore it. */
+/** Store only when the key has no entry (Redis SET NX). When it has one,
+ *  keep it and return NULL or a KJIT_STATUS_ALREADY_EXISTS status; the host
+ *  takes both as "not stored", not as a failure. */
+#define KJIT_CACHE_PUT_IF_ABSENT ((uint32_t)1 << 0)
+
+/** PROVISIONAL. put: store a value under a key (overwriting is allowed
+ *  unless flags say otherwise). */
 typedef struct kjit_cache_put_args {
   size_t struct_size;
   const kjit_extension *ext;
@@ -449,14 +690,44 @@ typedef struct kjit_cache_put_args {
   size_t key_size;
   const uint8_t *value; /**< in, borrowed */
   size_t value_size;
-  uint32_t timeout_ms; /**< in */
+  uint32_t timeout_ms; /**< in: as in get */
+  /** @since 1.1. Zero, never read: it was tail padding in 1.0, which a 1.0
+   *  host's struct_size covers without having set it. */
+  uint32_t reserved0;
+  uint32_t flags; /**< @since 1.1. in: KJIT_CACHE_PUT_* bits; 0: none. */
+  /** @since 1.1. in: let the entry expire after this many seconds (Redis
+   *  EX); 0: no expiry asked for. */
+  uint32_t ttl_seconds;
 } kjit_cache_put_args;
 
-/** A cache store: untrusted, advisory byte storage. The host wraps every
- *  value in a record it verifies (key echo, lengths, digest, HMAC) before
- *  anything from get touches disk or a driver; a store never has to
- *  understand values. An error from get or put is a miss for the host, never
- *  a failed launch. Static storage of the plugin; slots may be NULL. */
+/** @since 1.1. PROVISIONAL. remove: delete a key's entry (for pruning and
+ *  verification tools). */
+typedef struct kjit_cache_remove_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  const uint8_t *key; /**< in, borrowed */
+  size_t key_size;
+  uint32_t timeout_ms; /**< in: as in get */
+  uint32_t found;      /**< out: 1 when an entry was removed, 0 when none */
+} kjit_cache_remove_args;
+
+/** @since 1.1. PROVISIONAL. describe: what the store is. Cheap and
+ *  side-effect free: no connection is made. */
+typedef struct kjit_cache_store_describe_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  /** out: the largest value put accepts, in bytes; 0: no limit known. */
+  uint64_t max_value_size;
+  /** out: 1 when entries live outside this machine and are shared with
+   *  other machines (Redis); 0: local. */
+  uint32_t is_remote;
+  uint32_t reserved0; /**< Zero. */
+} kjit_cache_store_describe_args;
+
+/** PROVISIONAL. A cache store: get, put, remove and describe on opaque byte
+ *  keys and values (see the section's comment for what the host does with
+ *  them). Static storage of the plugin; slots may be NULL; one store per
+ *  plugin. */
 typedef struct kjit_cache_store_table {
   size_t struct_size;
   const kjit_extension *ext;
@@ -464,6 +735,10 @@ typedef struct kjit_cache_store_table {
   size_t name_len;
   kjit_status *(*get)(void *self, kjit_cache_get_args *args);
   kjit_status *(*put)(void *self, const kjit_cache_put_args *args);
+  /** @since 1.1. NULL: entries cannot be removed. */
+  kjit_status *(*remove)(void *self, kjit_cache_remove_args *args);
+  /** @since 1.1. NULL: no limit known, local. */
+  kjit_status *(*describe)(void *self, kjit_cache_store_describe_args *args);
 } kjit_cache_store_table;
 
 /*===----------------------------------------------------------------------===*\
@@ -472,6 +747,9 @@ typedef struct kjit_cache_store_table {
 
 /** Capability bits of kjit_plugin_api.capabilities. Absence is the
  *  conservative default. */
+/** Every entry may run concurrently with any other (the backend section
+ *  narrows this per entry). Without it the host serializes all entries of
+ *  the library, across every host object of the process. */
 #define KJIT_CAP_THREAD_SAFE ((uint64_t)1 << 0)
 
 /** What a plugin is. Static storage of the plugin, never freed (plugins are
@@ -487,12 +765,16 @@ typedef struct kjit_plugin_api {
   /** Called once after negotiation, on the loading thread, before any other
    *  entry. Store host and ctx; set *self to the instance pointer that every
    *  other entry receives. On failure return a status: the plugin is then
-   *  dropped and fini is not called, so clean up first. May be NULL. */
+   *  dropped and fini is not called, so clean up first. May be NULL.
+   *  A process may hold several hosts (one per runtime object), each of
+   *  which loads the plugin and calls init once with its own ctx: keep state
+   *  in *self, and reference-count what is process-wide. */
   kjit_status *(*init)(const kjit_host_api *host, kjit_host_context *ctx,
                        void **self);
-  /** Called once at host shutdown, after every other entry has returned and
-   *  before nothing else is called. Do the final work (flush, report) here,
-   *  never in a static destructor or atexit. May be NULL. */
+  /** Called once per successful init, at that host's shutdown, after every
+   *  other entry of that instance has returned; nothing is called with its
+   *  self afterwards. Do the final work (flush, report) here, never in a
+   *  static destructor or atexit. May be NULL. */
   void (*fini)(void *self);
   const kjit_hook_table *hooks;              /**< NULL: no hooks. */
   const kjit_backend_table *backend;         /**< NULL: no backend. */

@@ -13,6 +13,7 @@
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Plugin/PluginHost.h"
+#include "kjit/Model/ArgEncoding.h"
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
@@ -367,15 +368,15 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                                strCat("compiling ", repr, " failed: ",
                                       statusText(artifact.status()))));
 
-  std::string loadable;
-  absl::Status status = (*backend)->ref.finalize(
-      artifact->format, artifact->bytes, manifest.name, nullptr, loadable);
-  void *handle = nullptr;
-  if (status.ok())
-    status = (*backend)->ref.load(loadable, manifest.name, device, handle);
-  if (!status.ok())
-    return finish(Entry::State::Failed, status);
-  entry.backendKernel = handle;
+  absl::StatusOr<std::string> loadable = (*backend)->ref.finalize(
+      device, artifact->format, artifact->bytes, manifest.name);
+  if (!loadable.ok())
+    return finish(Entry::State::Failed, loadable.status());
+  absl::StatusOr<void *> handle =
+      (*backend)->ref.load(device, *loadable, manifest.name);
+  if (!handle.ok())
+    return finish(Entry::State::Failed, handle.status());
+  entry.backendKernel = *handle;
   compiles.fetch_add(1, std::memory_order_relaxed);
 
   plugin::CompiledInfo compiled;
@@ -418,38 +419,18 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                          entry.argTemplate.end());
   absl::InlinedVector<const kjit_arg *, 8> cPointers(cArgs.size());
   for (size_t j = 0; j < cArgs.size(); ++j) {
-    const Argument &value = bound[entry.launchParams[j]];
+    size_t param = entry.launchParams[j];
     kjit_arg &arg = cArgs[j];
     cPointers[j] = &arg;
-    switch (value.kind()) {
-    case ArgKind::None:
-      arg.kind = KJIT_ARG_NONE;
-      break;
-    case ArgKind::Bool:
-      arg.kind = KJIT_ARG_BOOL;
-      arg.int_value = value.asBool();
-      break;
-    case ArgKind::Int:
-      if (value.asInt() > INT64_MAX) {
-        arg.kind = KJIT_ARG_UINT;
-        arg.uint_value = uint64_t(value.asInt());
-      } else {
-        arg.kind = KJIT_ARG_INT;
-        arg.int_value = int64_t(value.asInt());
-      }
-      break;
-    case ArgKind::Float:
-      arg.kind = KJIT_ARG_FLOAT;
-      arg.float_value = value.asFloat();
-      break;
-    case ArgKind::Tensor:
-      arg.kind = KJIT_ARG_POINTER;
-      arg.uint_value = value.address();
-      break;
-    case ArgKind::DType:
-    case ArgKind::Callable:
-      return absl::InternalError("a constexpr-only value reached the launch");
-    }
+    // The storage bits of the signature type the binder chose (the entry's
+    // own: the binding's key selected it), and ABI 1.0's kind and value.
+    if (absl::Status encoded =
+            encodeArgument(binding.type(param), bound[param], arg);
+        !encoded.ok())
+      return absl::Status(encoded.code(),
+                          strCat("argument '", manifest.params[param].name,
+                                 "' of kernel '", manifest.name,
+                                 "': ", statusText(encoded)));
   }
   kjit_backend_launch_args launch;
   std::memset(&launch, 0, sizeof(launch));
@@ -461,6 +442,11 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   launch.stream = config.stream;
   launch.num_args = cArgs.size();
   launch.args = cPointers.data();
+  const LaunchOptions &options = binding.options();
+  launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
+                      ? KJIT_LAUNCH_COOPERATIVE
+                      : 0) |
+                 (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
 
   if (!host->hasLaunchHooks() && !launchMetadata)
     return backend.ref.launchPrepared(launch);
@@ -475,6 +461,10 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     arg.intValue = c.int_value;
     arg.uintValue = c.uint_value;
     arg.floatValue = c.float_value;
+    arg.dtype = c.dtype;
+    arg.flags = c.flags;
+    arg.bits = c.bits;
+    arg.bitsSize = c.bits_size;
     args.push_back(arg);
   }
   std::string metadata;

@@ -51,15 +51,15 @@ absl::StatusOr<std::unique_ptr<Backend>>
 Runtime::Impl::find(std::string_view wanted) {
   auto search = [&]() -> std::unique_ptr<Backend> {
     for (const plugin::BackendRef &ref : host->backends()) {
-      plugin::BackendRef::Description description;
-      if (!ref.describe(/*device=*/0, description).ok() ||
-          description.target != wanted)
+      absl::StatusOr<plugin::BackendRef::Description> description =
+          ref.describe(/*device=*/0);
+      if (!description.ok() || description->target != wanted)
         continue;
       auto backend = std::make_unique<Backend>();
       backend->ref = ref;
-      backend->target = description.target;
-      backend->arch = description.arch;
-      backend->formats = description.formats;
+      backend->target = description->target;
+      backend->arch = description->arch;
+      backend->formats = description->formats;
       return backend;
     }
     return nullptr;
@@ -165,15 +165,14 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
   auto it = impl_->fingerprints.find(key);
   if (it != impl_->fingerprints.end())
     return it->second;
-  std::string bytes;
-  absl::Status status =
-      backend.ref.fingerprint(device, /*options=*/nullptr, bytes);
+  absl::StatusOr<std::string> bytes = backend.ref.fingerprint(device);
   // A backend without a fingerprint entry adds nothing beyond its target,
   // arch and formats, which join the key anyway.
-  if (!status.ok() && status.code() != absl::StatusCode::kUnimplemented)
-    return status;
-  impl_->fingerprints.emplace(key, bytes);
-  return bytes;
+  if (!bytes.ok() && bytes.status().code() != absl::StatusCode::kUnimplemented)
+    return bytes.status();
+  std::string value = bytes.ok() ? *bytes : std::string();
+  impl_->fingerprints.emplace(key, value);
+  return value;
 }
 
 absl::StatusOr<CompilerService *> Runtime::compiler() {

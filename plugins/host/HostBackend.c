@@ -12,11 +12,13 @@
 /* memfd_create, mkstemp, dlinfo: POSIX/GNU, not C99. */
 #define _GNU_SOURCE 1
 
+#include "Cpu.h"
 #include "Internal.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
-#include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,47 +27,52 @@
 
 /** The version of this backend; joins the fingerprint. Bump it whenever
  *  the way kernels run changes in a way a cached artifact could notice. */
-#define HOST_BACKEND_VERSION "1.0.0"
+#define HOST_BACKEND_VERSION "1.1.0"
 
-/* The fingerprint: backend name, HostKernel ABI version, backend version
- * and architecture. The artifact itself is produced by the compiler, whose
- * own settings are in the key already. */
+/* The fingerprint: backend name, HostKernel ABI version, backend version,
+ * architecture, and the CPU the compiler builds kernels for (Cpu.h). The
+ * artifact itself is produced by the compiler, whose own settings are in
+ * the key already. Built once: the same bytes on every call. */
 #define HOST_STR2(x) #x
 #define HOST_STR(x) HOST_STR2(x)
-static const char host_fingerprint[] = "kjit-host-backend;host-abi=" HOST_STR(
-    KJIT_HOST_ABI_VERSION) ";version=" HOST_BACKEND_VERSION ";arch=x86_64";
+static const char host_fingerprint_prefix[] =
+    "kjit-host-backend;host-abi=" HOST_STR(
+        KJIT_HOST_ABI_VERSION) ";version=" HOST_BACKEND_VERSION ";arch=x86_64;";
+static char host_fingerprint[sizeof host_fingerprint_prefix + 512];
+static size_t host_fingerprint_len;
+static pthread_once_t host_fingerprint_once = PTHREAD_ONCE_INIT;
+
+static void build_fingerprint(void) {
+  host_cpu cpu;
+  size_t n = sizeof host_fingerprint_prefix - 1;
+  host_cpu_read(&cpu);
+  memcpy(host_fingerprint, host_fingerprint_prefix, n);
+  n += host_cpu_describe(&cpu, host_fingerprint + n,
+                         sizeof host_fingerprint - n);
+  host_fingerprint_len =
+      n < sizeof host_fingerprint ? n : sizeof host_fingerprint - 1;
+}
 
 static const char host_format_name[] = "elf-shared-object";
 
-const kjit_host_api *host_api;
+/* The settings of init, for describe. Written under host_users_lock by the
+ * first init, read-only afterwards. */
+static host_config host_settings;
+static unsigned host_users;
+static pthread_mutex_t host_users_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /*===----------------------------------------------------------------------===*\
 |* Helpers                                                                    *|
 \*===----------------------------------------------------------------------===*/
 
-kjit_status *host_error(int32_t code, const char *format, ...) {
-  char stack[512];
-  char *message = stack;
-  kjit_status *status;
-  va_list ap;
-  int len;
-  va_start(ap, format);
-  len = vsnprintf(stack, sizeof stack, format, ap);
-  va_end(ap);
-  if (len < 0)
-    return host_api->status_create(code, "host backend: bad message", 25);
-  if ((size_t)len >= sizeof stack && (message = malloc((size_t)len + 1))) {
-    va_start(ap, format);
-    vsnprintf(message, (size_t)len + 1, format, ap);
-    va_end(ap);
-  } else if (!message) {
-    message = stack; /* truncated is better than nothing */
-    len = (int)sizeof stack - 1;
-  }
-  status = host_api->status_create(code, message, (size_t)len);
-  if (message != stack)
-    free(message);
-  return status;
+/* The host backend drives one device: the CPU, device 0. */
+static kjit_status *check_device(int32_t device, const char *entry) {
+  if (device == 0)
+    return NULL;
+  return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                    "host backend: %s for device %d, but the host backend has "
+                    "one device, 0",
+                    entry, (int)device);
 }
 
 /* A kernel name becomes part of symbol names, so it must be an identifier
@@ -88,40 +95,36 @@ static kjit_status *check_kernel_name(const char *name, size_t len) {
   return NULL;
 }
 
-static uint64_t read_le(const uint8_t *p, size_t n) {
-  uint64_t v = 0;
-  while (n--)
-    v = v << 8 | p[n];
-  return v;
-}
-
 /* Checks that the program headers and every segment's file bytes lie
  * within the object. The dynamic loader maps segments without checking
  * them against the file size, so a truncated object would load and then
- * fault (SIGBUS) on the first access past its end. */
+ * fault (SIGBUS) on the first access past its end. The object is x86-64
+ * ELF64 little-endian (check_elf), the host's own format, so its headers
+ * are read as <elf.h>'s structs (copied: the bytes need not be aligned). */
 static kjit_status *check_segments(const uint8_t *bytes, size_t size,
-                                   const char *name, size_t name_len) {
-  uint64_t phoff = read_le(bytes + 32, 8);
-  uint64_t phentsize = read_le(bytes + 54, 2), phnum = read_le(bytes + 56, 2);
-  uint64_t i;
-  if (phentsize < 56 || phoff > size || phnum > (size - phoff) / phentsize)
+                                   const Elf64_Ehdr *eh, const char *name,
+                                   size_t name_len) {
+  uint64_t phoff = eh->e_phoff, phentsize = eh->e_phentsize;
+  uint64_t phnum = eh->e_phnum, i;
+  if (phentsize < sizeof(Elf64_Phdr) || phoff > size ||
+      phnum > (size - phoff) / phentsize)
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "artifact of kernel '%.*s' is truncated or corrupt: "
                       "its %u program headers do not fit in its %zu bytes",
                       (int)name_len, name, (unsigned)phnum, size);
   for (i = 0; i < phnum; ++i) {
-    const uint8_t *ph = bytes + phoff + i * phentsize;
-    uint64_t type = read_le(ph, 4), offset = read_le(ph + 8, 8);
-    uint64_t filesz = read_le(ph + 32, 8);
-    /* PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE, PT_TLS: read from the file. */
-    if (type != 1 && type != 2 && type != 3 && type != 4 && type != 7)
+    Elf64_Phdr ph;
+    memcpy(&ph, bytes + phoff + i * phentsize, sizeof ph);
+    /* The segments the loader reads from the file. */
+    if (ph.p_type != PT_LOAD && ph.p_type != PT_DYNAMIC &&
+        ph.p_type != PT_INTERP && ph.p_type != PT_NOTE && ph.p_type != PT_TLS)
       continue;
-    if (offset > size || filesz > size - offset)
+    if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
       return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                         "artifact of kernel '%.*s' is truncated: segment %u "
                         "needs bytes up to %llu, but the object has %zu",
                         (int)name_len, name, (unsigned)i,
-                        (unsigned long long)(offset + filesz), size);
+                        (unsigned long long)(ph.p_offset + ph.p_filesz), size);
   }
   return NULL;
 }
@@ -130,11 +133,8 @@ static kjit_status *check_segments(const uint8_t *bytes, size_t size,
  * backend can load; says what it is instead. */
 static kjit_status *check_elf(const uint8_t *bytes, size_t size,
                               const char *name, size_t name_len) {
-  /* Offsets in the ELF64 header: e_ident[EI_CLASS], e_ident[EI_DATA],
-   * e_type, e_machine. */
-  enum { ei_class = 4, ei_data = 5, e_type = 16, e_machine = 18 };
-  unsigned type, machine;
-  if (!bytes || size < 64 || memcmp(bytes, "\177ELF", 4) != 0) {
+  Elf64_Ehdr eh;
+  if (!bytes || size < sizeof eh || memcmp(bytes, ELFMAG, SELFMAG) != 0) {
     char shown[64] = "";
     size_t i, used = 0;
     for (i = 0; bytes && i < size && i < 4; ++i)
@@ -148,21 +148,23 @@ static kjit_status *check_elf(const uint8_t *bytes, size_t size,
                                          : "no ELF magic \\x7fELF",
                       size, used ? ", starting " : "", shown);
   }
-  type = bytes[e_type] | (unsigned)bytes[e_type + 1] << 8;
-  machine = bytes[e_machine] | (unsigned)bytes[e_machine + 1] << 8;
-  if (bytes[ei_class] != 2 || bytes[ei_data] != 1 || machine != 62)
+  /* e_ident is bytes, so class and data can be read before knowing that
+   * the rest is ELF64 little-endian (the host's own layout). */
+  memcpy(&eh, bytes, sizeof eh);
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_machine != EM_X86_64)
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "artifact of kernel '%.*s' is an ELF file for another "
                       "machine (class %u, data %u, machine %u); the host "
                       "backend needs ELF64 little-endian x86-64",
-                      (int)name_len, name, bytes[ei_class], bytes[ei_data],
-                      machine);
-  if (type != 3)
+                      (int)name_len, name, eh.e_ident[EI_CLASS],
+                      eh.e_ident[EI_DATA], (unsigned)eh.e_machine);
+  if (eh.e_type != ET_DYN)
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "artifact of kernel '%.*s' is an ELF file of type %u, "
                       "not a shared object (ET_DYN)",
-                      (int)name_len, name, type);
-  return check_segments(bytes, size, name, name_len);
+                      (int)name_len, name, (unsigned)eh.e_type);
+  return check_segments(bytes, size, &eh, name, name_len);
 }
 
 /*===----------------------------------------------------------------------===*\
@@ -176,7 +178,10 @@ static const kjit_artifact_format *const host_formats[] = {&host_format};
 
 static kjit_status *host_describe(void *self,
                                   kjit_backend_describe_args *args) {
+  kjit_status *status;
   (void)self;
+  if ((status = check_device(args->device, "describe")))
+    return status;
   if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, arch_len)) {
     args->target = "host";
     args->target_len = 4;
@@ -189,17 +194,40 @@ static kjit_status *host_describe(void *self,
     args->num_formats = 1;
     args->formats = host_formats;
   }
+  /* 1.1: the pool's workers run programs as SMs do; 32 warps of 32; no
+   * dynamic shared memory; no UUID (a CPU has none). */
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, multiprocessor_count))
+    args->multiprocessor_count = host_settings.workers;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, max_threads_per_block))
+    args->max_threads_per_block = 32 * 32;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args,
+                     max_shared_memory_per_block))
+    args->max_shared_memory_per_block = 0;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, uuid))
+    memset(args->uuid, 0, sizeof args->uuid);
+  return NULL;
+}
+
+static kjit_status *host_device_count(void *self,
+                                      kjit_backend_device_count_args *args) {
+  (void)self;
+  if (KJIT_HAS_FIELD(args, kjit_backend_device_count_args, count))
+    args->count = 1;
   return NULL;
 }
 
 static kjit_status *
 host_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
+  kjit_status *status;
   (void)self;
   if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "host backend: fingerprint arguments too small");
+  if ((status = check_device(args->device, "fingerprint")))
+    return status;
+  pthread_once(&host_fingerprint_once, build_fingerprint);
   args->fingerprint.data = (const uint8_t *)host_fingerprint;
-  args->fingerprint.size = sizeof host_fingerprint - 1;
+  args->fingerprint.size = host_fingerprint_len;
   args->fingerprint.owner = NULL;
   args->fingerprint.release = NULL; /* static storage */
   return NULL;
@@ -243,6 +271,9 @@ static kjit_status *host_finalize(void *self,
   kjit_status *status;
   uint8_t *copy;
   (void)self;
+  if (KJIT_HAS_FIELD(args, kjit_backend_finalize_args, device) &&
+      (status = check_device(args->device, "finalize")))
+    return status;
   if (!args->format || args->format_len != sizeof host_format_name - 1 ||
       memcmp(args->format, host_format_name, args->format_len) != 0)
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
@@ -377,6 +408,7 @@ static void free_kernel(host_kernel *k) {
   }
   if (k->fd >= 0)
     close(k->fd);
+  free(k->params);
   free(k->path);
   free(k->name);
   free(k);
@@ -387,6 +419,8 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
   kjit_status *status;
   const uint32_t *abi, *flags;
   (void)self;
+  if ((status = check_device(args->device, "load")))
+    return status;
   if ((status = check_kernel_name(args->kernel_name, args->kernel_name_len)))
     return status;
   if ((status = check_elf(args->loadable, args->loadable_size,
@@ -444,6 +478,8 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
   }
   k->flags = *flags;
   k->signature = lookup(k, "kjit_host_signature_");
+  if ((status = host_parse_signature(k)))
+    goto fail;
   args->kernel = k;
   return NULL;
 fail:
@@ -488,6 +524,28 @@ static kjit_status *host_launch_entry(void *self,
                       "memory requested; host kernels have static workgroup "
                       "memory only",
                       k->name, args->shared_memory_bytes);
+  /* 1.1: cooperative and PDL launches hold trivially (a launch runs to the
+   * end before the next starts, and host kernels have no grid-wide sync to
+   * need co-residency); clusters do not exist. */
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, cluster)) {
+    uint32_t unknown =
+        args->flags & ~(KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL);
+    int i;
+    if (unknown)
+      return host_error(KJIT_STATUS_UNIMPLEMENTED,
+                        "launch of kernel '%s': launch flags 0x%x are not "
+                        "known to the host backend",
+                        k->name, (unsigned)unknown);
+    for (i = 0; i < 3; ++i)
+      if (args->cluster[i] > 1)
+        return host_error(KJIT_STATUS_UNIMPLEMENTED,
+                          "launch of kernel '%s': clusters of %ux%ux%u "
+                          "programs requested; the host backend has no "
+                          "clusters",
+                          k->name, (unsigned)args->cluster[0],
+                          (unsigned)args->cluster[1],
+                          (unsigned)args->cluster[2]);
+  }
   if (args->num_args > 16) {
     slots = malloc(args->num_args * sizeof *slots);
     pointers = malloc(args->num_args * sizeof *pointers);
@@ -496,8 +554,8 @@ static kjit_status *host_launch_entry(void *self,
       goto out;
     }
   }
-  if ((status = host_convert_args(k, args->num_args, args->args, slots,
-                                  pointers, &count)))
+  if ((status = host_copy_args(k, args->num_args, args->args, slots, pointers,
+                               &count)))
     goto out;
   programs = (uint64_t)args->grid[0] * args->grid[1];
   if (args->grid[2] && programs > UINT64_MAX / args->grid[2]) {
@@ -543,20 +601,29 @@ out:
 |* Plugin table                                                               *|
 \*===----------------------------------------------------------------------===*/
 
+/* A process may hold several plugin hosts (one per runtime object), each
+ * of which initializes the plugin. All state is process-wide (the pool), so
+ * the first init sets it up and the last fini tears it down. */
 static kjit_status *host_init(const kjit_host_api *host, kjit_host_context *ctx,
                               void **self) {
-  host_config config;
   (void)ctx; /* the backend reports through statuses, never the log */
-  host_api = host;
-  host_config_from_environment(&config);
-  host_pool_init(&config);
-  *self = NULL; /* all state is the process-wide pool */
+  pthread_mutex_lock(&host_users_lock);
+  if (host_users++ == 0) {
+    host_api = host;
+    host_config_from_environment(&host_settings);
+    host_pool_init(&host_settings);
+  }
+  pthread_mutex_unlock(&host_users_lock);
+  *self = NULL;
   return NULL;
 }
 
 static void host_fini(void *self) {
   (void)self;
-  host_pool_shutdown();
+  pthread_mutex_lock(&host_users_lock);
+  if (--host_users == 0)
+    host_pool_shutdown();
+  pthread_mutex_unlock(&host_users_lock);
 }
 
 static const kjit_backend_table host_backend = {
@@ -571,6 +638,8 @@ static const kjit_backend_table host_backend = {
     .load = host_load,
     .launch = host_launch_entry,
     .unload = host_unload,
+    .device_count = host_device_count,
+    /* synchronize stays NULL: a launch has completed when it returns. */
 };
 
 static const kjit_plugin_api host_plugin = {
@@ -587,9 +656,20 @@ static const kjit_plugin_api host_plugin = {
     .backend = &host_backend,
 };
 
+static const char host_needs_1_1[] =
+    "the host backend reads the launch arguments' storage fields of ABI 1.1 "
+    "and needs a host of ABI 1.1 or newer";
+
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   if (!io || io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin))
     return KJIT_STATUS_INVALID_ARGUMENT;
+  if (io->host_max_minor < 1) {
+    if (KJIT_HAS_FIELD(io, kjit_negotiate, reject_reason_len)) {
+      io->reject_reason = host_needs_1_1;
+      io->reject_reason_len = sizeof host_needs_1_1 - 1;
+    }
+    return KJIT_STATUS_FAILED_PRECONDITION;
+  }
   io->plugin_abi_major = KJIT_ABI_MAJOR;
   io->plugin_abi_minor = KJIT_ABI_MINOR;
   io->plugin = &host_plugin;

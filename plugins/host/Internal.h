@@ -10,6 +10,7 @@
 #ifndef KJIT_PLUGINS_HOST_INTERNAL_H
 #define KJIT_PLUGINS_HOST_INTERNAL_H
 
+#include "Status.h"
 #include "kjit-c/HostKernel.h"
 #include "kjit-c/Plugin.h"
 
@@ -18,23 +19,18 @@
 #include <stdint.h>
 
 /*===----------------------------------------------------------------------===*\
-|* Statuses                                                                   *|
-\*===----------------------------------------------------------------------===*/
-
-/** The host's API table, stored by init. Statuses can only be created through
- *  it, so every file that reports an error needs it. */
-extern const kjit_host_api *host_api;
-
-/** Creates a status whose message is formatted like printf. Never NULL. */
-kjit_status *host_error(int32_t code, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-/*===----------------------------------------------------------------------===*\
 |* Kernels                                                                    *|
 \*===----------------------------------------------------------------------===*/
+
+/** One parameter of a kernel's signature, as launches are checked against
+ *  it: what kjit_arg's dtype, flags and bits_size must say. */
+typedef struct host_param {
+  int32_t dtype;      /**< KJIT_DTYPE_*: the scalar's or the element's. */
+  uint32_t pointer;   /**< 1 for a pointer ("*T", "*kT"). */
+  uint32_t bits_size; /**< Bytes of storage (8 for a pointer). */
+  const char *type;   /**< The type's text in the signature. */
+  size_t type_len;
+} host_param;
 
 /** A loaded kernel: the handle `load` returns and `launch` receives. */
 typedef struct host_kernel {
@@ -44,6 +40,9 @@ typedef struct host_kernel {
   /** kjit_host_signature_<name> (optional, see docs/HostBackend.md), or
    *  NULL when the object does not say what arguments it expects. */
   const char *signature;
+  /** The signature parsed at load (NULL without one). */
+  host_param *params;
+  size_t num_params;
   char *name; /**< NUL-terminated copy of the kernel name. */
   int fd;     /**< memfd the object was loaded from, or -1. */
   char *path; /**< The path dlopen saw (unique while the kernel lives). */
@@ -95,34 +94,29 @@ void host_pool_shutdown(void);
 kjit_status *host_pool_run(host_launch *launch);
 
 /*===----------------------------------------------------------------------===*\
-|* Argument conversion (Args.c)                                               *|
+|* Arguments (Args.c)                                                         *|
 \*===----------------------------------------------------------------------===*/
 
-/** Storage of one converted argument: the value a parameter's C type holds,
- *  at the start of the slot (little-endian, so narrower types fit). */
+/** Storage of one argument: the value a parameter's C type holds, at the
+ *  start of the slot (little-endian, so narrower types fit). */
 typedef union host_arg_slot {
   uint64_t u64;
-  double f64;
-  float f32;
-  uint32_t u32;
-  uint16_t u16;
-  uint8_t u8;
   void *ptr;
 } host_arg_slot;
 
-/** Converts the launch arguments of `kernel` into `slots` and `pointers`
- *  (arrays of at least `num_args` entries; constexpr arguments are skipped,
- *  so `*count` may be smaller). Checks count and types against the kernel's
- *  signature when it has one. */
-kjit_status *host_convert_args(const host_kernel *kernel, size_t num_args,
-                               const kjit_arg *const *args,
-                               host_arg_slot *slots, void **pointers,
-                               size_t *count);
+/** Parses a kjit_host_signature_<K> ("*fp32,*fp32,i32") into `kernel`'s
+ *  params (malloc'd, freed by the caller with free). Names the type and its
+ *  position when the signature has one the backend does not know. */
+kjit_status *host_parse_signature(host_kernel *kernel);
 
-/** IEEE binary16 bits of `value`, rounded to nearest even. */
-uint16_t host_double_to_fp16(double value);
-/** bfloat16 bits of `value`, rounded to nearest even (directly from the
- *  double, so there is no double rounding through float). */
-uint16_t host_double_to_bf16(double value);
+/** Copies the launch arguments of `kernel` into `slots` and `pointers`
+ *  (arrays of at least `num_args` entries; constexpr arguments are skipped,
+ *  so `*count` may be smaller). The arguments must carry ABI 1.1's storage
+ *  fields; with a signature their dtype code, pointer flag and size, and
+ *  their count, are checked against it. Nothing is converted: the runtime
+ *  encoded every value (kjit_arg.bits). */
+kjit_status *host_copy_args(const host_kernel *kernel, size_t num_args,
+                            const kjit_arg *const *args, host_arg_slot *slots,
+                            void **pointers, size_t *count);
 
 #endif /* KJIT_PLUGINS_HOST_INTERNAL_H */

@@ -10,7 +10,8 @@
 // order; the host's log goes to stderr.
 //
 // Usage: kjit-host-driver --plugin=PATH COMMAND...
-//   describe                  print describe and the fingerprint
+//   describe[:DEVICE]         print device_count, describe and the
+//                             fingerprint (twice, which must agree)
 //   options:N=V[,N=V...]      parse_options (then destroy_options)
 //   finalize:FORMAT:FILE:K    finalize FILE as FORMAT for kernel K
 //   load:FILE:K               finalize then load kernel K from FILE
@@ -19,21 +20,28 @@
 //   --repeat=N                the next launch runs N times (bench: --time)
 //   --time                    print the time per launch of the next launch
 //   --shared=BYTES            the next launch asks for dynamic shared memory
+//   --flags=BITS              the next launch has these KJIT_LAUNCH_* flags
+//   --cluster=X[,Y,Z]         the next launch asks for clusters
 //   --concurrent=K            the next launch runs from K threads at once,
 //                             each with its own buffers; results must agree
-// ARG (optionally NAME=ARG; the default name is aI):
+// ARG (optionally NAME=ARG; the default name is aI). Every value is encoded
+// by the runtime's own rules (kjit/Model/ArgEncoding.h), as a launch
+// would; a value those rules refuse is an "argument error" and nothing runs.
 //   buf:TYPE:COUNT[:INIT]     a buffer of TYPE (fp32, fp64, i8..i64, u8..u64;
 //                             fp16 and bf16 are raw 16-bit); INIT is zero
 //                             (default), iota (element i holds i) or a number
-//   TYPE:VALUE                a scalar (i1, iN, uN, fp16, bf16, fp32, fp64)
-//   null:TYPE                 a None pointer of pointer type TYPE
-//   raw:TYPE:KIND:VALUE       a kjit_arg with any kind (none, int, uint, float,
-//                             bool, pointer, string), for error tests
+//   TYPE:VALUE                a scalar of signature type TYPE (i1, iN, uN,
+//                             fp16, bf16, fp32, fp64, ...)
+//   null:TYPE                 None for a parameter of signature type TYPE
+//   old:TYPE:VALUE            TYPE:VALUE as a kjit_arg of ABI 1.0's size
+//   raw:TYPE:DTYPE:FLAGS:SIZE:BITS  a kjit_arg with these storage fields
+//                             (numbers), for the backend's refusals
 //   constexpr:VALUE           a constexpr int argument (the backend skips it)
 //
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Plugin/PluginHost.h"
+#include "kjit/Model/ArgEncoding.h"
 
 #include <algorithm>
 #include <array>
@@ -167,15 +175,45 @@ struct Buffer {
   }
 };
 
-/// The arguments of one launch; ArgInfo views point into `strings`.
+/// The arguments of one launch as the ABI's kjit_args; their views point
+/// into `strings`.
 struct LaunchArgs {
   std::deque<std::string> strings;
   std::deque<Buffer> buffers;
-  std::vector<ArgInfo> args;
+  std::deque<kjit_arg> storage;
+  std::vector<const kjit_arg *> args;
+  /// The first argument the runtime's rules refused, or empty.
+  std::string error;
 
   std::string_view keep(std::string s) {
     strings.push_back(std::move(s));
     return strings.back();
+  }
+
+  /// Encodes `value` for `typeText` into `arg` as a launch would.
+  void encode(kjit_arg &arg, std::string_view typeText,
+              const kjit::rt::Argument &value) {
+    std::optional<kjit::rt::SigType> type = kjit::rt::parseSigType(typeText);
+    if (!type)
+      usage("unknown signature type '" + std::string(typeText) + "'");
+    absl::Status s = kjit::rt::encodeArgument(*type, value, arg);
+    if (!s.ok() && error.empty())
+      error = "argument " + std::to_string(args.size()) + " ('" +
+              std::string(arg.name, arg.name_len) + "'): " + str(s);
+  }
+
+  /// A scalar of `type` written `text`, as a host language would pass it.
+  static kjit::rt::Argument scalar(std::string_view type,
+                                   const std::string &text) {
+    // Integer types are spelled iN and uN; every other scalar is a float.
+    bool isFloat =
+        !type.empty() && type[0] != '*' && type[0] != 'i' && type[0] != 'u';
+    if (isFloat)
+      return kjit::rt::Argument::fp(std::strtod(text.c_str(), nullptr));
+    std::optional<kjit::rt::Int128> v = kjit::rt::parseInt128(text);
+    if (!v)
+      usage("cannot parse integer '" + text + "'");
+    return kjit::rt::Argument::integer(*v);
   }
 
   void parse(const std::vector<std::string> &words) {
@@ -187,65 +225,55 @@ struct LaunchArgs {
         word = word.substr(eq + 1);
       }
       std::vector<std::string> f = split(word, ':');
-      ArgInfo a;
-      a.name = keep(name);
+      kjit_arg &a = storage.emplace_back();
+      std::memset(&a, 0, sizeof a);
+      a.struct_size = sizeof a;
+      std::string_view n = keep(name);
+      a.name = n.data();
+      a.name_len = n.size();
+      auto setType = [&](std::string text) {
+        std::string_view t = keep(std::move(text));
+        a.type = t.data();
+        a.type_len = t.size();
+        return t;
+      };
       if (f[0] == "buf" && (f.size() == 3 || f.size() == 4)) {
         Buffer b;
         b.type = f[1];
         b.count = std::strtoull(f[2].c_str(), nullptr, 10);
-        if (!elementSize(b.type))
+        std::optional<kjit::rt::DType> dtype = kjit::rt::parseDType(b.type);
+        if (!elementSize(b.type) || !dtype)
           usage("unknown buffer type '" + b.type + "'");
         b.storage.assign((b.count * elementSize(b.type) + 7) / 8 + 1, 0);
         if (f.size() == 4 && f[3] != "zero")
           b.fill(f[3]);
         buffers.push_back(std::move(b));
-        a.type = keep("*" + f[1]);
-        a.kind = KJIT_ARG_POINTER;
-        a.uintValue = reinterpret_cast<uintptr_t>(buffers.back().data());
+        encode(a, setType("*" + f[1]),
+               kjit::rt::Argument::tensor(
+                   reinterpret_cast<uintptr_t>(buffers.back().data()), *dtype));
       } else if (f[0] == "null" && f.size() == 2) {
-        a.type = keep(f[1]);
-        a.kind = KJIT_ARG_NONE;
+        encode(a, setType(f[1]), kjit::rt::Argument::none());
       } else if (f[0] == "constexpr" && f.size() == 2) {
-        a.type = "constexpr";
+        setType("constexpr");
         a.kind = KJIT_ARG_INT;
-        a.isConstexpr = true;
-        a.intValue = std::strtoll(f[1].c_str(), nullptr, 0);
-      } else if (f[0] == "raw" && f.size() == 4) {
-        static const char *kinds[] = {"none", "int",     "uint",  "float",
-                                      "bool", "pointer", "string"};
-        a.type = keep(f[1]);
-        a.kind = -1;
-        for (int k = 0; k < 7; ++k)
-          if (f[2] == kinds[k])
-            a.kind = k;
-        if (a.kind < 0)
-          usage("unknown kind '" + f[2] + "'");
-        a.intValue = std::strtoll(f[3].c_str(), nullptr, 0);
-        a.uintValue = std::strtoull(f[3].c_str(), nullptr, 0);
-        a.floatValue = std::strtod(f[3].c_str(), nullptr);
-        a.stringValue = keep(f[3]);
+        a.is_constexpr = 1;
+        a.int_value = std::strtoll(f[1].c_str(), nullptr, 0);
+      } else if (f[0] == "old" && f.size() == 3) {
+        encode(a, setType(f[1]), scalar(f[1], f[2]));
+        a.struct_size = KJIT_STRUCT_SIZE(kjit_arg, string_len);
+      } else if (f[0] == "raw" && f.size() == 6) {
+        setType(f[1]);
+        a.kind = KJIT_ARG_INT;
+        a.dtype = int32_t(std::strtol(f[2].c_str(), nullptr, 0));
+        a.flags = uint32_t(std::strtoul(f[3].c_str(), nullptr, 0));
+        a.bits_size = uint32_t(std::strtoul(f[4].c_str(), nullptr, 0));
+        a.bits = std::strtoull(f[5].c_str(), nullptr, 0);
       } else if (f.size() == 2) {
-        const std::string &type = f[0], &value = f[1];
-        a.type = keep(type);
-        if (type == "i1") {
-          a.kind = KJIT_ARG_BOOL;
-          a.intValue = std::strtoll(value.c_str(), nullptr, 0);
-        } else if (type[0] == 'i') {
-          a.kind = KJIT_ARG_INT;
-          a.intValue = std::strtoll(value.c_str(), nullptr, 0);
-        } else if (type[0] == 'u') {
-          a.kind = KJIT_ARG_UINT;
-          a.uintValue = std::strtoull(value.c_str(), nullptr, 0);
-        } else if (type.substr(0, 2) == "fp" || type == "bf16") {
-          a.kind = KJIT_ARG_FLOAT;
-          a.floatValue = std::strtod(value.c_str(), nullptr);
-        } else {
-          usage("cannot parse argument '" + word0 + "'");
-        }
+        encode(a, setType(f[0]), scalar(f[0], f[1]));
       } else {
         usage("cannot parse argument '" + word0 + "'");
       }
-      args.push_back(a);
+      args.push_back(&a);
     }
   }
 
@@ -266,7 +294,8 @@ struct Driver {
   PluginHost host;
   BackendRef backend;
   std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
-  unsigned repeat = 1, concurrent = 1, shared = 0;
+  unsigned repeat = 1, concurrent = 1, shared = 0, flags = 0;
+  std::array<uint32_t, 3> cluster = {0, 0, 0};
   bool time = false;
 
   void say(const std::string &line) {
@@ -274,19 +303,36 @@ struct Driver {
     std::fflush(stdout);
   }
 
-  void describe() {
-    BackendRef::Description d;
-    if (absl::Status s = backend.describe(0, d); !s.ok())
-      return say("describe error: " + str(s));
-    std::string formats;
-    for (const std::string &f : d.formats)
+  void describe(int32_t device) {
+    absl::StatusOr<int32_t> count = backend.deviceCount();
+    if (!count.ok())
+      return say("device_count error: " + str(count.status()));
+    say("device_count " + std::to_string(*count));
+    absl::StatusOr<BackendRef::Description> d = backend.describe(device);
+    if (!d.ok())
+      return say("describe error: " + str(d.status()));
+    std::string formats, uuid;
+    for (const std::string &f : d->formats)
       formats += (formats.empty() ? "" : ",") + f;
-    say("describe target=" + d.target + " arch=" + d.arch +
-        " warp=" + std::to_string(d.warpSize) + " formats=" + formats);
-    std::string fp;
-    if (absl::Status s = backend.fingerprint(0, nullptr, fp); !s.ok())
-      return say("fingerprint error: " + str(s));
-    say("fingerprint " + fp);
+    for (uint8_t b : d->uuid) {
+      char two[3];
+      std::snprintf(two, sizeof two, "%02x", b);
+      uuid += two;
+    }
+    say("describe target=" + d->target + " arch=" + d->arch +
+        " warp=" + std::to_string(d->warpSize) + " formats=" + formats +
+        " sms=" + std::to_string(d->multiprocessorCount) +
+        " threads=" + std::to_string(d->maxThreadsPerBlock) +
+        " smem=" + std::to_string(d->maxSharedMemoryPerBlock) + " uuid=" +
+        (uuid.find_first_not_of('0') == std::string::npos ? std::string("none")
+                                                          : uuid));
+    absl::StatusOr<std::string> fp = backend.fingerprint(device);
+    if (!fp.ok())
+      return say("fingerprint error: " + str(fp.status()));
+    say("fingerprint " + *fp);
+    absl::StatusOr<std::string> again = backend.fingerprint(device);
+    say(again.ok() && *again == *fp ? "fingerprint stable"
+                                    : "fingerprint CHANGED between calls");
   }
 
   void options(const std::string &list) {
@@ -302,22 +348,23 @@ struct Driver {
       keep.push_back(eq == std::string::npos ? "" : item.substr(eq + 1));
       options.emplace_back(n, keep.back());
     }
-    void *handle = nullptr;
-    if (absl::Status s = backend.parseOptions(options, handle); !s.ok())
-      return say("parse_options error: " + str(s));
-    backend.destroyOptions(handle);
+    absl::StatusOr<void *> handle = backend.parseOptions(options);
+    if (!handle.ok())
+      return say("parse_options error: " + str(handle.status()));
+    backend.destroyOptions(*handle);
     say("parse_options ok");
   }
 
   bool finalize(const std::string &format, const std::string &file,
                 const std::string &kernel, std::string &loadable) {
     std::string bytes = readFile(file);
-    if (absl::Status s =
-            backend.finalize(format, bytes, kernel, nullptr, loadable);
-        !s.ok()) {
-      say("finalize error: " + str(s));
+    absl::StatusOr<std::string> out =
+        backend.finalize(/*device=*/0, format, bytes, kernel);
+    if (!out.ok()) {
+      say("finalize error: " + str(out.status()));
       return false;
     }
+    loadable = std::move(*out);
     say("finalize ok: " + std::to_string(loadable.size()) + " bytes" +
         (loadable == bytes ? ", unchanged" : ", changed"));
     return true;
@@ -327,10 +374,11 @@ struct Driver {
     std::string loadable;
     if (!finalize("elf-shared-object", file, kernel, loadable))
       return;
-    void *handle = nullptr;
-    if (absl::Status s = backend.load(loadable, kernel, 0, handle); !s.ok())
-      return say("load error: " + str(s));
-    kernels.emplace_back(kernel, handle);
+    absl::StatusOr<void *> handle =
+        backend.load(/*device=*/0, loadable, kernel);
+    if (!handle.ok())
+      return say("load error: " + str(handle.status()));
+    kernels.emplace_back(kernel, *handle);
     say("load ok: " + kernel);
   }
 
@@ -348,16 +396,25 @@ struct Driver {
   std::string runOnce(const std::string &kernel, void *handle,
                       std::array<uint32_t, 3> grid, uint32_t warps,
                       LaunchArgs &args, double *usPerLaunch) {
-    LaunchInfo info;
-    info.kernelName = kernel;
-    info.key = kernel;
-    info.grid = grid;
-    info.numWarps = warps;
-    info.args = args.args;
+    if (!args.error.empty())
+      return "argument error: " + args.error;
+    kjit_backend_launch_args launch;
+    std::memset(&launch, 0, sizeof launch);
+    launch.struct_size = sizeof launch;
+    launch.kernel = handle;
+    for (int i = 0; i < 3; ++i)
+      launch.grid[i] = grid[i];
+    launch.num_warps = warps;
+    launch.shared_memory_bytes = shared;
+    launch.flags = flags;
+    for (int i = 0; i < 3; ++i)
+      launch.cluster[i] = cluster[i];
+    launch.num_args = args.args.size();
+    launch.args = args.args.data();
     absl::Status status;
     auto start = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < repeat && status.ok(); ++i)
-      status = backend.launch(handle, info, shared);
+      status = backend.launchPrepared(launch);
     auto end = std::chrono::steady_clock::now();
     if (usPerLaunch)
       *usPerLaunch =
@@ -414,7 +471,8 @@ struct Driver {
     std::fputs(dump.c_str(), stdout);
     std::fflush(stdout);
     repeat = concurrent = 1;
-    shared = 0;
+    shared = flags = 0;
+    cluster = {0, 0, 0};
     time = false;
   }
 };
@@ -422,7 +480,8 @@ struct Driver {
 bool isCommand(std::string_view w) {
   for (std::string_view c :
        {"describe", "options:", "finalize:", "load:", "unload",
-        "launch:", "--repeat=", "--time", "--concurrent=", "--shared="})
+        "launch:", "--repeat=", "--time",
+        "--concurrent=", "--shared=", "--flags=", "--cluster="})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;
@@ -444,7 +503,9 @@ int main(int argc, char **argv) {
     const std::string w = words[i++];
     auto rest = [&](size_t n) { return w.substr(n); };
     if (w == "describe") {
-      d.describe();
+      d.describe(0);
+    } else if (w.rfind("describe:", 0) == 0) {
+      d.describe(int32_t(std::strtol(rest(9).c_str(), nullptr, 10)));
     } else if (w.rfind("options:", 0) == 0) {
       d.options(rest(8));
     } else if (w.rfind("finalize:", 0) == 0) {
@@ -467,6 +528,12 @@ int main(int argc, char **argv) {
       d.time = true;
     } else if (w.rfind("--shared=", 0) == 0) {
       d.shared = unsigned(std::strtoul(rest(9).c_str(), nullptr, 10));
+    } else if (w.rfind("--flags=", 0) == 0) {
+      d.flags = unsigned(std::strtoul(rest(8).c_str(), nullptr, 0));
+    } else if (w.rfind("--cluster=", 0) == 0) {
+      std::vector<std::string> c = split(rest(10), ',');
+      for (size_t k = 0; k < c.size() && k < 3; ++k)
+        d.cluster[k] = uint32_t(std::strtoul(c[k].c_str(), nullptr, 10));
     } else if (w.rfind("--concurrent=", 0) == 0) {
       d.concurrent =
           unsigned(std::max(1ul, std::strtoul(rest(13).c_str(), nullptr, 10)));

@@ -12,10 +12,15 @@
 //   warmup:NAME    the same, marked as warmup
 //   launch:NAME    pre-run hooks, launch enter, launch exit
 //   nested:NAME    a launch of NAME-inner inside a launch of NAME
-//   backend:NAME   describe/fingerprint/options/finalize/load/launch/unload
+//   backend:NAME   device_count/describe/fingerprint/options/finalize/load/
+//                  launch (plain, then with flags and a cluster)/
+//                  synchronize/unload, on the backend's last device
 //   badoptions:NAME  parse_options with an unknown option
 //   badformat:NAME   finalize a format the backend does not accept
-//   store          put then get on every cache store
+//   async:NAME     synchronize on stream 0xbad (the test backend then reports
+//                  an asynchronous error) and print the host's count
+//   store          get, put, put-if-absent, put with a TTL, remove and
+//                  describe on every cache store
 //   load:PATH      load a plugin now
 //   shutdown       shut the host down
 //
@@ -65,6 +70,36 @@ const std::vector<ArgInfo> &sampleArgs() {
   return args;
 }
 
+/// The sample arguments as the runtime passes them to a launch: with the
+/// 1.1 storage fields, and without the constexpr.
+const std::vector<ArgInfo> &launchArgs() {
+  static const std::vector<ArgInfo> args = [] {
+    std::vector<ArgInfo> a(sampleArgs().begin(), sampleArgs().end() - 1);
+    a[0].dtype = KJIT_DTYPE_FP32;
+    a[0].flags = KJIT_ARG_FLAG_POINTER;
+    a[0].bits = 0x7f0000001000;
+    a[0].bitsSize = 8;
+    a[1].dtype = KJIT_DTYPE_I32;
+    a[1].bits = 1024;
+    a[1].bitsSize = 4;
+    a[2].dtype = KJIT_DTYPE_FP32;
+    a[2].bits = 0x40200000; // 2.5f
+    a[2].bitsSize = 4;
+    return a;
+  }();
+  return args;
+}
+
+std::string hex(absl::Span<const uint8_t> bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 15];
+  }
+  return out;
+}
+
 void compile(PluginHost &host, const std::string &name, bool warmup) {
   std::string key = name + "-key";
   std::string repr = name + "[num_warps=4, num_ctas=1, num_stages=3, "
@@ -100,7 +135,7 @@ LaunchInfo launchInfo(const std::string &name, const std::string &key) {
   info.numWarps = 8;
   info.stream = 7;
   info.metadataJson = "{\"bytes\":4096}";
-  info.args = sampleArgs();
+  info.args = launchArgs();
   return info;
 }
 
@@ -130,64 +165,135 @@ void backend(PluginHost &host, const std::string &name,
     say("backend error: " + str(s));
     return;
   }
-  BackendRef::Description d;
-  if (absl::Status s = ref.describe(0, d); !s.ok()) {
-    say("describe error: " + str(s));
+  absl::StatusOr<int32_t> count = ref.deviceCount();
+  if (!count.ok()) {
+    say("device_count error: " + str(count.status()));
+    return;
+  }
+  say("device_count " + std::to_string(*count));
+  // The last device, so that a device index visibly reaches every entry.
+  int32_t device = *count - 1;
+  absl::StatusOr<BackendRef::Description> d = ref.describe(device);
+  if (!d.ok()) {
+    say("describe error: " + str(d.status()));
     return;
   }
   std::string formats;
-  for (const std::string &f : d.formats)
+  for (const std::string &f : d->formats)
     formats += (formats.empty() ? "" : ",") + f;
-  say("describe target=" + d.target + " arch=" + d.arch +
-      " warp=" + std::to_string(d.warpSize) + " formats=" + formats);
+  say("describe device=" + std::to_string(device) + " target=" + d->target +
+      " arch=" + d->arch + " warp=" + std::to_string(d->warpSize) +
+      " formats=" + formats + " sms=" + std::to_string(d->multiprocessorCount) +
+      " threads=" + std::to_string(d->maxThreadsPerBlock) + " smem=" +
+      std::to_string(d->maxSharedMemoryPerBlock) + " uuid=" + hex(d->uuid));
 
   std::vector<std::pair<std::string_view, std::string_view>> options = {
       {"case", variant == "badoptions" ? "sideways" : "lower"}};
-  void *handle = nullptr;
-  if (absl::Status s = ref.parseOptions(options, handle); !s.ok()) {
-    say("parse_options error: " + str(s));
+  absl::StatusOr<void *> handle = ref.parseOptions(options);
+  if (!handle.ok()) {
+    say("parse_options error: " + str(handle.status()));
     return;
   }
-  std::string fp;
-  if (absl::Status s = ref.fingerprint(0, handle, fp); !s.ok())
-    say("fingerprint error: " + str(s));
+  absl::StatusOr<std::string> fp = ref.fingerprint(device, *handle);
+  if (!fp.ok())
+    say("fingerprint error: " + str(fp.status()));
   else
-    say("fingerprint " + fp);
-  std::string loadable;
+    say("fingerprint " + *fp);
   std::string_view format = variant == "badformat" ? "ptx" : "text";
-  if (absl::Status s =
-          ref.finalize(format, "Hello Kernel", "k", handle, loadable);
-      !s.ok()) {
-    say("finalize error: " + str(s));
-    ref.destroyOptions(handle);
+  absl::StatusOr<std::string> loadable =
+      ref.finalize(device, format, "Hello Kernel", "k", *handle);
+  if (!loadable.ok()) {
+    say("finalize error: " + str(loadable.status()));
+    ref.destroyOptions(*handle);
     return;
   }
-  say("finalize -> " + loadable);
-  ref.destroyOptions(handle);
-  void *kernel = nullptr;
-  if (absl::Status s = ref.load(loadable, "k", 0, kernel); !s.ok()) {
-    say("load error: " + str(s));
+  say("finalize -> " + *loadable);
+  ref.destroyOptions(*handle);
+  absl::StatusOr<void *> kernel = ref.load(device, *loadable, "k");
+  if (!kernel.ok()) {
+    say("load error: " + str(kernel.status()));
     return;
   }
-  if (absl::Status s = ref.launch(kernel, launchInfo("k", "k-key")); !s.ok())
+  if (absl::Status s = ref.launch(*kernel, launchInfo("k", "k-key")); !s.ok())
     say("launch error: " + str(s));
-  if (absl::Status s = ref.unload(kernel); !s.ok())
+  BackendRef::LaunchAttributes attributes;
+  attributes.flags = KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL;
+  attributes.cluster = {2, 1, 1};
+  if (absl::Status s =
+          ref.launch(*kernel, launchInfo("k", "k-key"), attributes);
+      !s.ok())
+    say("launch with flags error: " + str(s));
+  else
+    say("launch with flags ok");
+  if (absl::Status s = ref.synchronize(device, 0x2); !s.ok())
+    say("synchronize error: " + str(s));
+  else
+    say("synchronize ok");
+  if (absl::Status s = ref.unload(*kernel); !s.ok())
     say("unload error: " + str(s));
   else
     say("unloaded");
 }
 
+void async(PluginHost &host, const std::string &name) {
+  BackendRef ref;
+  if (absl::Status s = host.findBackend(name, ref); !s.ok()) {
+    say("backend error: " + str(s));
+    return;
+  }
+  if (absl::Status s = ref.synchronize(0, 0xbad); !s.ok())
+    say("synchronize error: " + str(s));
+  say("async errors: " + std::to_string(host.asyncErrorCount()));
+}
+
+const char *putResult(CacheStoreRef::PutResult result) {
+  switch (result) {
+  case CacheStoreRef::PutResult::Stored:
+    return "stored";
+  case CacheStoreRef::PutResult::Exists:
+    return "exists, kept";
+  case CacheStoreRef::PutResult::Failed:
+    return "not stored";
+  }
+  return "?";
+}
+
 void store(PluginHost &host) {
   for (const CacheStoreRef &ref : host.cacheStores()) {
     std::string name(ref.name());
-    std::string value;
+    auto get = [&](const char *when) {
+      std::optional<std::string> value = ref.get("key-1");
+      say("store " + name + " get " + when + ": " +
+          (value ? "hit " + *value : std::string("miss")));
+    };
+    get("before put");
+    say("store " + name + " put: " + putResult(ref.put("key-1", "value-1")));
+    get("after put");
+    CacheStoreRef::PutOptions ifAbsent;
+    ifAbsent.flags = KJIT_CACHE_PUT_IF_ABSENT;
     say("store " + name +
-        " get before put: " + (ref.get("key-1", value) ? "hit" : "miss"));
+        " put if absent: " + putResult(ref.put("key-1", "value-2", ifAbsent)));
+    get("after put if absent");
+    CacheStoreRef::PutOptions ttl;
+    ttl.ttlSeconds = 60;
     say("store " + name +
-        " put: " + (ref.put("key-1", "value-1") ? "stored" : "not stored"));
-    bool hit = ref.get("key-1", value);
-    say("store " + name +
-        " get after put: " + (hit ? "hit " + value : std::string("miss")));
+        " put with ttl: " + putResult(ref.put("key-1", "value-3", ttl)));
+    get("after put with ttl");
+    for (int i = 0; i < 2; ++i) {
+      absl::StatusOr<bool> removed = ref.remove("key-1");
+      say("store " + name + " remove: " +
+          (!removed.ok() ? "error: " + str(removed.status())
+           : *removed    ? std::string("removed")
+                         : std::string("none")));
+    }
+    get("after remove");
+    absl::StatusOr<CacheStoreRef::Description> d = ref.describe();
+    if (!d.ok())
+      say("store " + name + " describe error: " + str(d.status()));
+    else
+      say("store " + name +
+          " describe max_value_size=" + std::to_string(d->maxValueSize) +
+          " remote=" + (d->isRemote ? "yes" : "no"));
   }
 }
 
@@ -224,6 +330,8 @@ int main(int argc, char **argv) {
       backend(host, rest, "badoptions");
     } else if (starts("badformat:")) {
       backend(host, rest, "badformat");
+    } else if (starts("async:")) {
+      async(host, rest);
     } else if (arg == "store") {
       store(host);
     } else if (arg == "shutdown") {

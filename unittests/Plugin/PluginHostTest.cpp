@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <set>
@@ -72,7 +73,7 @@ TEST(PluginHostTest, PluginLogsCarryItsNameAndLevel) {
   Log log;
   PluginHost host(log.sink());
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
-  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.0)"), 1u);
+  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.1)"), 1u);
   EXPECT_EQ(host.pluginNames(), std::vector<std::string>{"alpha"});
 }
 
@@ -154,26 +155,116 @@ void launchFromThreads(PluginHost &host, std::set<uint64_t> &ids) {
   EXPECT_EQ(ids.count(0), 0u);
 }
 
+/// With KJIT_TEST_PROBE_WAIT_MS set, the test plugin's launch hooks record
+/// how many of its calls were in flight at once (waiting a little for a
+/// second one to arrive), and fini logs the maximum; this returns it, or -1.
+int maxInFlight(Log &log, const std::string &plugin) {
+  std::lock_guard<std::mutex> lock(log.mutex);
+  std::string needle = plugin + ": fini, max ";
+  for (const std::string &line : log.lines)
+    if (size_t at = line.find(needle); at != std::string::npos)
+      return std::atoi(line.c_str() + at + needle.size());
+  return -1;
+}
+
+struct ProbeWait {
+  ProbeWait() { setenv("KJIT_TEST_PROBE_WAIT_MS", "20", 1); }
+  ~ProbeWait() { unsetenv("KJIT_TEST_PROBE_WAIT_MS"); }
+};
+
 TEST(PluginHostTest, SerializesPluginsThatAreNotThreadSafe) {
+  ProbeWait wait;
   Log log;
   PluginHost host(log.sink());
   ASSERT_TRUE(host.loadPlugin(plugin("serial")).ok());
   std::set<uint64_t> ids;
   launchFromThreads(host, ids);
+  host.shutdown();
   EXPECT_EQ(log.count("overlapping calls"), 0u);
   EXPECT_EQ(log.count("slot=LOST"), 0u);
   EXPECT_EQ(log.count("launch_exit"), ids.size());
+  EXPECT_EQ(maxInFlight(log, "serial"), 1);
 }
 
 TEST(PluginHostTest, ThreadSafePluginsRunConcurrently) {
+  ProbeWait wait;
   Log log;
   PluginHost host(log.sink());
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
   ASSERT_TRUE(host.loadPlugin(plugin("beta")).ok());
   std::set<uint64_t> ids;
   launchFromThreads(host, ids);
+  host.shutdown();
   EXPECT_EQ(log.count("slot=ok"), 2 * ids.size());
   EXPECT_EQ(log.count("slot=LOST"), 0u);
+  // Both plugins are thread-safe: the host must have let their hooks run
+  // on several threads at once.
+  EXPECT_GT(maxInFlight(log, "alpha"), 1);
+  EXPECT_GT(maxInFlight(log, "beta"), 1);
+}
+
+TEST(PluginHostTest, SerializationHoldsAcrossHosts) {
+  // Two hosts load the same library, which is not thread-safe: its entries
+  // are serialized across both (it may keep process-wide state).
+  ProbeWait wait;
+  Log log;
+  PluginHost first(log.sink()), second(log.sink());
+  ASSERT_TRUE(first.loadPlugin(plugin("serial")).ok());
+  ASSERT_TRUE(second.loadPlugin(plugin("serial")).ok());
+  std::set<uint64_t> firstIds, secondIds;
+  std::thread other([&] { launchFromThreads(second, secondIds); });
+  launchFromThreads(first, firstIds);
+  other.join();
+  EXPECT_EQ(log.count("overlapping calls"), 0u);
+  first.shutdown();
+  second.shutdown();
+}
+
+TEST(PluginHostTest, HostsAreIndependent) {
+  Log logA, logB;
+  PluginHost a(logA.sink());
+  {
+    PluginHost b(logB.sink());
+    ASSERT_TRUE(a.loadPlugin(plugin("alpha")).ok());
+    ASSERT_TRUE(b.loadPlugin(plugin("beta")).ok());
+    EXPECT_EQ(a.pluginNames(), std::vector<std::string>{"alpha"});
+    EXPECT_EQ(b.pluginNames(), std::vector<std::string>{"beta"});
+    LaunchInfo info = launchOf("k");
+    LaunchRecord record = b.runLaunchEnter(info);
+    b.runLaunchExit(record, info);
+    EXPECT_EQ(logB.count("beta: launch_exit"), 1u);
+    EXPECT_EQ(logA.count("launch_exit"), 0u);
+  } // b shuts down; a is untouched
+  EXPECT_EQ(logB.count("beta: fini"), 1u);
+  EXPECT_EQ(logA.count("fini"), 0u);
+  LaunchInfo info = launchOf("k");
+  LaunchRecord record = a.runLaunchEnter(info);
+  a.runLaunchExit(record, info);
+  EXPECT_EQ(logA.count("alpha: launch_exit"), 1u);
+}
+
+TEST(PluginHostTest, ShutdownFromInsideAHookDoesNotWaitForItself) {
+  // The sink runs inside the plugin's launch_enter (the hook logs), and
+  // shuts the host down from there: shutdown must wait for the plugin's
+  // entries on other threads only, not for the one it runs inside of.
+  Log log;
+  LogSink record = log.sink();
+  PluginHost *self = nullptr;
+  std::atomic<bool> once{false};
+  PluginHost host(
+      [&](LogLevel level, std::string_view source, std::string_view message) {
+        record(level, source, message);
+        if (message.find("launch_enter") != std::string_view::npos &&
+            !once.exchange(true))
+          self->shutdown();
+      });
+  self = &host;
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  LaunchInfo info = launchOf("k");
+  LaunchRecord open = host.runLaunchEnter(info);
+  host.runLaunchExit(open, info);
+  EXPECT_EQ(log.count("alpha: fini"), 1u);
+  EXPECT_EQ(log.count("launch_exit"), 0u);
 }
 
 TEST(PluginHostTest, CacheStoreErrorsAreMisses) {
@@ -182,13 +273,88 @@ TEST(PluginHostTest, CacheStoreErrorsAreMisses) {
   ASSERT_TRUE(host.loadPlugin(plugin("hook-errors")).ok());
   std::vector<CacheStoreRef> stores = host.cacheStores();
   ASSERT_EQ(stores.size(), 1u);
-  std::string value = "untouched";
-  EXPECT_FALSE(stores[0].put("k", "v"));
-  EXPECT_FALSE(stores[0].get("k", value));
-  EXPECT_EQ(value, "untouched");
+  EXPECT_EQ(stores[0].put("k", "v"), CacheStoreRef::PutResult::Failed);
+  EXPECT_FALSE(stores[0].get("k").has_value());
   EXPECT_EQ(log.count("cache store get failed: cache store get deliberately "
                       "failed; treated as a miss"),
             1u);
+  EXPECT_EQ(log.count("cache store put failed: cache store put deliberately "
+                      "failed; entry not stored"),
+            1u);
+  absl::StatusOr<bool> removed = stores[0].remove("k");
+  EXPECT_EQ(removed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(str(removed.status()).find("remove deliberately failed"),
+            std::string::npos);
+}
+
+TEST(PluginHostTest, CacheStoreOperations) {
+  Log log;
+  PluginHost host(log.sink());
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  std::vector<CacheStoreRef> stores = host.cacheStores();
+  ASSERT_EQ(stores.size(), 1u);
+  const CacheStoreRef &store = stores[0];
+  EXPECT_EQ(store.name(), "memory-alpha");
+
+  absl::StatusOr<CacheStoreRef::Description> d = store.describe();
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->maxValueSize, 1024u);
+  EXPECT_FALSE(d->isRemote);
+
+  EXPECT_FALSE(store.get("key").has_value());
+  EXPECT_EQ(store.put("key", "one"), CacheStoreRef::PutResult::Stored);
+  EXPECT_EQ(store.get("key"), std::optional<std::string>("one"));
+  CacheStoreRef::PutOptions ifAbsent;
+  ifAbsent.flags = KJIT_CACHE_PUT_IF_ABSENT;
+  EXPECT_EQ(store.put("key", "two", ifAbsent),
+            CacheStoreRef::PutResult::Exists);
+  EXPECT_EQ(store.get("key"), std::optional<std::string>("one"));
+  // "not stored" under IF_ABSENT is not a failure: nothing is logged.
+  EXPECT_EQ(log.count("entry not stored"), 0u);
+  CacheStoreRef::PutOptions ttl;
+  ttl.ttlSeconds = 30;
+  EXPECT_EQ(store.put("key", "three", ttl), CacheStoreRef::PutResult::Stored);
+  EXPECT_EQ(log.count("alpha: memory put ttl=30"), 1u);
+  EXPECT_EQ(store.get("key"), std::optional<std::string>("three"));
+
+  absl::StatusOr<bool> removed = store.remove("key");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_TRUE(*removed);
+  removed = store.remove("key");
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_FALSE(*removed);
+  EXPECT_FALSE(store.get("key").has_value());
+  EXPECT_EQ(store.put("key", ifAbsent.flags ? "four" : "", ifAbsent),
+            CacheStoreRef::PutResult::Stored);
+
+  // Past the size describe announced, the store refuses; the host logs it.
+  EXPECT_EQ(store.put("big", std::string(2000, 'x')),
+            CacheStoreRef::PutResult::Failed);
+  EXPECT_EQ(log.count("value too large; entry not stored"), 1u);
+}
+
+TEST(PluginHostTest, FrozenStoreGetsNoFlagsItCannotSee) {
+  // A store built against ABI 1.0 cannot see put flags; the host refuses
+  // IF_ABSENT rather than let it overwrite, and has no remove to call.
+  Log log;
+  PluginHost host(log.sink());
+  ASSERT_TRUE(host.loadPlugin(plugin("frozen-1.0")).ok());
+  std::vector<CacheStoreRef> stores = host.cacheStores();
+  ASSERT_EQ(stores.size(), 1u);
+  EXPECT_EQ(stores[0].put("key", "one"), CacheStoreRef::PutResult::Stored);
+  CacheStoreRef::PutOptions ifAbsent;
+  ifAbsent.flags = KJIT_CACHE_PUT_IF_ABSENT;
+  EXPECT_EQ(stores[0].put("key", "two", ifAbsent),
+            CacheStoreRef::PutResult::Failed);
+  EXPECT_EQ(log.count("need a store of ABI 1.1, but this one was built for "
+                      "ABI 1.0; entry not stored"),
+            1u);
+  EXPECT_EQ(stores[0].get("key"), std::optional<std::string>("one"));
+  EXPECT_EQ(stores[0].remove("key").status().code(),
+            absl::StatusCode::kUnimplemented);
+  absl::StatusOr<CacheStoreRef::Description> d = stores[0].describe();
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->maxValueSize, 0u);
 }
 
 TEST(PluginHostTest, BackendErrorsKeepTheirCode) {
@@ -197,15 +363,93 @@ TEST(PluginHostTest, BackendErrorsKeepTheirCode) {
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
   BackendRef backend;
   ASSERT_TRUE(host.findBackend("echo-alpha", backend).ok());
-  std::string loadable;
-  absl::Status status = backend.finalize("ptx", "x", "k", nullptr, loadable);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(str(status).find("format 'ptx' is not accepted"),
+  absl::StatusOr<std::string> loadable = backend.finalize(0, "ptx", "x", "k");
+  EXPECT_EQ(loadable.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(str(loadable.status()).find("format 'ptx' is not accepted"),
             std::string::npos);
   absl::Status missing = host.findBackend("cuda", backend);
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(str(missing),
             "no backend named 'cuda' is loaded (loaded: echo-alpha)");
+}
+
+TEST(PluginHostTest, BackendDeviceModel) {
+  Log log;
+  PluginHost host(log.sink());
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  BackendRef backend;
+  ASSERT_TRUE(host.findBackend("echo-alpha", backend).ok());
+  EXPECT_EQ(backend.abiMinor(), uint32_t(KJIT_ABI_MINOR));
+  absl::StatusOr<int32_t> count = backend.deviceCount();
+  ASSERT_TRUE(count.ok()) << count.status();
+  EXPECT_EQ(*count, 2);
+  absl::StatusOr<BackendRef::Description> d = backend.describe(1);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->target, "test");
+  EXPECT_EQ(d->multiprocessorCount, 8u);
+  EXPECT_EQ(d->maxThreadsPerBlock, 64u);
+  EXPECT_EQ(d->maxSharedMemoryPerBlock, 49152u);
+  EXPECT_EQ(d->uuid[0], 16);
+  EXPECT_EQ(d->uuid[15], 31);
+  EXPECT_EQ(backend.describe(2).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::StatusOr<std::string> fp = backend.fingerprint(1);
+  ASSERT_TRUE(fp.ok()) << fp.status();
+  EXPECT_EQ(*fp, "echo-toolchain-1");
+  absl::StatusOr<std::string> loadable =
+      backend.finalize(1, "text", "abc", "k");
+  ASSERT_TRUE(loadable.ok()) << loadable.status();
+  EXPECT_EQ(*loadable, "ABC");
+  EXPECT_EQ(log.count("alpha: echo finalize device=1"), 1u);
+}
+
+TEST(PluginHostTest, FrozenBackendGetsTheDefaults) {
+  // A backend built against ABI 1.0: one device, synchronous launches, no
+  // 1.1 attributes, and no launch flags (it could not see them).
+  Log log;
+  PluginHost host(log.sink());
+  ASSERT_TRUE(host.loadPlugin(plugin("frozen-1.0")).ok());
+  BackendRef backend;
+  ASSERT_TRUE(host.findBackend("echo-frozen-1.0", backend).ok());
+  EXPECT_EQ(backend.abiMinor(), 0u);
+  EXPECT_EQ(backend.deviceCount().value_or(-1), 1);
+  absl::StatusOr<BackendRef::Description> d = backend.describe(0);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->multiprocessorCount, 0u);
+  EXPECT_EQ(d->uuid, (std::array<uint8_t, 16>{}));
+  EXPECT_TRUE(backend.synchronize(0, 0).ok());
+  absl::StatusOr<void *> kernel = backend.load(0, "code", "k");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  LaunchInfo info = launchOf("k");
+  EXPECT_TRUE(backend.launch(*kernel, info).ok());
+  BackendRef::LaunchAttributes pdl;
+  pdl.flags = KJIT_LAUNCH_PDL;
+  absl::Status refused = backend.launch(*kernel, info, pdl);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(str(refused).find("need a backend of ABI 1.1, but this one was "
+                              "built for ABI 1.0"),
+            std::string::npos)
+      << str(refused);
+  EXPECT_EQ(log.count("echo launch code=code"), 1u);
+  EXPECT_TRUE(backend.unload(*kernel).ok());
+}
+
+TEST(PluginHostTest, AsyncErrorsReachTheLog) {
+  Log log;
+  PluginHost host(log.sink());
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  BackendRef backend;
+  ASSERT_TRUE(host.findBackend("echo-alpha", backend).ok());
+  EXPECT_EQ(host.asyncErrorCount(), 0u);
+  ASSERT_TRUE(backend.synchronize(0, 0x2).ok());
+  EXPECT_EQ(host.asyncErrorCount(), 0u);
+  // The test backend reports a sticky error for stream 0xbad.
+  ASSERT_TRUE(backend.synchronize(0, 0xbad).ok());
+  EXPECT_EQ(host.asyncErrorCount(), 1u);
+  EXPECT_EQ(log.count("0 kjit: plugin 'alpha' (" + plugin("alpha") +
+                      "): asynchronous error in kernel 'k': illegal address "
+                      "(simulated) (status 10)"),
+            1u);
 }
 
 } // namespace

@@ -42,6 +42,13 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
   EXPECT_NE(log.find("launch_enter kernel=add"), std::string::npos) << log;
   EXPECT_NE(log.find("metadata={\"flops\": 16}"), std::string::npos) << log;
   EXPECT_NE(log.find("launch_exit kernel=add"), std::string::npos) << log;
+  // The hooks see the arguments as the backend gets them: as storage.
+  EXPECT_NE(log.find("launch arg n: i32 = 16 [dtype=4 flags=0x0 bits=0x10 "
+                     "size=4]"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("launch arg x: *kfp32 = 0x"), std::string::npos) << log;
+  EXPECT_NE(log.find("[dtype=12 flags=0x3 bits=0x"), std::string::npos) << log;
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include "kjit-c/Plugin.h"
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
 #include <array>
@@ -22,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,7 +51,13 @@ struct ArgInfo {
   int64_t intValue = 0;
   uint64_t uintValue = 0;
   double floatValue = 0;
-  std::string_view stringValue;
+  /// The value as storage (kjit_arg's 1.1 fields, see
+  /// kjit/Model/ArgEncoding.h); all zero where no value is bound to a
+  /// signature type (pre-run hooks).
+  int32_t dtype = KJIT_DTYPE_UNKNOWN;
+  uint32_t flags = 0;
+  uint64_t bits = 0;
+  uint32_t bitsSize = 0;
 };
 
 /// What the cache and compiled hooks learn about one compile.
@@ -112,35 +120,69 @@ private:
 };
 
 /// A backend registered by a plugin. Calls are serialized when its plugin is
-/// not thread-safe; statuses become absl::Status with the plugin's name.
+/// not thread-safe; statuses become absl::Status with the plugin's name and
+/// the plugin's code. A NULL slot is Unimplemented, except where the ABI
+/// gives it a meaning (deviceCount, synchronize). The backend table is
+/// provisional in the ABI (include/kjit-c/Plugin.h), and so is this class.
 class BackendRef {
 public:
-  std::string_view name() const;
-  /// Describes the target; strings live until the host shuts down.
+  /// What describe says about the target and one device. Attributes a
+  /// backend does not report (a 1.0 backend, or unknown ones) are 0.
   struct Description {
     std::string target, arch;
     uint32_t warpSize = 0;
     std::vector<std::string> formats;
+    uint32_t multiprocessorCount = 0;
+    uint32_t maxThreadsPerBlock = 0;
+    uint64_t maxSharedMemoryPerBlock = 0;
+    std::array<uint8_t, 16> uuid{};
   };
-  absl::Status describe(int32_t device, Description &out) const;
-  absl::Status fingerprint(int32_t device, void *options,
-                           std::string &out) const;
+  /// Launch settings beyond the grid and warps of a LaunchInfo.
+  struct LaunchAttributes {
+    uint32_t sharedMemoryBytes = 0;
+    /// KJIT_LAUNCH_* bits.
+    uint32_t flags = 0;
+    /// Programs per cluster; all zero: no clusters.
+    std::array<uint32_t, 3> cluster = {0, 0, 0};
+  };
+
+  std::string_view name() const;
+  /// The ABI minor the backend's plugin was built for.
+  uint32_t abiMinor() const;
+
+  /// How many devices the backend drives; 1 when it has no device_count.
+  absl::StatusOr<int32_t> deviceCount() const;
+  absl::StatusOr<Description> describe(int32_t device) const;
+  /// The bytes that join every cache key of this backend and device.
+  absl::StatusOr<std::string> fingerprint(int32_t device,
+                                          void *options = nullptr) const;
   /// Parses `name=value` options into an opaque handle (may be null).
-  absl::Status parseOptions(
-      absl::Span<const std::pair<std::string_view, std::string_view>> options,
-      void *&handle) const;
+  absl::StatusOr<void *> parseOptions(
+      absl::Span<const std::pair<std::string_view, std::string_view>> options)
+      const;
   void destroyOptions(void *handle) const;
-  absl::Status finalize(std::string_view format, std::string_view artifact,
-                        std::string_view kernelName, void *options,
-                        std::string &loadable) const;
-  absl::Status load(std::string_view loadable, std::string_view kernelName,
-                    int32_t device, void *&kernel) const;
+  /// Artifact bytes of `format` to loadable bytes for `device`.
+  absl::StatusOr<std::string> finalize(int32_t device, std::string_view format,
+                                       std::string_view artifact,
+                                       std::string_view kernelName,
+                                       void *options = nullptr) const;
+  /// Loadable bytes to a kernel handle on `device`.
+  absl::StatusOr<void *> load(int32_t device, std::string_view loadable,
+                              std::string_view kernelName) const;
+  /// Launches with the arguments of `launch` (converted to kjit_args here).
   absl::Status launch(void *kernel, const LaunchInfo &launch,
-                      uint32_t sharedMemoryBytes = 0) const;
+                      const LaunchAttributes &attributes) const;
+  absl::Status launch(void *kernel, const LaunchInfo &info) const {
+    return launch(kernel, info, LaunchAttributes());
+  }
   /// The launch path of the runtime: `args` is already in the ABI's form
   /// (the runtime keeps per-kernel templates of its kjit_args), so nothing
-  /// is converted or allocated.
+  /// is converted or allocated. Flags or clusters for a backend built
+  /// against ABI 1.0, which cannot see them, are refused (Unimplemented).
   absl::Status launchPrepared(kjit_backend_launch_args &args) const;
+  /// Waits for the work enqueued on `stream` of `device`; OK at once for a
+  /// backend without synchronize (its launches are synchronous).
+  absl::Status synchronize(int32_t device, uint64_t stream) const;
   absl::Status unload(void *kernel) const;
 
 private:
@@ -149,17 +191,48 @@ private:
 };
 
 /// A cache store registered by a plugin. It is advisory: get and put never
-/// fail; errors are logged and become misses. Callers verify every value
-/// (BRIEF section 7) before using it.
+/// fail; errors are logged and become misses. Values are opaque bytes: the
+/// host does not verify them yet, so callers must verify every value before
+/// using it (docs/PluginABI.md, "Cache stores"). Provisional, like the
+/// store table.
 class CacheStoreRef {
 public:
+  /// What describe says; the defaults for a store without describe.
+  struct Description {
+    /// The largest value put accepts, in bytes; 0: no limit known.
+    uint64_t maxValueSize = 0;
+    /// Entries are shared over the network (Redis).
+    bool isRemote = false;
+  };
+  struct PutOptions {
+    /// KJIT_CACHE_PUT_* bits.
+    uint32_t flags = 0;
+    /// Expire after this many seconds; 0: no expiry asked for.
+    uint32_t ttlSeconds = 0;
+    uint32_t timeoutMs = 100;
+  };
+  enum class PutResult {
+    Stored,
+    /// KJIT_CACHE_PUT_IF_ABSENT and the key had an entry: kept.
+    Exists,
+    /// An error (logged), or flags the store cannot honour.
+    Failed,
+  };
+
   std::string_view name() const;
-  /// Returns true and fills `value` on a hit.
-  bool get(std::string_view key, std::string &value,
-           uint32_t timeoutMs = 100) const;
-  /// Returns true when the store accepted the value.
-  bool put(std::string_view key, std::string_view value,
-           uint32_t timeoutMs = 100) const;
+  /// The value on a hit; nullopt on a miss or an error (logged).
+  std::optional<std::string> get(std::string_view key,
+                                 uint32_t timeoutMs = 100) const;
+  PutResult put(std::string_view key, std::string_view value,
+                const PutOptions &options) const;
+  PutResult put(std::string_view key, std::string_view value) const {
+    return put(key, value, PutOptions());
+  }
+  /// True when an entry was removed, false when there was none; an error
+  /// when the store failed or cannot remove (Unimplemented).
+  absl::StatusOr<bool> remove(std::string_view key,
+                              uint32_t timeoutMs = 100) const;
+  absl::StatusOr<Description> describe() const;
 
 private:
   friend class PluginHost;
@@ -169,6 +242,9 @@ private:
 /// Loads plugins and dispatches to them. Thread-safe: loading, dispatch and
 /// shutdown may happen on any thread; the host's lock is never held while a
 /// plugin runs. Plugins are never unloaded (dlclose) - see docs/PluginABI.md.
+/// A process may hold several hosts (a runtime object owns one); each loads
+/// and initializes its plugins itself, and a plugin without
+/// KJIT_CAP_THREAD_SAFE is serialized across all of them.
 class PluginHost {
 public:
   /// A host that logs to `sink` (stderr when empty).
@@ -231,7 +307,13 @@ public:
   void log(LogLevel level, std::string_view source,
            std::string_view message) const;
 
+  /// How many errors plugins reported through report_async_error.
+  uint64_t asyncErrorCount() const {
+    return asyncErrors.load(std::memory_order_relaxed);
+  }
+
 private:
+  friend struct LoadedPlugin;
   std::shared_ptr<const PluginSnapshot> snapshot() const;
   void publish(std::shared_ptr<const PluginSnapshot> next);
   absl::Status fail(std::string message);
@@ -244,6 +326,7 @@ private:
   std::atomic<bool> launchHooks{false};
   std::atomic<bool> preRunHooks{false};
   std::atomic<uint64_t> nextCorrelationId{1};
+  std::atomic<uint64_t> asyncErrors{0};
 };
 
 } // namespace kjit::plugin

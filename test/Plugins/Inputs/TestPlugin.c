@@ -2,12 +2,20 @@
 |*                                                                            *|
 |* Every hook, a backend ("echo") and a cache store ("memory"), each logging  *|
 |* what it sees through the host so that lit tests can check order, ids and   *|
-|* payloads. Compiled several times with different macros:                    *|
+|* payloads. Built against ABI 1.1 or newer, the backend has two devices     *|
+|* with attributes, logs launch flags and the arguments' storage fields, and  *|
+|* reports an asynchronous error when synchronize gets stream 0xbad; the      *|
+|* store honours put-if-absent, logs TTLs, removes and describes itself.      *|
+|* KJIT_TEST_PROBE_WAIT_MS turns on the launch hooks' concurrency probe       *|
+|* (see probe()). Compiled several times with different macros:               *|
 |*   TEST_NAME      the plugin's name (a string literal), default "alpha"     *|
 |*   TEST_MODE      one of the MODE_* values below, default MODE_NORMAL       *|
 |*   KJIT_PLUGIN_HEADER  the ABI header to build against (a frozen one)       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
+
+/* clock_gettime (the concurrency probe): POSIX, not C99. */
+#define _POSIX_C_SOURCE 200809L
 
 #ifdef KJIT_PLUGIN_HEADER
 #include KJIT_PLUGIN_HEADER
@@ -19,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MODE_NORMAL 0
 #define MODE_NULL_TABLE 1   /* negotiate answers a NULL table */
@@ -33,6 +42,12 @@
 #define MODE_NEW_MINOR 10   /* tables of a newer minor with extra slots */
 #define MODE_SMALL_TABLE 11 /* plugin table smaller than ABI 1.0's */
 #define MODE_SERIAL 12      /* not thread-safe; reports overlapping calls */
+
+/* Built against a header of ABI 1.1 or newer: the backend and the store
+ * implement the 1.1 entries and read the 1.1 fields. */
+#define TEST_HAS_1_1 (KJIT_ABI_MINOR >= 1)
+/* Devices of the echo backend (1.1). */
+#define TEST_DEVICES 2
 
 #ifndef TEST_NAME
 #define TEST_NAME "alpha"
@@ -95,21 +110,45 @@ static kjit_status *check_self(void *self, const char *entry) {
 #endif
 }
 
-#if TEST_MODE == MODE_SERIAL
-/* Overlap detector: the host must never run two entries of a plugin that is
- * not thread-safe at the same time. */
-static int inside;
-static void serial_probe(void) {
-  volatile unsigned spin;
-  if (__atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST) != 1)
-    host->log(context, KJIT_LOG_ERROR, "overlapping calls", 17);
-  for (spin = 0; spin < 20000; ++spin)
+/* Concurrency probe of the launch hooks: counts the calls in flight and
+ * keeps the maximum, which fini reports when KJIT_TEST_PROBE_WAIT_MS is set.
+ * With it set, each of the first calls also waits up to that many
+ * milliseconds for a second call to arrive, so that a host that runs a
+ * thread-safe plugin concurrently is seen to (the maximum exceeds 1) and a
+ * host that serializes one is seen to (it stays 1) - whatever the
+ * scheduler does with the test's threads. A plugin that is not thread-safe
+ * also logs "overlapping calls" whenever two of its calls overlap. */
+static int inside, max_inside, probe_waits_left;
+static long probe_wait_ms;
+
+static void probe(void) {
+  int now = __atomic_add_fetch(&inside, 1, __ATOMIC_SEQ_CST);
+  int seen = __atomic_load_n(&max_inside, __ATOMIC_SEQ_CST);
+  while (now > seen &&
+         !__atomic_compare_exchange_n(&max_inside, &seen, now, 0,
+                                      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
     ;
+#if TEST_MODE == MODE_SERIAL
+  if (now != 1)
+    host->log(context, KJIT_LOG_ERROR, "overlapping calls", 17);
+#endif
+  if (probe_wait_ms > 0 && __atomic_load_n(&max_inside, __ATOMIC_SEQ_CST) < 2 &&
+      __atomic_sub_fetch(&probe_waits_left, 1, __ATOMIC_SEQ_CST) >= 0) {
+    struct timespec start, t;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    do
+      clock_gettime(CLOCK_MONOTONIC, &t);
+    while (__atomic_load_n(&max_inside, __ATOMIC_SEQ_CST) < 2 &&
+           (t.tv_sec - start.tv_sec) * 1000L +
+                   (t.tv_nsec - start.tv_nsec) / 1000000L <
+               probe_wait_ms);
+  } else {
+    volatile unsigned spin;
+    for (spin = 0; spin < 20000; ++spin)
+      ;
+  }
   __atomic_sub_fetch(&inside, 1, __ATOMIC_SEQ_CST);
 }
-#else
-static void serial_probe(void) {}
-#endif
 
 /*===----------------------------------------------------------------------===*\
 |* Hooks                                                                      *|
@@ -156,29 +195,49 @@ static uint64_t slot_value(const kjit_launch_event *event) {
   return event->correlation_id * 1000 + sizeof(TEST_NAME);
 }
 
+/* The 1.1 storage fields of an argument, when it has them and they are set:
+ * " [dtype=12 flags=0x1 bits=0x... size=8]". */
+static const char *storage_of(const kjit_arg *a, char *out, size_t size) {
+  out[0] = '\0';
+#if TEST_HAS_1_1
+  if (KJIT_HAS_FIELD(a, kjit_arg, bits_size) && a->dtype != 0)
+    snprintf(out, size, " [dtype=%d flags=0x%x bits=0x%llx size=%u]",
+             (int)a->dtype, (unsigned)a->flags, (unsigned long long)a->bits,
+             (unsigned)a->bits_size);
+#else
+  (void)a;
+  (void)size;
+#endif
+  return out;
+}
+
 static void print_args(const char *what, size_t n,
                        const kjit_arg *const *args) {
   size_t i;
+  char storage[96];
   for (i = 0; i < n; ++i) {
     const kjit_arg *a = args[i];
+    storage_of(a, storage, sizeof storage);
     switch (a->kind) {
     case KJIT_ARG_INT:
     case KJIT_ARG_BOOL:
-      say("%s: %s arg %.*s: %.*s = %ld", TEST_NAME, what, (int)a->name_len,
-          a->name, (int)a->type_len, a->type, (long)a->int_value);
+      say("%s: %s arg %.*s: %.*s = %ld%s", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (long)a->int_value, storage);
       break;
     case KJIT_ARG_POINTER:
     case KJIT_ARG_UINT:
-      say("%s: %s arg %.*s: %.*s = 0x%lx", TEST_NAME, what, (int)a->name_len,
-          a->name, (int)a->type_len, a->type, (unsigned long)a->uint_value);
+      say("%s: %s arg %.*s: %.*s = 0x%lx%s", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, (unsigned long)a->uint_value,
+          storage);
       break;
     case KJIT_ARG_FLOAT:
-      say("%s: %s arg %.*s: %.*s = %g", TEST_NAME, what, (int)a->name_len,
-          a->name, (int)a->type_len, a->type, a->float_value);
+      say("%s: %s arg %.*s: %.*s = %g%s", TEST_NAME, what, (int)a->name_len,
+          a->name, (int)a->type_len, a->type, a->float_value, storage);
       break;
     default:
-      say("%s: %s arg %.*s: %.*s (kind %d)", TEST_NAME, what, (int)a->name_len,
-          a->name, (int)a->type_len, a->type, (int)a->kind);
+      say("%s: %s arg %.*s: %.*s (kind %d)%s", TEST_NAME, what,
+          (int)a->name_len, a->name, (int)a->type_len, a->type, (int)a->kind,
+          storage);
     }
   }
 }
@@ -187,7 +246,7 @@ static kjit_status *test_launch_enter(void *self,
                                       const kjit_launch_event *event,
                                       uint64_t *correlation_data) {
   kjit_status *status = check_self(self, "launch_enter hook");
-  serial_probe();
+  probe();
   if (status)
     return status;
   if (*correlation_data != 0)
@@ -207,7 +266,7 @@ static kjit_status *test_launch_enter(void *self,
 static kjit_status *test_launch_exit(void *self, const kjit_launch_event *event,
                                      uint64_t *correlation_data) {
   kjit_status *status = check_self(self, "launch_exit hook");
-  serial_probe();
+  probe();
   if (status)
     return status;
   say("%s: launch_exit kernel=%.*s id=%lu slot=%s status=%d", TEST_NAME,
@@ -264,8 +323,50 @@ static kjit_status *echo_describe(void *self,
   args->warp_size = 1;
   args->num_formats = 2;
   args->formats = formats;
+#if TEST_HAS_1_1
+  if (args->device < 0 || args->device >= TEST_DEVICES)
+    return fail(KJIT_STATUS_INVALID_ARGUMENT, "no such device");
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, uuid)) {
+    int i;
+    /* Device attributes that say which device they describe. */
+    args->multiprocessor_count = 7 + (uint32_t)args->device;
+    args->max_threads_per_block = 64;
+    args->max_shared_memory_per_block = 49152;
+    for (i = 0; i < 16; ++i)
+      args->uuid[i] = (uint8_t)(16 * args->device + i);
+  }
+#endif
   return NULL;
 }
+
+#if TEST_HAS_1_1
+static kjit_status *echo_device_count(void *self,
+                                      kjit_backend_device_count_args *args) {
+  kjit_status *status = check_self(self, "device_count");
+  if (status)
+    return status;
+  args->count = TEST_DEVICES;
+  return NULL;
+}
+
+/* Stream 0xbad simulates a sticky device error that surfaces only now: it
+ * is reported asynchronously, attributed to kernel k, and synchronize
+ * itself succeeds. */
+static kjit_status *echo_synchronize(void *self,
+                                     kjit_backend_synchronize_args *args) {
+  kjit_status *status = check_self(self, "synchronize");
+  if (status)
+    return status;
+  say("%s: echo synchronize device=%d stream=0x%llx", TEST_NAME,
+      (int)args->device, (unsigned long long)args->stream);
+  if (args->stream == 0xbad &&
+      KJIT_HAS_FIELD(host, kjit_host_api, report_async_error))
+    host->report_async_error(
+        context, "k", 1,
+        fail(KJIT_STATUS_ABORTED, "illegal address (simulated)"));
+  return NULL;
+}
+#endif
 
 /* Options: "case=upper" (default) or "case=lower". */
 static int lower_case_option = 1;
@@ -327,6 +428,10 @@ static kjit_status *echo_finalize(void *self,
              (int)args->format_len, args->format);
     return fail(KJIT_STATUS_INVALID_ARGUMENT, message);
   }
+#if TEST_HAS_1_1
+  if (KJIT_HAS_FIELD(args, kjit_backend_finalize_args, device))
+    say("%s: echo finalize device=%d", TEST_NAME, (int)args->device);
+#endif
   out = malloc(args->artifact_size ? args->artifact_size : 1);
   if (!out)
     return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
@@ -376,6 +481,14 @@ static kjit_status *echo_launch(void *self, kjit_backend_launch_args *args) {
   say("%s: echo launch code=%.*s grid=%u,%u,%u args=%lu", TEST_NAME,
       (int)k->size, k->code, (unsigned)args->grid[0], (unsigned)args->grid[1],
       (unsigned)args->grid[2], (unsigned long)args->num_args);
+#if TEST_HAS_1_1
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, cluster) &&
+      (args->flags || args->cluster[0]))
+    say("%s: echo launch flags=0x%x cluster=%u,%u,%u", TEST_NAME,
+        (unsigned)args->flags, (unsigned)args->cluster[0],
+        (unsigned)args->cluster[1], (unsigned)args->cluster[2]);
+  print_args("echo launch", args->num_args, args->args);
+#endif
   return NULL;
 }
 
@@ -415,11 +528,28 @@ static kjit_status *memory_get(void *self, kjit_cache_get_args *args) {
   return NULL;
 }
 
+/* The largest value the store takes (what describe says). */
+#define TEST_MAX_VALUE 1024
+
 static kjit_status *memory_put(void *self, const kjit_cache_put_args *args) {
   uint8_t *key, *value;
   kjit_status *status = check_self(self, "cache store put");
   if (status)
     return status;
+  if (args->value_size > TEST_MAX_VALUE)
+    return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "value too large");
+#if TEST_HAS_1_1
+  if (KJIT_HAS_FIELD(args, kjit_cache_put_args, ttl_seconds)) {
+    if (args->flags & ~KJIT_CACHE_PUT_IF_ABSENT)
+      return fail(KJIT_STATUS_UNIMPLEMENTED, "unknown put flags");
+    if (args->ttl_seconds)
+      say("%s: memory put ttl=%u", TEST_NAME, (unsigned)args->ttl_seconds);
+    if ((args->flags & KJIT_CACHE_PUT_IF_ABSENT) && stored_key &&
+        stored_key_size == args->key_size &&
+        memcmp(stored_key, args->key, args->key_size) == 0)
+      return fail(KJIT_STATUS_ALREADY_EXISTS, "key exists");
+  }
+#endif
   key = malloc(args->key_size ? args->key_size : 1);
   value = malloc(args->value_size ? args->value_size : 1);
   if (!key || !value) {
@@ -438,6 +568,32 @@ static kjit_status *memory_put(void *self, const kjit_cache_put_args *args) {
   return NULL;
 }
 
+#if TEST_HAS_1_1
+static kjit_status *memory_remove(void *self, kjit_cache_remove_args *args) {
+  kjit_status *status = check_self(self, "cache store remove");
+  if (status)
+    return status;
+  args->found = stored_key && stored_key_size == args->key_size &&
+                memcmp(stored_key, args->key, args->key_size) == 0;
+  if (args->found) {
+    free(stored_key);
+    free(stored_value);
+    stored_key = stored_value = NULL;
+  }
+  return NULL;
+}
+
+static kjit_status *memory_describe(void *self,
+                                    kjit_cache_store_describe_args *args) {
+  kjit_status *status = check_self(self, "cache store describe");
+  if (status)
+    return status;
+  args->max_value_size = TEST_MAX_VALUE;
+  args->is_remote = 0;
+  return NULL;
+}
+#endif
+
 /*===----------------------------------------------------------------------===*\
 |* Lifecycle and tables                                                       *|
 \*===----------------------------------------------------------------------===*/
@@ -451,6 +607,12 @@ static kjit_status *test_init(const kjit_host_api *h, kjit_host_context *ctx,
   return fail(KJIT_STATUS_UNAVAILABLE, "refusing to start: " TEST_NAME);
 #else
   *self = &instance_tag;
+  {
+    const char *wait = getenv("KJIT_TEST_PROBE_WAIT_MS");
+    probe_wait_ms = wait ? strtol(wait, NULL, 10) : 0;
+    inside = max_inside = 0;
+    probe_waits_left = 50;
+  }
   say("%s: init (host ABI %u.%u)", TEST_NAME, (unsigned)h->abi_major,
       (unsigned)h->abi_minor);
 #if TEST_MODE == MODE_NEW_MINOR
@@ -464,7 +626,10 @@ static kjit_status *test_init(const kjit_host_api *h, kjit_host_context *ctx,
 }
 
 static void test_fini(void *self) {
-  say("%s: fini%s", TEST_NAME, self == &instance_tag ? "" : " (BAD SELF)");
+  if (probe_wait_ms > 0)
+    say("%s: fini, max %d calls in flight", TEST_NAME, max_inside);
+  else
+    say("%s: fini%s", TEST_NAME, self == &instance_tag ? "" : " (BAD SELF)");
   free(stored_key);
   free(stored_value);
   stored_key = stored_value = NULL;
@@ -482,6 +647,10 @@ static const kjit_backend_table echo_backend = {
     .load = echo_load,
     .launch = echo_launch,
     .unload = echo_unload,
+#if TEST_HAS_1_1
+    .device_count = echo_device_count,
+    .synchronize = echo_synchronize,
+#endif
 };
 
 static const kjit_cache_store_table memory_store = {
@@ -490,6 +659,10 @@ static const kjit_cache_store_table memory_store = {
     .name_len = sizeof("memory-" TEST_NAME) - 1,
     .get = memory_get,
     .put = memory_put,
+#if TEST_HAS_1_1
+    .remove = memory_remove,
+    .describe = memory_describe,
+#endif
 };
 
 #if TEST_MODE == MODE_NEW_MINOR

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generates the layout freeze of a released ABI header.
 
-Usage: gen-layout.py include/kjit-c/v1.0/Plugin.h 1.0 > LayoutV1_0.c
+Usage: gen-layout.py include/kjit-c/v1.1/Plugin.h 1.1 > LayoutV1_1.c
 
 Reads every `typedef struct NAME { ... } NAME;` of the header, compiles a
 small program with the system C compiler that prints offsetof/sizeof of every
@@ -10,12 +10,29 @@ asserts with those numbers. Compiled against the current header, the file
 fails to build when a released field moved, changed size or vanished, or a
 struct shrank. Run it once per release, on x86-64 Linux (LP64), and check
 the output in next to the frozen header's tests.
+
+A struct whose doc comment (the /** ... */ right before its typedef) says
+PROVISIONAL is checked too, but in a section of its own that a build can
+leave out with -DKJIT_LAYOUT_SKIP_PROVISIONAL: provisional structs may still
+change within the major (docs/PluginABI.md says when and how), and such a
+change is then made on purpose, not by accident. A header without such
+comments (1.0) gives the same file as before provisional structs existed.
 """
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+
+def provisional(text):
+    """Names of the structs whose doc comment says PROVISIONAL."""
+    names = set()
+    for m in re.finditer(r"/\*\*((?:(?!\*/).)*)\*/\s*typedef struct (\w+) \{",
+                         text, re.S):
+        if "PROVISIONAL" in m.group(1):
+            names.add(m.group(2))
+    return names
 
 
 def structs(text):
@@ -39,10 +56,20 @@ def structs(text):
 
 def main():
     header, tag = sys.argv[1], sys.argv[2]
-    found = list(structs(open(header).read()))
+    source = open(header).read()
+    found = list(structs(source))
+    marked = provisional(source)
     lines = ["#include <stdio.h>", "#include <stddef.h>",
              '#include "%s"' % os.path.abspath(header), "int main(void) {"]
-    for name, fields in found:
+    # Frozen structs first, then the provisional ones, in header order.
+    found = ([f for f in found if f[0] not in marked] +
+             [f for f in found if f[0] in marked])
+    first_provisional = next(
+        (i for i, f in enumerate(found) if f[0] in marked), None)
+    for i, (name, fields) in enumerate(found):
+        if i == first_provisional:
+            lines.append('printf("\\n/* PROVISIONAL structs (see the banner "'
+                         '"above). */\\n#ifndef KJIT_LAYOUT_SKIP_PROVISIONAL\\n");')
         lines.append('printf("KJIT_LAYOUT_SIZE(%s, %%zu);\\n", sizeof(%s));'
                      % (name, name))
         for f in fields:
@@ -50,6 +77,8 @@ def main():
                 'printf("KJIT_LAYOUT_FIELD(%s, %s, %%zu, %%zu);\\n", '
                 "offsetof(%s, %s), sizeof(((%s *)0)->%s));"
                 % (name, f, name, f, name, f))
+    if first_provisional is not None:
+        lines.append('printf("#endif /* KJIT_LAYOUT_SKIP_PROVISIONAL */\\n");')
     lines.append("return 0; }")
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "dump.c"), os.path.join(tmp, "dump")
@@ -66,7 +95,12 @@ def main():
             "the offset and size of every field of every struct as released",
             "(x86-64 Linux). It must compile against the current header: a",
             "moved, resized or removed field, or a shrunk struct, is an ABI",
-            "break. Structs may only grow.")] + [
+            "break. Structs may only grow.") + ((
+            "",
+            "Structs marked PROVISIONAL in the header come last; building",
+            "with -DKJIT_LAYOUT_SKIP_PROVISIONAL leaves them out (only for a",
+            "deliberate change of a provisional struct, docs/PluginABI.md).")
+            if marked else ())] + [
         box(""), "\\*===" + "-" * 70 + "===*/"]
     print("\n".join(banner))
     print("""
@@ -90,11 +124,25 @@ def main():
 KJIT_LAYOUT_CHECK(sizeof(void *) == 8 && sizeof(size_t) == 8, lp64_only);
 """)
     print(asserts, end="")
-    print("""
+    if not marked:
+        print("""
 int main(void) {
   printf("layout of ABI %s holds: %d structs checked\\n");
   return 0;
 }""" % (tag, len(found)))
+        return
+    frozen = len(found) - len(marked & set(f[0] for f in found))
+    print("""
+int main(void) {
+#ifdef KJIT_LAYOUT_SKIP_PROVISIONAL
+  printf("layout of ABI %s holds: %d frozen structs checked, %d provisional "
+         "ones skipped\\n");
+#else
+  printf("layout of ABI %s holds: %d structs checked (%d of them "
+         "provisional)\\n");
+#endif
+  return 0;
+}""" % (tag, frozen, len(found) - frozen, tag, len(found), len(found) - frozen))
 
 
 if __name__ == "__main__":

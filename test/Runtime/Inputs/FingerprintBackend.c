@@ -69,21 +69,23 @@ static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
 }
 
 static const kjit_backend_table kBackend = {
-    sizeof(kjit_backend_table), 0, "fingerprint-test", 16, describe,
-    fingerprint, 0, 0, finalize, load, launch, unload};
+    .struct_size = sizeof(kjit_backend_table),
+    .name = "fingerprint-test",
+    .name_len = 16,
+    .describe = describe,
+    .fingerprint = fingerprint,
+    .finalize = finalize,
+    .load = load,
+    .launch = launch,
+    .unload = unload};
 
-static const kjit_plugin_api kApi = {sizeof(kjit_plugin_api),
-                                     0,
-                                     "fingerprint-test",
-                                     16,
-                                     "1",
-                                     1,
-                                     KJIT_CAP_THREAD_SAFE,
-                                     0,
-                                     0,
-                                     0,
-                                     &kBackend,
-                                     0};
+static const kjit_plugin_api kApi = {.struct_size = sizeof(kjit_plugin_api),
+                                     .name = "fingerprint-test",
+                                     .name_len = 16,
+                                     .version = "1",
+                                     .version_len = 1,
+                                     .capabilities = KJIT_CAP_THREAD_SAFE,
+                                     .backend = &kBackend};
 
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   io->plugin_abi_major = KJIT_ABI_MAJOR;

@@ -1,0 +1,230 @@
+//===- BackendRef.cpp - calls into a plugin's backend table ---------------===//
+//
+// Runtime core: no LLVM or MLIR header may be included here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PluginInternal.h"
+
+#include <vector>
+
+using namespace kjit::plugin;
+using namespace kjit::plugin::detail;
+using kjit::strCat;
+
+namespace {
+
+/// Runs one backend entry; returns the plugin's status as an absl::Status.
+template <typename Fn>
+absl::Status callBackend(LoadedPlugin &p, const char *entry, Fn &&fn) {
+  kjit_status *status = nullptr;
+  if (!p.call([&] { status = fn(); }))
+    return gone(p);
+  return toAbsl(p, entry, status);
+}
+
+} // namespace
+
+std::string_view BackendRef::name() const {
+  return view(plugin->backend.name, plugin->backend.name_len);
+}
+
+uint32_t BackendRef::abiMinor() const { return plugin->minor; }
+
+absl::StatusOr<int32_t> BackendRef::deviceCount() const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.device_count)
+    return 1; // the ABI's meaning of a NULL slot: one device, 0
+  auto args = zeroed<kjit_backend_device_count_args>();
+  if (absl::Status s =
+          callBackend(p, "device_count",
+                      [&] { return p.backend.device_count(p.self, &args); });
+      !s.ok())
+    return s;
+  if (args.count < 0)
+    return absl::InternalError(strCat(p.describe(), ": device_count answered ",
+                                      args.count, " devices"));
+  return args.count;
+}
+
+absl::StatusOr<BackendRef::Description>
+BackendRef::describe(int32_t device) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.describe)
+    return unsupported(p, "backend", "describe");
+  auto args = zeroed<kjit_backend_describe_args>();
+  args.device = device;
+  if (absl::Status s = callBackend(
+          p, "describe", [&] { return p.backend.describe(p.self, &args); });
+      !s.ok())
+    return s;
+  Description out;
+  out.target = std::string(view(args.target, args.target_len));
+  out.arch = std::string(view(args.arch, args.arch_len));
+  out.warpSize = args.warp_size;
+  for (size_t i = 0; args.formats && i < args.num_formats; ++i)
+    if (const kjit_artifact_format *f = args.formats[i])
+      out.formats.emplace_back(view(f->name, f->name_len));
+  // A 1.0 backend never writes the 1.1 fields: they stay zero ("unknown").
+  out.multiprocessorCount = args.multiprocessor_count;
+  out.maxThreadsPerBlock = args.max_threads_per_block;
+  out.maxSharedMemoryPerBlock = args.max_shared_memory_per_block;
+  std::memcpy(out.uuid.data(), args.uuid, sizeof(args.uuid));
+  return out;
+}
+
+absl::StatusOr<std::string> BackendRef::fingerprint(int32_t device,
+                                                    void *options) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.fingerprint)
+    return unsupported(p, "backend", "fingerprint");
+  auto args = zeroed<kjit_backend_fingerprint_args>();
+  args.device = device;
+  args.options_handle = options;
+  args.fingerprint = emptyBuffer();
+  absl::Status s = callBackend(
+      p, "fingerprint", [&] { return p.backend.fingerprint(p.self, &args); });
+  std::string bytes = takeBuffer(args.fingerprint);
+  if (!s.ok())
+    return s;
+  return bytes;
+}
+
+absl::StatusOr<void *> BackendRef::parseOptions(
+    absl::Span<const std::pair<std::string_view, std::string_view>> options)
+    const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.parse_options) {
+    if (!options.empty())
+      return unsupported(p, "backend", "parse_options");
+    return nullptr;
+  }
+  std::vector<kjit_option> storage(options.size());
+  std::vector<const kjit_option *> pointers(options.size());
+  for (size_t i = 0; i < options.size(); ++i) {
+    storage[i] = zeroed<kjit_option>();
+    storage[i].name = options[i].first.data();
+    storage[i].name_len = options[i].first.size();
+    storage[i].value = options[i].second.data();
+    storage[i].value_len = options[i].second.size();
+    pointers[i] = &storage[i];
+  }
+  auto args = zeroed<kjit_backend_parse_options_args>();
+  args.num_options = pointers.size();
+  args.options = pointers.empty() ? nullptr : pointers.data();
+  if (absl::Status s =
+          callBackend(p, "parse_options",
+                      [&] { return p.backend.parse_options(p.self, &args); });
+      !s.ok())
+    return s;
+  return args.options_handle;
+}
+
+void BackendRef::destroyOptions(void *handle) const {
+  LoadedPlugin &p = *plugin;
+  if (handle && p.backend.destroy_options)
+    p.call([&] { p.backend.destroy_options(p.self, handle); });
+}
+
+absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
+                                                 std::string_view format,
+                                                 std::string_view artifact,
+                                                 std::string_view kernelName,
+                                                 void *options) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.finalize)
+    return unsupported(p, "backend", "finalize");
+  auto args = zeroed<kjit_backend_finalize_args>();
+  args.format = format.data();
+  args.format_len = format.size();
+  args.artifact = reinterpret_cast<const uint8_t *>(artifact.data());
+  args.artifact_size = artifact.size();
+  args.kernel_name = kernelName.data();
+  args.kernel_name_len = kernelName.size();
+  args.options_handle = options;
+  args.loadable = emptyBuffer();
+  args.device = device;
+  absl::Status s = callBackend(
+      p, "finalize", [&] { return p.backend.finalize(p.self, &args); });
+  std::string bytes = takeBuffer(args.loadable);
+  if (!s.ok())
+    return s;
+  return bytes;
+}
+
+absl::StatusOr<void *> BackendRef::load(int32_t device,
+                                        std::string_view loadable,
+                                        std::string_view kernelName) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.load)
+    return unsupported(p, "backend", "load");
+  auto args = zeroed<kjit_backend_load_args>();
+  args.loadable = reinterpret_cast<const uint8_t *>(loadable.data());
+  args.loadable_size = loadable.size();
+  args.kernel_name = kernelName.data();
+  args.kernel_name_len = kernelName.size();
+  args.device = device;
+  if (absl::Status s =
+          callBackend(p, "load", [&] { return p.backend.load(p.self, &args); });
+      !s.ok())
+    return s;
+  return args.kernel;
+}
+
+absl::Status BackendRef::launch(void *kernel, const LaunchInfo &launch,
+                                const LaunchAttributes &attributes) const {
+  ArgArray cArgs(launch.args);
+  auto args = zeroed<kjit_backend_launch_args>();
+  args.kernel = kernel;
+  for (int i = 0; i < 3; ++i)
+    args.grid[i] = launch.grid[i];
+  args.num_warps = launch.numWarps;
+  args.shared_memory_bytes = attributes.sharedMemoryBytes;
+  args.stream = launch.stream;
+  args.num_args = cArgs.size();
+  args.args = cArgs.data();
+  args.flags = attributes.flags;
+  for (int i = 0; i < 3; ++i)
+    args.cluster[i] = attributes.cluster[i];
+  return launchPrepared(args);
+}
+
+absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.launch)
+    return unsupported(p, "backend", "launch");
+  // A backend built against 1.0 cannot see flags or clusters; running the
+  // launch without them would silently change what it means.
+  if (p.minor < 1 &&
+      (args.flags | args.cluster[0] | args.cluster[1] | args.cluster[2]))
+    return absl::UnimplementedError(
+        strCat(p.describe(), ": launch flags 0x", absl::Hex(args.flags),
+               " or clusters (", args.cluster[0], ",", args.cluster[1], ",",
+               args.cluster[2],
+               ") need a backend of ABI 1.1, but this one "
+               "was built for ABI 1.",
+               p.minor));
+  return callBackend(p, "launch",
+                     [&] { return p.backend.launch(p.self, &args); });
+}
+
+absl::Status BackendRef::synchronize(int32_t device, uint64_t stream) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.synchronize)
+    return absl::OkStatus(); // launches are synchronous: nothing to wait for
+  auto args = zeroed<kjit_backend_synchronize_args>();
+  args.device = device;
+  args.stream = stream;
+  return callBackend(p, "synchronize",
+                     [&] { return p.backend.synchronize(p.self, &args); });
+}
+
+absl::Status BackendRef::unload(void *kernel) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.unload)
+    return unsupported(p, "backend", "unload");
+  auto args = zeroed<kjit_backend_unload_args>();
+  args.kernel = kernel;
+  return callBackend(p, "unload",
+                     [&] { return p.backend.unload(p.self, &args); });
+}

@@ -1,0 +1,230 @@
+//===- PluginInternal.h - shared internals of the plugin host ---*- C++ -*-===//
+//
+// What the files of the plugin host (lib/Runtime/Plugin) share: the C-side
+// objects (statuses, host contexts), the host's kjit_host_api table, one
+// loaded plugin and the rules for calling into it, and small conversions.
+// Runtime core: no LLVM or MLIR header may be included here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_LIB_RUNTIME_PLUGIN_PLUGININTERNAL_H
+#define KJIT_LIB_RUNTIME_PLUGIN_PLUGININTERNAL_H
+
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Support/StrCat.h"
+
+#include "absl/container/inlined_vector.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+namespace kjit::plugin {
+struct LoadedPlugin;
+} // namespace kjit::plugin
+
+/// The opaque status of the C ABI. Only the host creates and frees these, so
+/// one allocator owns every status whichever plugin returned it.
+struct kjit_status {
+  int32_t code;
+  std::string message;
+};
+
+/// What init receives: identifies the plugin (and its host) in log calls and
+/// asynchronous error reports.
+struct kjit_host_context {
+  kjit::plugin::PluginHost *host = nullptr;
+  kjit::plugin::LoadedPlugin *plugin = nullptr;
+  std::string name;
+};
+
+namespace kjit::plugin::detail {
+
+//===----------------------------------------------------------------------===//
+// The C API (CApi.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The host's function table, handed to every plugin's init.
+extern const kjit_host_api kHostApi;
+
+kjit_status *statusCreate(int32_t code, const char *message, size_t messageLen);
+void statusDestroy(kjit_status *status);
+
+//===----------------------------------------------------------------------===//
+// Small helpers
+//===----------------------------------------------------------------------===//
+
+inline std::string_view view(const char *data, size_t size) {
+  return data ? std::string_view(data, size) : std::string_view();
+}
+
+/// Copies a plugin's table into a zeroed host-sized struct, so slots the
+/// plugin's (older) header did not have read as NULL ("unsupported") and
+/// slots of a newer header are ignored.
+template <typename Table> Table copyTable(const Table *table) {
+  Table copy;
+  std::memset(&copy, 0, sizeof(copy));
+  std::memcpy(&copy, table, std::min(table->struct_size, sizeof(Table)));
+  return copy;
+}
+
+/// A zeroed args struct whose struct_size is the host's sizeof.
+template <typename Args> Args zeroed() {
+  Args args;
+  std::memset(&args, 0, sizeof(args));
+  args.struct_size = sizeof(args);
+  return args;
+}
+
+inline kjit_buffer emptyBuffer() { return zeroed<kjit_buffer>(); }
+
+/// Copies a plugin-produced buffer and releases it.
+std::string takeBuffer(kjit_buffer &buffer);
+
+/// Turns a plugin's status into an absl::Status naming the plugin and entry,
+/// and destroys it. NULL is OK.
+absl::Status toAbsl(const LoadedPlugin &plugin, const char *entry,
+                    kjit_status *status);
+
+/// "plugin 'x' (path): <table> does not implement <entry>", where table is
+/// "backend" or "cache store".
+absl::Status unsupported(const LoadedPlugin &plugin, const char *table,
+                         const char *entry);
+
+/// "plugin 'x' (path) has been shut down".
+absl::Status gone(const LoadedPlugin &plugin);
+
+/// The status's message as a std::string.
+inline std::string text(const absl::Status &status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+/// The C view of a list of arguments; kjit_arg pointers stay valid as long
+/// as this object does.
+class ArgArray {
+public:
+  explicit ArgArray(absl::Span<const ArgInfo> args);
+  size_t size() const { return pointers.size(); }
+  const kjit_arg *const *data() const {
+    return pointers.empty() ? nullptr : pointers.data();
+  }
+
+private:
+  absl::InlinedVector<kjit_arg, 8> storage;
+  absl::InlinedVector<const kjit_arg *, 8> pointers;
+};
+
+/// The serialization lock of a plugin library (by dlopen handle), shared by
+/// every host of the process: a plugin without KJIT_CAP_THREAD_SAFE may keep
+/// process-wide state, so two hosts must not call it at once either.
+std::shared_ptr<std::recursive_mutex> serialLockFor(void *handle);
+
+} // namespace kjit::plugin::detail
+
+namespace kjit::plugin {
+
+/// One plugin as one host loaded it.
+struct LoadedPlugin {
+  std::string path;
+  std::string name;
+  void *handle = nullptr;
+  const kjit_plugin_api *api = nullptr;
+  uint32_t minor = 0;
+  void *self = nullptr;
+  bool threadSafe = false;
+  kjit_host_context context;
+  kjit_hook_table hooks;
+  bool hasHooks = false;
+  kjit_backend_table backend;
+  bool hasBackend = false;
+  kjit_cache_store_table store;
+  bool hasStore = false;
+
+  /// Serializes every entry of a plugin that is not thread-safe, across
+  /// hosts. Recursive because a hook may re-enter the runtime (launch from a
+  /// launch hook).
+  std::shared_ptr<std::recursive_mutex> serial;
+  std::atomic<bool> alive{true};
+  /// Entries running now, on any thread; shutdown waits on `drained` until
+  /// only its own thread's are left.
+  std::atomic<int> inFlight{0};
+  std::mutex drainMutex;
+  std::condition_variable drained;
+
+  /// One call into a plugin on this thread's stack. The calls running on
+  /// a thread form a list through their frames, innermost first: a shutdown
+  /// from inside a hook must not wait for the hook it runs in. (A plain
+  /// pointer, so that nothing is destroyed at thread exit before a host
+  /// destroyed later still looks at it.)
+  struct CallFrame {
+    const LoadedPlugin *plugin;
+    const CallFrame *outer;
+  };
+  static thread_local const CallFrame *innermostCall;
+
+  /// How many of this plugin's calls this thread is inside of.
+  int callsOnThisThread() const {
+    int n = 0;
+    for (const CallFrame *f = innermostCall; f; f = f->outer)
+      n += f->plugin == this;
+    return n;
+  }
+
+  /// Runs `fn` under the plugin's contract: serialized unless thread-safe,
+  /// never after fini, no exception escaping. Returns false when the plugin
+  /// is gone.
+  template <typename Fn> bool call(Fn &&fn) {
+    inFlight.fetch_add(1);
+    CallFrame frame{this, innermostCall};
+    innermostCall = &frame;
+    struct Leave {
+      LoadedPlugin &p;
+      const CallFrame &frame;
+      ~Leave() {
+        innermostCall = frame.outer;
+        p.inFlight.fetch_sub(1);
+        // Both seq_cst, as alive's store and inFlight's load in shutdown:
+        // either shutdown sees this decrement, or this sees alive false and
+        // wakes it (taking the mutex first, so the wake-up is not lost).
+        if (!p.alive.load()) {
+          { std::lock_guard<std::mutex> lock(p.drainMutex); }
+          p.drained.notify_all();
+        }
+      }
+    } leave{*this, frame};
+    if (!alive.load())
+      return false;
+    std::unique_lock<std::recursive_mutex> lock(*serial, std::defer_lock);
+    if (!threadSafe)
+      lock.lock();
+    fn();
+    return true;
+  }
+
+  /// Marks the plugin gone and waits until no other thread is inside one of
+  /// its entries.
+  void drain() {
+    alive.store(false);
+    int mine = callsOnThisThread();
+    std::unique_lock<std::mutex> lock(drainMutex);
+    drained.wait(lock, [&] { return inFlight.load() <= mine; });
+  }
+
+  /// Logs and counts an error the plugin reported asynchronously; takes
+  /// the status.
+  void reportAsyncError(std::string_view kernel, kjit_status *status);
+
+  /// Describes this plugin in messages: its name and where it came from.
+  std::string describe() const {
+    return kjit::strCat("plugin '", name, "' (", path, ")");
+  }
+};
+
+} // namespace kjit::plugin
+
+#endif // KJIT_LIB_RUNTIME_PLUGIN_PLUGININTERNAL_H
