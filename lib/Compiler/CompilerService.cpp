@@ -15,8 +15,8 @@
 #include "kjit/Analysis/Dependencies.h"
 #include "kjit/Compiler/HostCodegen.h"
 #include "kjit/Compiler/Registration.h"
-#include "kjit/Model/Json.h"
 #include "kjit/Model/DType.h"
+#include "kjit/Model/Json.h"
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
 #include "kjit/Transforms/Passes.h"
@@ -116,7 +116,6 @@ struct CompileSession {
   ScopedDiagnosticHandler handler;
 };
 
-
 namespace rt = kjit::rt;
 
 /// The runtime dtype of a global's or parameter's scalar MLIR type.
@@ -197,7 +196,6 @@ std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
   }
   return manifest;
 }
-
 
 /// Sets each named global to its bits; an unknown name or a value that does
 /// not fit is the runtime's fault (it names globals the analysis listed).
@@ -314,14 +312,12 @@ Service::compile(const rt::CompileRequest &request) {
       session.parse(request.bytecode, request.sourceName);
   if (!module)
     return session.internalError("cannot read the analysed module back");
-  if (absl::Status baked = applyGlobals(*module, request.globals);
-      !baked.ok())
+  if (absl::Status baked = applyGlobals(*module, request.globals); !baked.ok())
     return baked;
 
   auto kernel = module->lookupSymbol<kjit::KernelOp>(record.name);
   if (!kernel)
-    return absl::InvalidArgumentError("no kernel named '" + record.name +
-                                      "'");
+    return absl::InvalidArgumentError("no kernel named '" + record.name + "'");
   std::string message;
   std::optional<kjit::KernelSpecialization> spec =
       kjit::specializationFromRecord(record, &session.context, message);

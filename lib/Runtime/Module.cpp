@@ -178,10 +178,9 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   }
   std::shared_ptr<Module> module(new Module(std::move(impl)));
   for (KernelAnalysis &entry : analysis->kernels) {
-    absl::StatusOr<std::unique_ptr<Kernel>> kernel =
-        makeKernel(module->impl_.get(), std::move(entry.manifest),
-                   std::move(entry.dependencyKey),
-                   std::move(entry.usedGlobals));
+    absl::StatusOr<std::unique_ptr<Kernel>> kernel = makeKernel(
+        module->impl_.get(), std::move(entry.manifest),
+        std::move(entry.dependencyKey), std::move(entry.usedGlobals));
     if (!kernel.ok())
       return kernel.status();
     module->impl_->kernels.push_back(std::move(*kernel));

@@ -99,8 +99,8 @@ Runtime::create(RuntimeOptions options) {
   for (const std::string &path : options.plugins)
     (void)impl->host->loadPlugin(path); // reported by the host; go on
 
-  impl->interpreting = options.interpret.value_or(
-      fromEnvironment && envFlag("KJIT_INTERPRET"));
+  impl->interpreting =
+      options.interpret.value_or(fromEnvironment && envFlag("KJIT_INTERPRET"));
   impl->target = options.target.empty() ? kDefaultTarget : options.target;
   if (impl->interpreting)
     impl->target = kInterpretTarget;
@@ -176,9 +176,8 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
 }
 
 absl::StatusOr<CompilerService *> Runtime::compiler() {
-  std::call_once(impl_->compilerOnce, [&] {
-    impl_->compiler = openCompiler(impl_->compilerPath);
-  });
+  std::call_once(impl_->compilerOnce,
+                 [&] { impl_->compiler = openCompiler(impl_->compilerPath); });
   if (!impl_->compiler.ok())
     return impl_->compiler.status();
   return impl_->compiler->get();

@@ -1,4 +1,5 @@
-/*===- FingerprintBackend.c - a backend whose fingerprint is set by a test -===*\
+/*===- FingerprintBackend.c - a backend whose fingerprint is set by a test
+-===*\
 |*                                                                            *|
 |* A "host" backend (target host, format elf-shared-object) that accepts and  *|
 |* loads anything and launches nothing; its fingerprint is the value of       *|
@@ -68,16 +69,16 @@ static kjit_status *unload(void *self, kjit_backend_unload_args *args) {
   return 0;
 }
 
-static const kjit_backend_table kBackend = {
-    .struct_size = sizeof(kjit_backend_table),
-    .name = "fingerprint-test",
-    .name_len = 16,
-    .describe = describe,
-    .fingerprint = fingerprint,
-    .finalize = finalize,
-    .load = load,
-    .launch = launch,
-    .unload = unload};
+static const kjit_backend_table kBackend = {.struct_size =
+                                                sizeof(kjit_backend_table),
+                                            .name = "fingerprint-test",
+                                            .name_len = 16,
+                                            .describe = describe,
+                                            .fingerprint = fingerprint,
+                                            .finalize = finalize,
+                                            .load = load,
+                                            .launch = launch,
+                                            .unload = unload};
 
 static const kjit_plugin_api kApi = {.struct_size = sizeof(kjit_plugin_api),
                                      .name = "fingerprint-test",

@@ -38,8 +38,7 @@ int main(int argc, char **argv) {
     own = std::move(*created);
     runtime = own.get();
   }
-  std::printf("target: %s%s, debug by default: %s\n",
-              runtime->target().c_str(),
+  std::printf("target: %s%s, debug by default: %s\n", runtime->target().c_str(),
               runtime->interpreting() ? " (interpreting)" : "",
               runtime->defaultLaunchOptions().debug() ? "yes" : "no");
 

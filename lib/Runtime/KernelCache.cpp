@@ -1,0 +1,87 @@
+//===- KernelCache.cpp - the per-device cache and its miss path -----------===//
+//
+// Read-copy-update maps, one per device (docs/Runtime.md), and the single
+// flight of a miss: the first thread compiles, the others wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelImpl.h"
+
+namespace kjit::rt {
+
+using kjit::strAppend;
+using kjit::strCat;
+
+Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
+  inserted = false;
+  if (const Cache *cache = caches[device].load(std::memory_order_acquire)) {
+    auto it = cache->find(key);
+    if (it != cache->end())
+      return it->second.get();
+  }
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  const Cache *current = caches[device].load(std::memory_order_acquire);
+  if (current) {
+    auto it = current->find(key);
+    if (it != current->end()) // another thread inserted it meanwhile
+      return it->second.get();
+  }
+  auto next =
+      current ? std::make_unique<Cache>(*current) : std::make_unique<Cache>();
+  auto entry = std::make_shared<Entry>();
+  allEntries.push_back(entry);
+  next->emplace(SpecializationKey(key), entry);
+  caches[device].store(next.get(), std::memory_order_release);
+  retiredCaches.push_back(std::move(next));
+  inserted = true;
+  return entry.get();
+}
+
+void Kernel::Impl::forget(int32_t device, KeyView key) {
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  const Cache *current = caches[device].load(std::memory_order_acquire);
+  if (!current || !current->contains(key))
+    return;
+  auto next = std::make_unique<Cache>(*current);
+  next->erase(next->find(key));
+  caches[device].store(next.get(), std::memory_order_release);
+  retiredCaches.push_back(std::move(next));
+}
+
+void Kernel::Impl::clearCaches() {
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  for (auto &cache : caches)
+    cache.store(nullptr, std::memory_order_release);
+}
+
+Entry *
+Kernel::Impl::ensureEntry(int32_t device, KeyView key,
+                          absl::FunctionRef<SpecializationRecord()> record,
+                          bool isWarmup, absl::Status &status, bool *compiled) {
+  bool inserted;
+  Entry *entry = findOrInsert(device, key, inserted);
+  if (inserted) {
+    compile(*entry, record(), isWarmup, device);
+    if (compiled)
+      *compiled =
+          entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
+  }
+  status = absl::OkStatus();
+  if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
+    return entry;
+  status = waitFor(*entry);
+  if (inserted &&
+      entry->state.load(std::memory_order_acquire) != Entry::State::Ready)
+    forget(device, key);
+  return entry;
+}
+
+absl::Status Kernel::Impl::waitFor(Entry &entry) {
+  std::unique_lock<std::mutex> lock(entry.mutex);
+  entry.ready.wait(lock, [&] {
+    return entry.state.load(std::memory_order_acquire) != Entry::State::Pending;
+  });
+  return entry.error;
+}
+
+} // namespace kjit::rt

@@ -1,0 +1,137 @@
+//===- KernelImpl.h - a kernel's state, shared by its parts -----*- C++ -*-===//
+//
+// Kernel.cpp (binding, globals, warmup, preload), KernelCache.cpp (the
+// read-copy-update cache and the single-flight miss path), KernelCompile.cpp
+// (the key digest, hooks, compiler and backend on a miss) and
+// KernelLaunch.cpp (the hit path and the ABI's arguments) share this state.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_LIB_RUNTIME_KERNELIMPL_H
+#define KJIT_LIB_RUNTIME_KERNELIMPL_H
+
+#include "RuntimeImpl.h"
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Support/StrCat.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kjit::rt {
+
+inline std::string statusText(const absl::Status &status) {
+  return std::string(status.message().data(), status.message().size());
+}
+
+/// One compiled specialization. Created pending by the first thread that
+/// misses; the others wait for it (single flight).
+struct Entry {
+  enum class State { Pending, Ready, Failed, Skipped };
+  std::mutex mutex;
+  std::condition_variable ready;
+  /// Written once, with release, after every other field is set; readers
+  /// load it with acquire before touching them.
+  std::atomic<State> state{State::Pending};
+  absl::Status error;
+  void *backendKernel = nullptr;
+  /// Manifest indices of the arguments passed at launch, with their
+  /// signature types.
+  std::vector<size_t> launchParams;
+  std::vector<std::string> launchTypes;
+  /// The ABI form of the launch arguments with everything but the values
+  /// filled in; each launch copies it and sets the values.
+  std::vector<kjit_arg> argTemplate;
+  std::string key;
+};
+
+using Cache = absl::flat_hash_map<SpecializationKey, std::shared_ptr<Entry>,
+                                  KeyHash, KeyEq>;
+
+/// Devices a kernel can be cached for.
+constexpr int32_t kMaxDevices = 16;
+
+inline absl::Status checkDevice(int32_t device) {
+  if (device >= 0 && device < kMaxDevices)
+    return absl::OkStatus();
+  return absl::InvalidArgumentError(kjit::strCat(
+      "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
+}
+
+struct Kernel::Impl {
+  Module::Impl *module;
+  /// Unique in the process (see makeKernel).
+  uint64_t id = 0;
+  KernelManifest manifest;
+  std::optional<BindPlan> plan;
+  std::string dependencyKey;
+  /// The globals the kernel reads, with the bits it bakes in: the values at
+  /// its first launch (or warmup, or preload), as the reference records
+  /// them when it first computes a kernel's key.
+  std::vector<std::string> usedGlobals;
+  std::vector<uint64_t> bakedBits;
+  bool baked = false;
+  std::atomic<uint64_t> checkedVersion{UINT64_MAX};
+  std::mutex globalsMutex;
+  GlobalChangePolicy policy = GlobalChangePolicy::Error;
+
+  /// Read-copy-update caches, one per device: a hit is an atomic load and
+  /// a lookup in an immutable map, with no lock and no shared write (two
+  /// threads launching the same kernel do not contend). A miss copies the
+  /// map under `cacheWriteMutex` and publishes the copy; replaced maps are
+  /// retired, not freed, so a reader never sees a freed map or entry.
+  std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
+  std::mutex cacheWriteMutex;
+  std::vector<std::unique_ptr<const Cache>> retiredCaches;
+  /// Every entry ever created, so that loaded kernels are unloaded when the
+  /// kernel goes away (entries dropped by a recompile may still be running
+  /// on other threads until then).
+  std::vector<std::shared_ptr<Entry>> allEntries;
+  /// The runtime's backend, found once and kept (the runtime owns it).
+  std::once_flag backendOnce;
+  absl::StatusOr<const Backend *> backend = nullptr;
+  /// The runtime's plugin host.
+  plugin::PluginHost *host = nullptr;
+
+  std::function<std::string(absl::Span<const Argument>)> launchMetadata;
+  /// Only compiles are counted: a counter written on every launch would be
+  /// a write shared by every launching thread (LaunchResult says whether a
+  /// launch compiled).
+  std::atomic<uint64_t> compiles{0};
+
+  Binding &threadBinding();
+  absl::Status checkGlobals();
+  Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
+  /// Removes a failed or skipped entry (after its waiters were told), so
+  /// that the next launch asks the cache hook and compiles again, as the
+  /// reference does on every miss.
+  void forget(int32_t device, KeyView key);
+  void clearCaches();
+  const absl::StatusOr<const Backend *> &getBackend();
+  void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
+               int32_t device);
+  absl::Status waitFor(Entry &entry);
+  /// The entry of `key` on `device`, ready or failed: the miss path (cache
+  /// hook, compile, load) runs here once per key however many threads ask;
+  /// the others wait. A failed or skipped entry is forgotten again.
+  /// `record` is called only on a miss. `compiled` tells whether this call
+  /// compiled.
+  Entry *ensureEntry(int32_t device, KeyView key,
+                     absl::FunctionRef<SpecializationRecord()> record,
+                     bool isWarmup, absl::Status &status, bool *compiled);
+  absl::Status launchEntry(const Entry &entry, const Binding &binding,
+                           const LaunchConfig &config);
+};
+
+} // namespace kjit::rt
+
+#endif // KJIT_LIB_RUNTIME_KERNELIMPL_H

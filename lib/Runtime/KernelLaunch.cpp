@@ -1,0 +1,195 @@
+//===- KernelLaunch.cpp - the hit path and the ABI's arguments ------------===//
+//
+// A launch: pre-run hooks, bind (no allocation), the globals check, the
+// cache, the arguments in the plugin ABI's form and the backend's launch
+// with the launch hooks around it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelImpl.h"
+#include "kjit/Model/ArgEncoding.h"
+
+#include "absl/container/inlined_vector.h"
+
+#include <cstring>
+
+namespace kjit::rt {
+
+using kjit::strAppend;
+using kjit::strCat;
+
+/// How deep this thread is in launches: a launch from a hook, the grid
+/// callback or the launch-metadata callback is a nested one.
+thread_local int launchDepth = 0;
+
+absl::Status Kernel::Impl::launchEntry(const Entry &entry,
+                                       const Binding &binding,
+                                       const LaunchConfig &config) {
+  const Backend &backend = **getBackend(); // the entry was compiled for it
+  absl::Span<const Argument> bound = binding.arguments();
+  Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
+  for (int axis = 0; axis < 3; ++axis)
+    if (grid[axis] == 0)
+      return absl::InvalidArgumentError(strCat(
+          "grid dimension ", "xyz"[axis], " of a launch of '", manifest.name,
+          "' is 0; every dimension needs at least one program"));
+
+  // The launch arguments in the ABI's form: the entry's template with this
+  // launch's values, on this call's stack (no allocation up to 8 arguments,
+  // and a launch from a hook or callback cannot overwrite them).
+  absl::InlinedVector<kjit_arg, 8> cArgs(entry.argTemplate.begin(),
+                                         entry.argTemplate.end());
+  absl::InlinedVector<const kjit_arg *, 8> cPointers(cArgs.size());
+  for (size_t j = 0; j < cArgs.size(); ++j) {
+    size_t param = entry.launchParams[j];
+    kjit_arg &arg = cArgs[j];
+    cPointers[j] = &arg;
+    // The storage bits of the signature type the binder chose (the entry's
+    // own: the binding's key selected it), and ABI 1.0's kind and value.
+    if (absl::Status encoded =
+            encodeArgument(binding.type(param), bound[param], arg);
+        !encoded.ok())
+      return absl::Status(encoded.code(),
+                          strCat("argument '", manifest.params[param].name,
+                                 "' of kernel '", manifest.name,
+                                 "': ", statusText(encoded)));
+  }
+  kjit_backend_launch_args launch;
+  std::memset(&launch, 0, sizeof(launch));
+  launch.struct_size = sizeof(launch);
+  launch.kernel = entry.backendKernel;
+  for (int axis = 0; axis < 3; ++axis)
+    launch.grid[axis] = grid[axis];
+  launch.num_warps = uint32_t(binding.options().numWarps());
+  launch.stream = config.stream;
+  launch.num_args = cArgs.size();
+  launch.args = cPointers.data();
+  const LaunchOptions &options = binding.options();
+  launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
+                      ? KJIT_LAUNCH_COOPERATIVE
+                      : 0) |
+                 (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
+
+  if (!host->hasLaunchHooks() && !launchMetadata)
+    return backend.ref.launchPrepared(launch);
+
+  // With hooks, the launch is also described to them.
+  std::vector<plugin::ArgInfo> args;
+  for (const kjit_arg &c : cArgs) {
+    plugin::ArgInfo arg;
+    arg.name = std::string_view(c.name, c.name_len);
+    arg.type = std::string_view(c.type, c.type_len);
+    arg.kind = c.kind;
+    arg.intValue = c.int_value;
+    arg.uintValue = c.uint_value;
+    arg.floatValue = c.float_value;
+    arg.dtype = c.dtype;
+    arg.flags = c.flags;
+    arg.bits = c.bits;
+    arg.bitsSize = c.bits_size;
+    args.push_back(arg);
+  }
+  std::string metadata;
+  if (launchMetadata)
+    metadata = strCat("{", launchMetadata(bound), "}");
+  plugin::LaunchInfo info;
+  info.kernelName = manifest.name;
+  info.key = entry.key;
+  info.grid = grid;
+  info.numWarps = launch.num_warps;
+  info.device = config.device;
+  info.stream = config.stream;
+  info.metadataJson = metadata;
+  info.args = args;
+  plugin::LaunchRecord record = host->runLaunchEnter(info);
+  absl::Status status = backend.ref.launchPrepared(launch);
+  host->runLaunchExit(record, info, int32_t(status.raw_code()));
+  return status;
+}
+
+absl::StatusOr<LaunchResult>
+Kernel::launch(const LaunchConfig &config,
+               absl::Span<const Argument> positional,
+               absl::Span<const KeywordArgument> keywords) {
+  Impl &impl = *impl_;
+  plugin::PluginHost &host = *impl.host;
+  if (host.hasPreRunHooks()) {
+    std::vector<plugin::ArgInfo> seen;
+    std::vector<std::string> types;
+    types.reserve(positional.size() + keywords.size());
+    for (const Argument &value : positional)
+      types.push_back(describeArgument(value));
+    for (const KeywordArgument &keyword : keywords)
+      types.push_back(describeArgument(keyword.value));
+    for (size_t i = 0; i < types.size(); ++i) {
+      bool isKeyword = i >= positional.size();
+      const Argument &value =
+          isKeyword ? keywords[i - positional.size()].value : positional[i];
+      plugin::ArgInfo arg;
+      arg.name =
+          isKeyword ? keywords[i - positional.size()].name : std::string_view();
+      arg.type = types[i];
+      switch (value.kind()) {
+      case ArgKind::Bool:
+        arg.kind = KJIT_ARG_BOOL;
+        arg.intValue = value.asBool();
+        break;
+      case ArgKind::Int:
+        // Beyond 64 bits the binder will refuse it; the hook sees the type.
+        if (value.asInt() >= INT64_MIN && value.asInt() <= INT64_MAX) {
+          arg.kind = KJIT_ARG_INT;
+          arg.intValue = int64_t(value.asInt());
+        }
+        break;
+      case ArgKind::Float:
+        arg.kind = KJIT_ARG_FLOAT;
+        arg.floatValue = value.asFloat();
+        break;
+      case ArgKind::Tensor:
+        arg.kind = KJIT_ARG_POINTER;
+        arg.uintValue = value.address();
+        break;
+      default:
+        break; // None, a dtype, a callable: described by the type text
+      }
+      seen.push_back(arg);
+    }
+    host.runPreRunHooks(impl.manifest.name, seen);
+  }
+
+  // The outermost launch of a thread binds into reusable per-thread
+  // storage; a nested one (from a callback or hook) into its own.
+  struct Depth {
+    Depth() { ++launchDepth; }
+    ~Depth() { --launchDepth; }
+  } depth;
+  std::optional<Binding> nested;
+  if (launchDepth > 1)
+    nested.emplace(impl.plan->makeBinding());
+  Binding &binding = nested ? *nested : impl.threadBinding();
+  if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = impl.checkGlobals(); !globals.ok())
+    return globals;
+
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
+  LaunchResult result;
+  absl::Status status;
+  Entry *entry = impl.ensureEntry(
+      config.device, binding.key(),
+      [&] { return impl.plan->makeRecord(binding); }, /*isWarmup=*/false,
+      status, &result.compiled);
+  if (!status.ok())
+    return status;
+  if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
+    return result;
+  if (absl::Status status = impl.launchEntry(*entry, binding, config);
+      !status.ok())
+    return status;
+  result.launched = true;
+  return result;
+}
+
+} // namespace kjit::rt
