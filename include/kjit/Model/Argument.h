@@ -1,10 +1,11 @@
 //===- Argument.h - launch argument values of the runtime -------*- C++ -*-===//
 //
 // The values a kernel launch binds to parameters: tensors (a device address
-// with a dtype and const-ness), integers, floats, bools, None, and the values
-// only a constexpr parameter accepts (a dtype; a callable, which is modelled
-// so that it can be rejected with a clear message). Part of the model library (docs/Architecture.md):
-// no LLVM or MLIR header may be included here.
+// with a dtype and const-ness), integers (Int128, from DType.h), floats,
+// bools, None, and the values only a constexpr parameter accepts (a dtype; a
+// callable, which is modelled so that it can be rejected with a clear
+// message). Part of the model library (docs/Architecture.md): no LLVM or MLIR
+// header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,11 +20,6 @@
 #include <string_view>
 
 namespace kjit::rt {
-
-/// A 128-bit signed integer. Launch integers are held this wide so that a
-/// value beyond 2^64-1 (which a host language can pass) is representable and
-/// can be rejected with its value in the message instead of wrapping.
-__extension__ typedef __int128 Int128;
 
 /// The kinds of launch values.
 enum class ArgKind : uint8_t {
