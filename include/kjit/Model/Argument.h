@@ -69,7 +69,8 @@ public:
     return arg;
   }
   /// A tensor known only by its dtype (warmup compiles without memory). Its
-  /// address counts as 16-byte aligned, as the brief's warmup prescribes.
+  /// address counts as 16-byte aligned, as the reference's MockTensor
+  /// (data_ptr() 0, "optimistically assumes multiple of 16") does.
   static Argument mockTensor(DType dtype, bool readOnly = false) {
     Argument arg = tensor(0, dtype, readOnly);
     arg.mock_ = true;
