@@ -11,8 +11,9 @@
 # Fix a file with: clang-format-22 -i FILE
 #
 # Left out on purpose: the frozen copies of released ABI headers
-# (include/kjit-c/v1.0/), which must stay byte for byte as released, and
-# test/Plugins/Inputs/LayoutV1_0.c, which gen-layout.py generates.
+# (include/kjit-c/v1.0/, v1.1/, ...), which must stay byte for byte as
+# released, and the layout files that gen-layout.py generates from them
+# (test/Plugins/Inputs/LayoutV1_0.c, ...).
 set -euo pipefail
 
 KJIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,7 +43,7 @@ fi
 
 is_excluded() {
   case "$1" in
-    include/kjit-c/v1.0/* | test/Plugins/Inputs/LayoutV1_0.c) return 0 ;;
+    include/kjit-c/v[0-9]*/* | test/Plugins/Inputs/LayoutV[0-9]*.c) return 0 ;;
   esac
   return 1
 }
