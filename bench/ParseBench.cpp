@@ -1,9 +1,9 @@
-//===- ParseBench.cpp - cost of reading kernel IR
-//--------------------------===//
+//===- ParseBench.cpp - cost of reading kernel IR -------------------------===//
 //
 // Parses and verifies each example kernel from memory. This is the work the
-// runtime's warm path avoids by caching kernel manifests (BRIEF section 2),
-// so its size is the budget that manifest caching saves per process.
+// runtime's warm path avoids by caching kernel manifests
+// (include/kjit/Model/KernelManifest.h), so its size is the budget that
+// manifest caching saves per process.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,72 +4,47 @@
 
 #include "absl/container/flat_hash_map.h"
 
-#include <array>
-
 namespace kjit::rt {
 namespace {
 
-struct DTypeInfo {
-  DType dtype;
-  std::string_view canonical;
-  unsigned bytes;
-  std::string_view kernelIR;
-};
+/// The accessors index the table by enumerator, so each row must sit at its
+/// enumerator, and the widths must agree with each other.
+constexpr bool tableIsConsistent() {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DTypeTraits &t = kDTypeTraits[i];
+    if (static_cast<int>(t.dtype) != i || t.name.empty())
+      return false;
+    if (t.bytes * 8u < t.bits || (t.bytes - 1) * 8u >= t.bits)
+      return false;
+    // A float has a sign bit, an exponent of two bits at least and a
+    // mantissa; nothing else has a mantissa.
+    bool isFloat = t.kind == DTypeKind::Float;
+    if (isFloat != (t.mantissaBits > 0) ||
+        (isFloat && t.mantissaBits + 3u > t.bits))
+      return false;
+  }
+  // No name stands for two dtypes.
+  for (const DTypeTraits &a : kDTypeTraits)
+    for (const DTypeTraits &b : kDTypeTraits)
+      for (std::string_view x : a.frameworkNames)
+        for (std::string_view y : b.frameworkNames)
+          if ((a.name == b.name || x == b.name || (x == y && !x.empty())) &&
+              a.dtype != b.dtype)
+            return false;
+  return true;
+}
+static_assert(tableIsConsistent(), "kDTypeTraits is out of order or wrong");
 
-// Indexed by the DType enumerator.
-constexpr std::array<DTypeInfo, kNumDTypes> kInfo = {{
-    {DType::I1, "i1", 1, "i1"},
-    {DType::I8, "i8", 1, "i8"},
-    {DType::I16, "i16", 2, "i16"},
-    {DType::I32, "i32", 4, "i32"},
-    {DType::I64, "i64", 8, "i64"},
-    {DType::U8, "u8", 1, "ui8"},
-    {DType::U16, "u16", 2, "ui16"},
-    {DType::U32, "u32", 4, "ui32"},
-    {DType::U64, "u64", 8, "ui64"},
-    {DType::FP16, "fp16", 2, "f16"},
-    {DType::BF16, "bf16", 2, "bf16"},
-    {DType::FP32, "fp32", 4, "f32"},
-    {DType::FP64, "fp64", 8, "f64"},
-    {DType::FP8E4NV, "fp8e4nv", 1, "f8E4M3FN"},
-    {DType::FP8E5, "fp8e5", 1, "f8E5M2"},
-    {DType::FP8E4B15, "fp8e4b15", 1, ""},
-    {DType::FP8E4B8, "fp8e4b8", 1, "f8E4M3FNUZ"},
-    {DType::FP8E5B16, "fp8e5b16", 1, "f8E5M2FNUZ"},
-}};
-
-const DTypeInfo &info(DType dtype) { return kInfo[static_cast<int>(dtype)]; }
-
-/// The framework spellings of the reference's canonicalisation table; every
-/// canonical name also maps to itself.
+/// Every name of the table, canonical and framework, to its dtype.
 const absl::flat_hash_map<std::string_view, DType> &nameTable() {
   static const auto *table = [] {
-    auto *map = new absl::flat_hash_map<std::string_view, DType>{
-        {"bool", DType::I1},
-        {"float8e4nv", DType::FP8E4NV},
-        {"float8e5", DType::FP8E5},
-        {"float8e4b15", DType::FP8E4B15},
-        {"float8_e4m3fn", DType::FP8E4NV},
-        {"float8e4b8", DType::FP8E4B8},
-        {"float8_e4m3fnuz", DType::FP8E4B8},
-        {"float8_e5m2", DType::FP8E5},
-        {"float8e5b16", DType::FP8E5B16},
-        {"float8_e5m2fnuz", DType::FP8E5B16},
-        {"float16", DType::FP16},
-        {"bfloat16", DType::BF16},
-        {"float32", DType::FP32},
-        {"float64", DType::FP64},
-        {"int8", DType::I8},
-        {"int16", DType::I16},
-        {"int32", DType::I32},
-        {"int64", DType::I64},
-        {"uint8", DType::U8},
-        {"uint16", DType::U16},
-        {"uint32", DType::U32},
-        {"uint64", DType::U64},
-    };
-    for (const DTypeInfo &entry : kInfo)
-      map->emplace(entry.canonical, entry.dtype);
+    auto *map = new absl::flat_hash_map<std::string_view, DType>();
+    for (const DTypeTraits &entry : kDTypeTraits) {
+      map->emplace(entry.name, entry.dtype);
+      for (std::string_view name : entry.frameworkNames)
+        if (!name.empty())
+          map->emplace(name, entry.dtype);
+    }
     return map;
   }();
   return *table;
@@ -87,11 +62,5 @@ std::optional<DType> parseDType(std::string_view name) {
     return std::nullopt;
   return it->second;
 }
-
-std::string_view canonicalName(DType dtype) { return info(dtype).canonical; }
-
-unsigned byteWidth(DType dtype) { return info(dtype).bytes; }
-
-std::string_view kernelIRTypeName(DType dtype) { return info(dtype).kernelIR; }
 
 } // namespace kjit::rt

@@ -72,9 +72,8 @@ absl::Status verifyManifest(const KernelManifest &manifest) {
     if (p.isConst && p.type.kind == ParamType::Kind::Scalar)
       return error("parameter '", p.name, "' of type ", toString(p.type),
                    " is marked const, which only applies to pointers");
-    if (p.type.kind == ParamType::Kind::Scalar &&
-        !detail::isIntegerDType(p.type.dtype) && p.type.dtype != DType::I1 &&
-        byteWidth(p.type.dtype) == 1)
+    if (p.type.kind == ParamType::Kind::Scalar && isFloat(p.type.dtype) &&
+        bitWidth(p.type.dtype) == 8)
       return error("parameter '", p.name, "' has scalar type ",
                    toString(p.type),
                    "; fp8 values cannot be passed as scalars");

@@ -397,8 +397,8 @@ private:
       else
         return r_.error(path, "expected \"D\", \"1\" or \"N\"");
       SigType type = (*p)->type;
-      bool integer = type.kind == SigType::Kind::Scalar &&
-                     detail::isIntegerDType(type.dtype);
+      bool integer =
+          type.kind == SigType::Kind::Scalar && isInteger(type.dtype);
       bool possible = key == SpecKey::Plain || integer ||
                       (key == SpecKey::Divisible16 && type.isPointer());
       if (!possible)

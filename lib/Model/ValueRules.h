@@ -54,54 +54,19 @@ inline ParamRules rulesOf(const KernelParam &param) {
           !param.doNotSpecializeOnAlignment, param.isConst};
 }
 
-inline constexpr Int128 kMinInt64 = -(static_cast<Int128>(1) << 63);
-inline constexpr Int128 kMaxUInt64 = (static_cast<Int128>(1) << 64) - 1;
-
-inline bool isIntegerDType(DType dtype) {
-  switch (dtype) {
-  case DType::I8:
-  case DType::I16:
-  case DType::I32:
-  case DType::I64:
-  case DType::U8:
-  case DType::U16:
-  case DType::U32:
-  case DType::U64:
-    return true;
-  default:
-    return false;
-  }
-}
+inline constexpr Int128 kMinInt64 = integerMin(DType::I64);
+inline constexpr Int128 kMaxUInt64 = integerMax(DType::U64);
 
 /// Whether `v` is representable in integer dtype `dtype`.
 inline bool fitsInteger(Int128 v, DType dtype) {
-  switch (dtype) {
-  case DType::I8:
-    return v >= -128 && v <= 127;
-  case DType::I16:
-    return v >= -32768 && v <= 32767;
-  case DType::I32:
-    return v >= INT32_MIN && v <= INT32_MAX;
-  case DType::I64:
-    return v >= INT64_MIN && v <= INT64_MAX;
-  case DType::U8:
-    return v >= 0 && v <= UINT8_MAX;
-  case DType::U16:
-    return v >= 0 && v <= UINT16_MAX;
-  case DType::U32:
-    return v >= 0 && v <= UINT32_MAX;
-  case DType::U64:
-    return v >= 0 && v <= kMaxUInt64;
-  default:
-    return false;
-  }
+  return isInteger(dtype) && v >= integerMin(dtype) && v <= integerMax(dtype);
 }
 
 /// mangle_type for an int: i32, then u64 for [2^63, 2^64-1], then i64.
 inline DType integerTypeOf(Int128 v) {
-  if (v >= INT32_MIN && v <= INT32_MAX)
+  if (v >= integerMin(DType::I32) && v <= integerMax(DType::I32))
     return DType::I32;
-  if (v > INT64_MAX)
+  if (v > integerMax(DType::I64))
     return DType::U64;
   return DType::I64;
 }
@@ -122,7 +87,7 @@ inline SpecKey integerSpecKey(Int128 v, bool align) {
 /// the error message can show the value as given.
 inline ValueError normalizeScalar(DType dtype, Argument &arg) {
   ArgKind kind = arg.kind();
-  if (dtype == DType::I1) {
+  if (isBool(dtype)) {
     if (kind == ArgKind::Bool)
       return ValueError::Ok;
     if (kind != ArgKind::Int)
@@ -132,7 +97,7 @@ inline ValueError normalizeScalar(DType dtype, Argument &arg) {
     arg = Argument::boolean(arg.asInt() == 1);
     return ValueError::Ok;
   }
-  if (isIntegerDType(dtype)) {
+  if (isInteger(dtype)) {
     if (kind == ArgKind::Bool) {
       arg = Argument::integer(arg.asBool() ? 1 : 0);
       return ValueError::Ok;
@@ -248,9 +213,9 @@ inline std::string expectedValue(const ParamRules &rules) {
     return "a tensor of " + std::string(canonicalName(rules.type.dtype)) +
            " or None";
   case ParamType::Kind::Scalar:
-    if (rules.type.dtype == DType::I1)
+    if (isBool(rules.type.dtype))
       return "a bool";
-    if (isIntegerDType(rules.type.dtype))
+    if (isInteger(rules.type.dtype))
       return "an int";
     return "a number";
   }

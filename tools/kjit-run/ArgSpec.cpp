@@ -110,24 +110,6 @@ std::optional<absl::StatusOr<Int128>> parseInteger(std::string_view what,
   return *value;
 }
 
-/// The inclusive range of an integer dtype.
-std::pair<Int128, Int128> integerRange(DType dtype) {
-  if (dtype == DType::I1)
-    return {0, 1};
-  unsigned bits = 8 * rt::byteWidth(dtype);
-  bool isSigned = dtype == DType::I8 || dtype == DType::I16 ||
-                  dtype == DType::I32 || dtype == DType::I64;
-  if (isSigned)
-    return {-(static_cast<Int128>(1) << (bits - 1)),
-            (static_cast<Int128>(1) << (bits - 1)) - 1};
-  return {0, (static_cast<Int128>(1) << bits) - 1};
-}
-
-bool isFloatDType(DType dtype) {
-  return dtype == DType::FP16 || dtype == DType::BF16 || dtype == DType::FP32 ||
-         dtype == DType::FP64;
-}
-
 /// Splits `text` at the ':' that are not inside parentheses, so that
 /// `npy(c:/x.npy)` stays one piece.
 absl::StatusOr<std::vector<std::string_view>>
@@ -214,7 +196,7 @@ absl::Status parseType(std::string_view what, std::string_view text,
 absl::Status checkFillValue(std::string_view what, const Argument &value,
                             DType dtype) {
   std::string_view dtypeName = rt::canonicalName(dtype);
-  if (isFloatDType(dtype) || value.kind() == ArgKind::Bool)
+  if (rt::isFloat(dtype) || value.kind() == ArgKind::Bool)
     return absl::OkStatus();
   if (value.kind() == ArgKind::Float) {
     char text[32];
@@ -228,7 +210,7 @@ absl::Status checkFillValue(std::string_view what, const Argument &value,
                  kjit::strCat("fill value ", number, " is not an integer, as ",
                               dtypeName, " needs"));
   }
-  auto [low, high] = integerRange(dtype);
+  Int128 low = rt::integerMin(dtype), high = rt::integerMax(dtype);
   if (value.asInt() < low || value.asInt() > high)
     return error(what,
                  kjit::strCat("fill value ", rt::int128ToString(value.asInt()),

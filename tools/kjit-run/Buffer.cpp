@@ -88,16 +88,8 @@ absl::StatusOr<HostBuffer> HostBuffer::allocate(DType dtype, Shape shape) {
 }
 
 bool hasNumericConversion(DType dtype) {
-  switch (dtype) {
-  case DType::FP8E4NV:
-  case DType::FP8E5:
-  case DType::FP8E4B15:
-  case DType::FP8E4B8:
-  case DType::FP8E5B16:
-    return false;
-  default:
-    return true;
-  }
+  // kjit-run converts fp16, bf16, fp32 and fp64, but no fp8 format.
+  return !rt::isFloat(dtype) || rt::bitWidth(dtype) > 8;
 }
 
 //===----------------------------------------------------------------------===//
@@ -105,11 +97,6 @@ bool hasNumericConversion(DType dtype) {
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-bool isFloat(DType dtype) {
-  return dtype == DType::FP16 || dtype == DType::BF16 || dtype == DType::FP32 ||
-         dtype == DType::FP64;
-}
 
 template <typename T> void store(void *at, T value) {
   std::memcpy(at, &value, sizeof(T));
@@ -138,7 +125,7 @@ void storeFloat(DType dtype, void *at, double value) {
 
 /// Stores `value` modulo 2^bits (i1: modulo 2), or converted for floats.
 void storeInt(DType dtype, void *at, rt::Int128 value) {
-  if (isFloat(dtype))
+  if (rt::isFloat(dtype))
     return storeFloat(dtype, at, static_cast<double>(value));
   uint64_t low = static_cast<uint64_t>(static_cast<unsigned __int128>(value));
   switch (rt::byteWidth(dtype)) {
@@ -169,23 +156,25 @@ double loadFloat(DType dtype, const void *at) {
 
 /// The value of an integer element (i1: 0 or nonzero).
 rt::Int128 loadInt(DType dtype, const void *at) {
-  switch (dtype) {
-  case DType::I8:
-    return load<int8_t>(at);
-  case DType::I16:
-    return load<int16_t>(at);
-  case DType::I32:
-    return load<int32_t>(at);
-  case DType::I64:
-    return load<int64_t>(at);
-  case DType::I1:
-  case DType::U8:
+  // One return per type: `isSigned ? int32_t : uint32_t` would be unsigned
+  // and lose the sign.
+  bool isSigned = rt::isSigned(dtype);
+  switch (rt::byteWidth(dtype)) {
+  case 1:
+    if (isSigned)
+      return load<int8_t>(at);
     return load<uint8_t>(at);
-  case DType::U16:
+  case 2:
+    if (isSigned)
+      return load<int16_t>(at);
     return load<uint16_t>(at);
-  case DType::U32:
+  case 4:
+    if (isSigned)
+      return load<int32_t>(at);
     return load<uint32_t>(at);
   default:
+    if (isSigned)
+      return load<int64_t>(at);
     return load<uint64_t>(at);
   }
 }
@@ -199,20 +188,6 @@ const char *elementAt(const HostBuffer &buffer, int64_t index) {
          index * static_cast<int64_t>(rt::byteWidth(buffer.dtype()));
 }
 
-/// Stored mantissa bits of a float dtype.
-unsigned mantissaBits(DType dtype) {
-  switch (dtype) {
-  case DType::FP16:
-    return 10;
-  case DType::BF16:
-    return 7;
-  case DType::FP32:
-    return 23;
-  default:
-    return 52;
-  }
-}
-
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -223,10 +198,10 @@ void fillRandom(HostBuffer &buffer, uint64_t seed) {
   DType dtype = buffer.dtype();
   assert(hasNumericConversion(dtype) && "no conversion for this dtype");
   SplitMix64 generator(seed);
-  if (isFloat(dtype)) {
+  if (rt::isFloat(dtype)) {
     // k has mantissa + 1 bits, so -1 + k * 2^-mantissa lies on a grid the
     // dtype represents exactly over all of [-1, 1).
-    unsigned m = mantissaBits(dtype);
+    unsigned m = rt::mantissaBits(dtype);
     for (int64_t i = 0; i < buffer.numElements(); ++i) {
       uint64_t k = generator.next() >> (63 - m);
       storeFloat(dtype, elementAt(buffer, i),
@@ -375,8 +350,8 @@ Checksum computeChecksum(const HostBuffer &buffer) {
   double sum = 0;
   for (int64_t i = 0; i < buffer.numElements(); ++i) {
     const char *at = elementAt(buffer, i);
-    sum += isFloat(dtype) ? loadFloat(dtype, at)
-                          : static_cast<double>(loadInt(dtype, at));
+    sum += rt::isFloat(dtype) ? loadFloat(dtype, at)
+                              : static_cast<double>(loadInt(dtype, at));
   }
   checksum.sum = sum;
   return checksum;

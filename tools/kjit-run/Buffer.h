@@ -97,8 +97,8 @@ private:
   size_t sizeInBytes_ = 0;
 };
 
-// The fp16/bf16 conversions live in the runtime core, which converts global
-// values too (kjit/Model/FloatFormats.h).
+// The fp16/bf16 conversions live in the model library, whose users convert
+// global values too (kjit/Model/FloatFormats.h).
 using rt::bf16FromDouble;
 using rt::bf16ToDouble;
 using rt::decodeBinaryFormat;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
@@ -24,20 +25,30 @@ namespace {
 
 constexpr std::string_view kMagic = "\x93NUMPY";
 
-struct DescrEntry {
-  DType dtype;
-  /// Type code and size after the byte-order mark ("f4").
-  std::string_view code;
-};
+/// numpy's type string ("<f4"): the byte order ('|' for one byte, which
+/// has none; '<' otherwise, see the static_assert above), the kind letter
+/// and the size in bytes. bf16 has no numpy dtype and is written as its raw
+/// bits, '<u2' like u16; the fp8 formats have none (an empty string).
+using Descr = std::array<char, 4>;
 
-// What each dtype is written as. bf16 shares '<u2' with u16 (raw bits).
-constexpr DescrEntry kDescrs[] = {
-    {DType::I1, "b1"},   {DType::I8, "i1"},   {DType::I16, "i2"},
-    {DType::I32, "i4"},  {DType::I64, "i8"},  {DType::U8, "u1"},
-    {DType::U16, "u2"},  {DType::U32, "u4"},  {DType::U64, "u8"},
-    {DType::FP16, "f2"}, {DType::BF16, "u2"}, {DType::FP32, "f4"},
-    {DType::FP64, "f8"},
-};
+constexpr Descr descrOf(DType dtype) {
+  if (rt::isFloat(dtype) && rt::bitWidth(dtype) == 8)
+    return {};
+  char kind = rt::isBool(dtype)      ? 'b'
+              : dtype == DType::BF16 ? 'u'
+              : rt::isFloat(dtype)   ? 'f'
+              : rt::isSigned(dtype)  ? 'i'
+                                     : 'u';
+  unsigned bytes = rt::byteWidth(dtype);
+  return {bytes == 1 ? '|' : '<', kind, static_cast<char>('0' + bytes), '\0'};
+}
+
+constexpr std::array<Descr, rt::kNumDTypes> kDescrs = [] {
+  std::array<Descr, rt::kNumDTypes> descrs{};
+  for (int i = 0; i < rt::kNumDTypes; ++i)
+    descrs[i] = descrOf(static_cast<DType>(i));
+  return descrs;
+}();
 
 /// A cursor over the header's Python dict literal.
 class HeaderParser {
@@ -252,35 +263,7 @@ struct FdCloser {
 } // namespace
 
 std::string_view npyDescr(DType dtype) {
-  switch (dtype) {
-  case DType::I1:
-    return "|b1";
-  case DType::I8:
-    return "|i1";
-  case DType::U8:
-    return "|u1";
-  case DType::I16:
-    return "<i2";
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  case DType::U16:
-  case DType::BF16:
-    return "<u2";
-  case DType::U32:
-    return "<u4";
-  case DType::U64:
-    return "<u8";
-  case DType::FP16:
-    return "<f2";
-  case DType::FP32:
-    return "<f4";
-  case DType::FP64:
-    return "<f8";
-  default:
-    return {};
-  }
+  return kDescrs[static_cast<int>(dtype)].data();
 }
 
 absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
@@ -301,9 +284,12 @@ absl::StatusOr<DType> dtypeOfNpyDescr(std::string_view descr,
     if (oneByte || descr[0] != '|') {
       if (code == "u2" && expected == DType::BF16)
         return DType::BF16;
-      for (const DescrEntry &entry : kDescrs)
-        if (entry.code == code && entry.dtype != DType::BF16)
-          return entry.dtype;
+      for (int i = 0; i < rt::kNumDTypes; ++i) {
+        auto dtype = static_cast<DType>(i);
+        std::string_view known = npyDescr(dtype);
+        if (!known.empty() && known.substr(1) == code && dtype != DType::BF16)
+          return dtype;
+      }
     }
   }
   return absl::InvalidArgumentError(kjit::strCat(

@@ -479,6 +479,29 @@ TEST(Format, SmallBuffers) {
   EXPECT_EQ(formatBuffer(make(DType::I32, {})), "i32[] [0]");
 }
 
+/// Formats [min, max] of integer type T stored as `dtype`.
+template <typename T> std::string formatLimits(DType dtype) {
+  HostBuffer buffer = make(dtype, {2});
+  setElement(buffer, 0, std::numeric_limits<T>::min());
+  setElement(buffer, 1, std::numeric_limits<T>::max());
+  return formatBuffer(buffer);
+}
+
+TEST(Format, EveryIntegerAtItsLimits) {
+  // Element loads follow the dtype's width and signedness.
+  EXPECT_EQ(formatLimits<int8_t>(DType::I8), "i8[2] [-128, 127]");
+  EXPECT_EQ(formatLimits<int16_t>(DType::I16), "i16[2] [-32768, 32767]");
+  EXPECT_EQ(formatLimits<int32_t>(DType::I32),
+            "i32[2] [-2147483648, 2147483647]");
+  EXPECT_EQ(formatLimits<int64_t>(DType::I64),
+            "i64[2] [-9223372036854775808, 9223372036854775807]");
+  EXPECT_EQ(formatLimits<uint8_t>(DType::U8), "u8[2] [0, 255]");
+  EXPECT_EQ(formatLimits<uint16_t>(DType::U16), "u16[2] [0, 65535]");
+  EXPECT_EQ(formatLimits<uint32_t>(DType::U32), "u32[2] [0, 4294967295]");
+  EXPECT_EQ(formatLimits<uint64_t>(DType::U64),
+            "u64[2] [0, 18446744073709551615]");
+}
+
 TEST(Format, LargeBuffersShowHeadAndTail) {
   HostBuffer buffer = make(DType::I32, {10});
   fillArange(buffer);
@@ -511,6 +534,12 @@ TEST(Checksum, SumAndHash) {
   HostBuffer i8 = make(DType::I8, {2});
   fillValue(i8, Argument::integer(-3));
   EXPECT_EQ(computeChecksum(i8).sum, -6.0);
+  HostBuffer i32 = make(DType::I32, {2});
+  fillValue(i32, Argument::integer(-70000));
+  EXPECT_EQ(computeChecksum(i32).sum, -140000.0);
+  HostBuffer u32 = make(DType::U32, {2});
+  fillValue(u32, Argument::integer(UINT32_MAX));
+  EXPECT_EQ(computeChecksum(u32).sum, 2.0 * UINT32_MAX);
 
   // A one-bit change changes the hash.
   HostBuffer other = make(DType::FP32, {4});

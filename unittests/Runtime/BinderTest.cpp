@@ -227,7 +227,30 @@ TEST(Binder, DeclaredScalarRanges) {
       {DType::U8, Argument::integer(-1),
        "argument 'v' of kernel 'k': integer -1 does not fit parameter type "
        "u8"},
+      {DType::I8, Argument::integer(-128), "D"},
+      {DType::I8, Argument::integer(-129),
+       "argument 'v' of kernel 'k': integer -129 does not fit parameter type "
+       "i8"},
+      {DType::I16, Argument::integer(32767), "N"},
+      {DType::I16, Argument::integer(32768),
+       "argument 'v' of kernel 'k': integer 32768 does not fit parameter "
+       "type i16"},
+      {DType::U8, Argument::integer(255), "N"},
+      {DType::U8, Argument::integer(256),
+       "argument 'v' of kernel 'k': integer 256 does not fit parameter type "
+       "u8"},
+      {DType::U16, Argument::integer(65535), "N"},
+      {DType::U16, Argument::integer(65536),
+       "argument 'v' of kernel 'k': integer 65536 does not fit parameter "
+       "type u16"},
+      {DType::U16, Argument::integer(-1),
+       "argument 'v' of kernel 'k': integer -1 does not fit parameter type "
+       "u16"},
       {DType::U32, Argument::integer((kOne << 32) - 1), "N"},
+      {DType::U32, Argument::integer(kOne << 32),
+       "argument 'v' of kernel 'k': integer 4294967296 does not fit "
+       "parameter type u32"},
+      {DType::I64, Argument::integer(-(kOne << 63)), "D"},
       {DType::U64, Argument::integer((kOne << 64) - 1), "N"},
       {DType::U64, Argument::integer(-1),
        "argument 'v' of kernel 'k': integer -1 does not fit parameter type "

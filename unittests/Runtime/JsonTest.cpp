@@ -1,4 +1,4 @@
-//===- JsonTest.cpp - the runtime core's strict JSON reader and writer ----===//
+//===- JsonTest.cpp - the model library's strict JSON reader and writer ---===//
 
 #include "kjit/Model/Json.h"
 

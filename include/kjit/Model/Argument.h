@@ -1,10 +1,11 @@
 //===- Argument.h - launch argument values of the runtime -------*- C++ -*-===//
 //
 // The values a kernel launch binds to parameters: tensors (a device address
-// with a dtype and const-ness), integers, floats, bools, None, and the values
-// only a constexpr parameter accepts (a dtype; a callable, which is modelled
-// so that it can be rejected with a clear message). Part of the model library (docs/Architecture.md):
-// no LLVM or MLIR header may be included here.
+// with a dtype and const-ness), integers (Int128, from DType.h), floats,
+// bools, None, and the values only a constexpr parameter accepts (a dtype; a
+// callable, which is modelled so that it can be rejected with a clear
+// message). Part of the model library (docs/Architecture.md): no LLVM or MLIR
+// header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,11 +20,6 @@
 #include <string_view>
 
 namespace kjit::rt {
-
-/// A 128-bit signed integer. Launch integers are held this wide so that a
-/// value beyond 2^64-1 (which a host language can pass) is representable and
-/// can be rejected with its value in the message instead of wrapping.
-__extension__ typedef __int128 Int128;
 
 /// The kinds of launch values.
 enum class ArgKind : uint8_t {
@@ -73,7 +69,8 @@ public:
     return arg;
   }
   /// A tensor known only by its dtype (warmup compiles without memory). Its
-  /// address counts as 16-byte aligned, as the brief's warmup prescribes.
+  /// address counts as 16-byte aligned, as the reference's MockTensor
+  /// (data_ptr() 0, "optimistically assumes multiple of 16") does.
   static Argument mockTensor(DType dtype, bool readOnly = false) {
     Argument arg = tensor(0, dtype, readOnly);
     arg.mock_ = true;

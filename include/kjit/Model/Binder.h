@@ -5,8 +5,8 @@
 // specialization key. A BindPlan is computed once per kernel from its
 // manifest; a Binding is the reusable output storage. Binding into a
 // Binding that has been used once does not allocate, so the cache-hit path
-// (bind, hash, look up) never touches the heap. Part of the model library (docs/Architecture.md): no
-// LLVM or MLIR header may be included here.
+// (bind, hash, look up) never touches the heap. Part of the model library
+// (docs/Architecture.md): no LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 

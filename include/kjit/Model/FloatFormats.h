@@ -3,7 +3,8 @@
 // Conversions between doubles and the narrow IEEE-754-style formats kernels
 // use (fp16, bf16), rounding directly from double: going through float would
 // round twice. Used for global values (Module::setGlobal) and by kjit-run's
-// buffers. Part of the model library (docs/Architecture.md): no LLVM or MLIR header here.
+// buffers. Part of the model library (docs/Architecture.md): no LLVM or MLIR
+// header here.
 //
 //===----------------------------------------------------------------------===//
 

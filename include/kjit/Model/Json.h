@@ -2,7 +2,7 @@
 //
 // Reads and writes the JSON of kernel manifests and specialization records.
 //
-// Why a JSON implementation of our own: the runtime core may not include
+// Why a JSON implementation of our own: the model library may not include
 // LLVM headers (so llvm::json is out), and neither Abseil nor the C++
 // standard library has JSON. The documents are small and written by kjit
 // itself, so what matters is strictness (every malformed input is an error

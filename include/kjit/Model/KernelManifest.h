@@ -1,11 +1,13 @@
 //===- KernelManifest.h - what the runtime knows about a kernel -*- C++ -*-===//
 //
 // A kernel manifest is what the runtime knows about a kernel without parsing
-// its IR (BRIEF section 2): its name and, per parameter, the name, declared
-// type and the attributes of the reference's KernelParam. The compiler fills
-// it from a `kjit.kernel` op; it is serialized to JSON so that a warm process
-// reads it from the disk cache instead of loading MLIR. Part of the runtime
-// core: no LLVM or MLIR header may be included here.
+// its IR: its name and, per parameter, the name, declared type and the
+// attributes of the reference's KernelParam. The compiler fills it from a
+// `kjit.kernel` op; it is serialized to JSON so that a warm process reads it
+// from the disk cache instead of loading MLIR (a process that links LLVM
+// and parses IR starts an order of magnitude slower than one that does not;
+// docs/Architecture.md has the figures). Part of the model library: no LLVM
+// or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 

@@ -4,8 +4,8 @@
 // spec key (D: divisible by 16, 1: equal to 1, N: neither) and the constexpr
 // value, plus the launch options and the key. It is what the cache hook
 // receives, what `kjit-specialize` applies to the IR, and what warmup and
-// preload serialize (JSON, read back exactly). Part of the model library (docs/Architecture.md): no
-// LLVM or MLIR header may be included here.
+// preload serialize (JSON, read back exactly). Part of the model library
+// (docs/Architecture.md): no LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
