@@ -22,28 +22,6 @@ namespace kjit::rt {
 
 namespace {
 
-/// Bits a global of `type` holds (i1 is one bit, not its byte of storage).
-unsigned bitWidthOf(DType type) {
-  return type == DType::I1 ? 1 : 8 * byteWidth(type);
-}
-
-bool isFloatType(DType type) {
-  switch (type) {
-  case DType::FP16:
-  case DType::BF16:
-  case DType::FP32:
-  case DType::FP64:
-  case DType::FP8E4NV:
-  case DType::FP8E5:
-  case DType::FP8E4B15:
-  case DType::FP8E4B8:
-  case DType::FP8E5B16:
-    return true;
-  default:
-    return false;
-  }
-}
-
 std::string formatDouble(double value) {
   char buffer[64];
   auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
@@ -72,9 +50,9 @@ std::string formatGlobalValue(DType type, uint64_t bits) {
     return formatDouble(fp16ToDouble(uint16_t(bits)));
   if (type == DType::BF16)
     return formatDouble(bf16ToDouble(uint16_t(bits)));
-  if (isFloatType(type)) // fp8: the bits, as the host has no such format
+  if (isFloat(type)) // fp8: the bits, as the host has no such format
     return kjit::strCat("0x", absl::Hex(bits));
-  unsigned width = bitWidthOf(type);
+  unsigned width = bitWidth(type);
   if (width == 1)
     return bits ? "True" : "False";
   // Sign-extend to print negative values as such.
@@ -85,12 +63,12 @@ std::string formatGlobalValue(DType type, uint64_t bits) {
 
 absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
                                     const Argument &value) {
-  unsigned width = bitWidthOf(type);
+  unsigned width = bitWidth(type);
   // Messages spell the type as the module declares it ("f32").
   std::string_view typeName = kernelIRTypeName(type);
   if (typeName.empty())
     typeName = canonicalName(type);
-  if (isFloatType(type)) {
+  if (isFloat(type)) {
     double real;
     if (value.kind() == ArgKind::Float)
       real = value.asFloat();
