@@ -38,7 +38,7 @@ std::optional<DType> dtypeFromAbiCode(int32_t code);
 /// int/uint/float value, so that a backend built against ABI 1.0 keeps
 /// working.
 ///
-/// `value` is checked with the binder's own rules (lib/Runtime/ValueRules.h):
+/// `value` is checked with the binder's own rules (lib/Model/ValueRules.h):
 /// a value the binder bound to a parameter of this type always encodes (on
 /// the launch path this is a no-op check); anything else is refused with the
 /// binder's message, e.g. "integer 128 does not fit parameter type i8". Floats
