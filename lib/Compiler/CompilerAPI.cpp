@@ -21,7 +21,7 @@
 #include "kjit/Runtime/KernelManifest.h"
 #include "kjit/Runtime/Specialization.h"
 #include "kjit/Transforms/Passes.h"
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"

@@ -1,8 +1,7 @@
-//===- Specialize.cpp - the kjit-specialize pass
-//---------------------------===//
+//===- Specialize.cpp - the kjit-specialize pass -------------------------===//
 
 #include "kjit/Transforms/Passes.h"
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -1,6 +1,6 @@
-//===- Specialization.cpp - applying a specialization to a kernel --------===//
+//===- ApplySpecialization.cpp - applying a specialization to a kernel ---===//
 
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "kjit/Runtime/DType.h"
 #include "kjit/Runtime/Specialization.h"

@@ -1,4 +1,4 @@
-//===- Specialization.h - applying a specialization to a kernel -*- C++ -*-===//
+//===- ApplySpecialization.h - applying a specialization --------*- C++ -*-===//
 //
 // The compiler-side form of a specialization and the function that applies
 // it to a kjit.kernel (what the kjit-specialize pass runs). The runtime's
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_TRANSFORMS_SPECIALIZATION_H
-#define KJIT_TRANSFORMS_SPECIALIZATION_H
+#ifndef KJIT_TRANSFORMS_APPLYSPECIALIZATION_H
+#define KJIT_TRANSFORMS_APPLYSPECIALIZATION_H
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
@@ -72,4 +72,4 @@ mlir::LogicalResult applySpecialization(KernelOp kernel,
 
 } // namespace kjit
 
-#endif // KJIT_TRANSFORMS_SPECIALIZATION_H
+#endif // KJIT_TRANSFORMS_APPLYSPECIALIZATION_H
