@@ -15,23 +15,25 @@
 #include "kjit/Compiler/CompilerAPI.h"
 
 #include "kjit/Analysis/Dependencies.h"
-#include "kjit/Compiler/HostCodegen.h"
+#include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Runtime/Json.h"
 #include "kjit/Runtime/KernelManifest.h"
 #include "kjit/Runtime/Specialization.h"
-#include "kjit/Transforms/Passes.h"
 #include "kjit/Transforms/ApplySpecialization.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -281,9 +283,15 @@ LogicalResult applyGlobals(ModuleOp module, const char *json,
 int compile(const kjit_compile_request *request, char **artifact,
             size_t *artifactSize, char **metadata, char **error) {
   CompileSession session;
-  if (std::strcmp(request->target, "host") != 0)
+  const kjit::Target *target = kjit::lookupTarget(request->target);
+  if (!target) {
+    std::string known;
+    for (const std::string &name : kjit::getRegisteredTargetNames())
+      known += (known.empty() ? "" : ", ") + name;
     return session.fail(error, std::string("unknown target '") +
-                                   request->target + "'");
+                                   request->target + "' (registered: " + known +
+                                   ")");
+  }
   OwningOpRef<ModuleOp> module =
       session.parse(request->ir, request->ir_size, request->source_name);
   if (!module)
@@ -296,66 +304,62 @@ int compile(const kjit_compile_request *request, char **artifact,
   if (!kernel)
     return session.fail(error, std::string("no kernel named '") +
                                    request->kernel + "'");
-  std::optional<kjit::KernelSpecialization> spec =
-      kjit::readSpecializationRecord(request->record_json, &session.context,
-                                     message);
-  if (!spec)
-    return session.fail(error, "bad specialization record: " + message);
-  if (failed(kjit::applySpecialization(kernel, *spec)))
-    return session.fail(error, "cannot specialize '" + spec->kernel + "'");
-  // Only this kernel is compiled; the others may not even be specialized.
-  for (auto other :
-       llvm::make_early_inc_range(module->getOps<kjit::KernelOp>()))
-    if (other != kernel)
-      other.erase();
-
-  PassManager pm(&session.context);
-  pm.addPass(createCanonicalizerPass());
-  kjit::KjitConvertHostToLLVMOptions options;
-  options.debug = request->debug != 0;
-  pm.addPass(kjit::createKjitConvertHostToLLVM(options));
-  if (failed(pm.run(*module)))
-    return session.fail(error,
-                        "cannot lower '" + spec->kernel + "' for the host");
-
-  // The signature the backend checks each launch's arguments against, in
-  // the record's spelling (HostKernel.h).
   auto record = kjit::rt::specializationFromJson(request->record_json);
   if (!record.ok())
     return session.fail(error, "bad specialization record: " +
                                    std::string(record.status().message()));
-  std::string signature;
-  for (const kjit::rt::SpecializedParam &param : record->params)
-    if (!param.isConstexpr)
-      signature +=
-          (signature.empty() ? "" : ",") + kjit::rt::toString(param.type);
-  OpBuilder builder(&session.context);
-  builder.setInsertionPointToEnd(module->getBody());
-  LLVM::GlobalOp::create(
-      builder, module->getLoc(),
-      LLVM::LLVMArrayType::get(builder.getI8Type(), signature.size() + 1),
-      /*isConstant=*/true, LLVM::Linkage::External,
-      "kjit_host_signature_" + spec->kernel,
-      builder.getStringAttr(signature + std::string(1, '\0')));
 
-  std::string object;
-  if (!kjit::buildHostSharedObject(*module, object, message))
-    return session.fail(error, message);
-  kjit::HostTargetInfo host = kjit::getHostTargetInfo();
-  std::string meta;
-  kjit::rt::JsonWriter writer(meta);
-  writer.beginObject()
-      .key("format")
-      .string("elf-shared-object")
-      .key("triple")
-      .string(host.triple)
-      .key("cpu")
-      .string(host.cpu)
-      .endObject();
-  *artifact = static_cast<char *>(std::malloc(object.size()));
-  std::memcpy(*artifact, object.data(), object.size());
-  *artifactSize = object.size();
-  *metadata = copyString(meta);
+  // The registered pipeline (kjit-<target>-pipeline replays it in kjit-opt).
+  kjit::KernelPipelineOptions options;
+  options.kernel = request->kernel;
+  options.target = kjit::getTargetOptions(*record);
+  options.target.debug |= request->debug != 0;
+  options.record = std::make_shared<const kjit::rt::SpecializationRecord>(
+      std::move(*record));
+  PassManager pm(&session.context);
+  kjit::buildKernelPipeline(pm, *target, options);
+  // Which pass failed decides the message.
+  struct FirstFailure : PassInstrumentation {
+    explicit FirstFailure(std::string &pass) : pass(pass) {}
+    void runAfterPassFailed(Pass *failedPass, Operation *) override {
+      if (pass.empty())
+        pass = failedPass->getArgument().str();
+    }
+    std::string &pass;
+  };
+  std::string failedPass;
+  pm.addInstrumentation(std::make_unique<FirstFailure>(failedPass));
+  if (failed(pm.run(*module)))
+    return session.fail(
+        error, failedPass == "kjit-specialize"
+                   ? "cannot specialize '" + options.kernel + "'"
+                   : "cannot lower '" + options.kernel + "' for target '" +
+                         target->name().str() + "'");
+
+  // KJIT_DUMP_LOWERED_IR=<dir>: the lowered module as <dir>/<kernel>.mlir,
+  // as kjit-opt --kjit-<target>-pipeline prints it (docs/Runtime.md).
+  if (const char *dir = std::getenv("KJIT_DUMP_LOWERED_IR"); dir && *dir) {
+    llvm::SmallString<256> path(dir);
+    std::error_code ec = llvm::sys::fs::create_directories(path);
+    llvm::sys::path::append(path, options.kernel + ".mlir");
+    std::optional<llvm::raw_fd_ostream> os;
+    if (!ec)
+      os.emplace(path, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return session.fail(error, "cannot write the lowered IR to '" +
+                                     path.str().str() + "': " + ec.message());
+    module->print(*os);
+    *os << '\n';
+  }
+
+  llvm::Expected<kjit::TargetArtifact> built =
+      target->emitArtifact(*module, options.target);
+  if (!built)
+    return session.fail(error, llvm::toString(built.takeError()));
+  *artifact = static_cast<char *>(std::malloc(built->bytes.size()));
+  std::memcpy(*artifact, built->bytes.data(), built->bytes.size());
+  *artifactSize = built->bytes.size();
+  *metadata = copyString(built->metadataJson);
   return 0;
 }
 

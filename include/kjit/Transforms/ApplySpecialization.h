@@ -17,6 +17,10 @@
 
 namespace kjit {
 
+namespace rt {
+struct SpecializationRecord;
+} // namespace rt
+
 /// How one kernel parameter is specialized.
 struct ParamSpecialization {
   std::string name;
@@ -29,6 +33,10 @@ struct ParamSpecialization {
   mlir::Attribute constant;
   /// The `D` spec key: divisible by 16.
   bool divisibleBy16 = false;
+  /// The signature type a launch passes for a non-constexpr parameter, as
+  /// the runtime spells it ("*kfp32", "*i8" for None, "u64"); empty for a
+  /// constexpr. It decides `kjit.signature_type` where `type` cannot say it.
+  std::string signatureType;
 };
 
 /// A specialization of one kernel.
@@ -52,6 +60,11 @@ std::optional<KernelSpecialization>
 readSpecializationRecord(llvm::StringRef json, mlir::MLIRContext *context,
                          std::string &error);
 
+/// The same from a record already parsed.
+std::optional<KernelSpecialization>
+specializationFromRecord(const rt::SpecializationRecord &record,
+                         mlir::MLIRContext *context, std::string &error);
+
 /// The MLIR type of a signature type ("i32" -> i32, "u64" -> i64, "*fp32" ->
 /// !kjit.ptr<f32>, "*ku8" -> !kjit.ptr<ui8>), or null with `error` set.
 mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
@@ -64,8 +77,10 @@ std::string printSignatureType(mlir::Type type, bool isConst = false);
 
 /// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
 /// resolves their casts, folds constexprs (and removes those parameters),
-/// None and `1` parameters into constants, and marks `D` parameters with
-/// `kjit.divisibility = 16`. Emits an error on the kernel or the offending
+/// None and `1` parameters into constants, marks `D` parameters with
+/// `kjit.divisibility = 16`, and gives `kjit.signature_type` to parameters
+/// whose signature type printSignatureType of their type (and `kjit.const`)
+/// does not spell. Emits an error on the kernel or the offending
 /// operation and fails when the specialization does not fit the kernel.
 mlir::LogicalResult applySpecialization(KernelOp kernel,
                                         const KernelSpecialization &spec);

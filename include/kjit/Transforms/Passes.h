@@ -14,13 +14,35 @@
 
 #include "mlir/Pass/Pass.h"
 
+#include <memory>
+#include <string>
+
+namespace mlir {
+class RewritePatternSet;
+} // namespace mlir
+
 namespace kjit {
+
+namespace rt {
+struct SpecializationRecord;
+} // namespace rt
 
 #define GEN_PASS_DECL
 #include "kjit/Transforms/Passes.h.inc"
 
 #define GEN_PASS_REGISTRATION
 #include "kjit/Transforms/Passes.h.inc"
+
+/// kjit-specialize with a record already in memory (the runtime's compile)
+/// instead of `record=FILE`. When `kernelName` is not empty, the record
+/// must be for that kernel.
+std::unique_ptr<mlir::Pass> createKjitSpecializeWithRecord(
+    std::shared_ptr<const rt::SpecializationRecord> record,
+    std::string kernelName = "");
+
+/// The patterns of kjit-expand-masks: a masked kjit.load or kjit.store
+/// becomes an scf.if around an unmasked one.
+void populateExpandMasksPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kjit
 
