@@ -13,25 +13,27 @@
 #include "kjit/Runtime/CompilerService.h"
 
 #include "kjit/Analysis/Dependencies.h"
-#include "kjit/Compiler/HostCodegen.h"
+#include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
+#include "kjit/Compiler/Target.h"
 #include "kjit/Model/DType.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
-#include "kjit/Transforms/Passes.h"
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -222,10 +224,6 @@ absl::Status applyGlobals(ModuleOp module,
   return absl::OkStatus();
 }
 
-/// The host target: kernel IR -> LLVM dialect -> object -> shared object.
-constexpr llvm::StringLiteral kHostTarget = "host";
-constexpr llvm::StringLiteral kHostFormat = "elf-shared-object";
-
 class Service final : public rt::CompilerService {
 public:
   absl::StatusOr<rt::ModuleAnalysis>
@@ -233,7 +231,11 @@ public:
   absl::StatusOr<rt::CompiledArtifact>
   compile(const rt::CompileRequest &request) override;
   std::vector<rt::TargetDescription> targets() const override {
-    return {{kHostTarget.str(), kHostFormat.str()}};
+    std::vector<rt::TargetDescription> result;
+    for (const std::string &name : kjit::getRegisteredTargetNames())
+      result.push_back(
+          {name, kjit::lookupTarget(name)->artifactFormat().str()});
+    return result;
   }
 };
 
@@ -285,24 +287,63 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   return result;
 }
 
+/// Which pass failed first: it decides whose fault a failed compile is.
+struct FirstFailure : PassInstrumentation {
+  explicit FirstFailure(std::string &pass) : pass(pass) {}
+  void runAfterPassFailed(Pass *failedPass, Operation *) override {
+    if (pass.empty())
+      pass = failedPass->getArgument().str();
+  }
+  std::string &pass;
+};
+
+/// KJIT_DUMP_LOWERED_IR=<dir>: the lowered module as <dir>/<kernel>.mlir,
+/// exactly as kjit-opt --kjit-<target>-pipeline prints it (docs/Runtime.md).
+absl::Status dumpLoweredModule(ModuleOp module, StringRef kernel) {
+  const char *dir = std::getenv("KJIT_DUMP_LOWERED_IR");
+  if (!dir || !*dir)
+    return absl::OkStatus();
+  llvm::SmallString<256> path(dir);
+  std::error_code ec = llvm::sys::fs::create_directories(path);
+  llvm::sys::path::append(path, kernel + ".mlir");
+  std::optional<llvm::raw_fd_ostream> os;
+  if (!ec)
+    os.emplace(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return absl::FailedPreconditionError("cannot write the lowered IR to '" +
+                                         path.str().str() +
+                                         "': " + ec.message());
+  module.print(*os);
+  *os << '\n';
+  return absl::OkStatus();
+}
+
 absl::StatusOr<rt::CompiledArtifact>
 Service::compile(const rt::CompileRequest &request) {
   CompileSession session;
-  if (StringRef(request.target.data(), request.target.size()) != kHostTarget)
+  StringRef targetName(request.target.data(), request.target.size());
+  const kjit::Target *target = kjit::lookupTarget(targetName);
+  if (!target) {
+    std::string known;
+    for (const std::string &name : kjit::getRegisteredTargetNames())
+      known += (known.empty() ? "" : ", ") + name;
     return absl::FailedPreconditionError(
-        "the compiler has no target '" + std::string(request.target) +
-        "' (targets: " + kHostTarget.str() + ")");
+        ("unknown target '" + targetName + "' (registered: " + known + ")")
+            .str());
+  }
   bool accepted = false;
   for (const std::string &format : request.acceptedFormats)
-    accepted |= format == kHostFormat;
+    accepted |= format == target->artifactFormat();
   if (!accepted) {
     std::string formats;
     for (const std::string &format : request.acceptedFormats)
       formats += (formats.empty() ? "" : ", ") + format;
     return absl::FailedPreconditionError(
-        "target '" + kHostTarget.str() + "' produces '" + kHostFormat.str() +
-        "', which the backend does not accept (it accepts: " +
-        (formats.empty() ? std::string("nothing") : formats) + ")");
+        ("target '" + target->name() + "' produces '" +
+         target->artifactFormat() +
+         "', which the backend does not accept (it accepts: " +
+         (formats.empty() ? std::string("nothing") : formats) + ")")
+            .str());
   }
   if (!request.record)
     return absl::InternalError("a compile request without a record");
@@ -312,63 +353,40 @@ Service::compile(const rt::CompileRequest &request) {
       session.parse(request.bytecode, request.sourceName);
   if (!module)
     return session.internalError("cannot read the analysed module back");
-  if (absl::Status baked = applyGlobals(*module, request.globals); !baked.ok())
+  if (absl::Status baked = applyGlobals(*module, request.globals);
+      !baked.ok())
     return baked;
+  if (!module->lookupSymbol<kjit::KernelOp>(record.name))
+    return absl::InvalidArgumentError("no kernel named '" + record.name +
+                                      "'");
 
-  auto kernel = module->lookupSymbol<kjit::KernelOp>(record.name);
-  if (!kernel)
-    return absl::InvalidArgumentError("no kernel named '" + record.name + "'");
-  std::string message;
-  std::optional<kjit::KernelSpecialization> spec =
-      kjit::specializationFromRecord(record, &session.context, message);
-  if (!spec)
-    return absl::InvalidArgumentError("bad specialization record: " + message);
-  if (failed(kjit::applySpecialization(kernel, *spec)))
-    return session.userError("cannot specialize '" + spec->kernel + "'");
-  // Only this kernel is compiled; the others may not even be specialized.
-  for (auto other :
-       llvm::make_early_inc_range(module->getOps<kjit::KernelOp>()))
-    if (other != kernel)
-      other.erase();
-
+  // The registered pipeline (kjit-<target>-pipeline replays it in kjit-opt).
+  kjit::KernelPipelineOptions options;
+  options.kernel = record.name;
+  options.target = kjit::getTargetOptions(record);
+  options.record = std::make_shared<const rt::SpecializationRecord>(record);
   PassManager pm(&session.context);
-  pm.addPass(createCanonicalizerPass());
-  kjit::KjitConvertHostToLLVMOptions options;
-  options.debug = record.options.debug();
-  pm.addPass(kjit::createKjitConvertHostToLLVM(options));
+  kjit::buildKernelPipeline(pm, *target, options);
+  std::string failedPass;
+  pm.addInstrumentation(std::make_unique<FirstFailure>(failedPass));
   if (failed(pm.run(*module)))
-    return session.userError("cannot lower '" + spec->kernel +
-                             "' for the host");
+    return session.userError(failedPass == "kjit-specialize"
+                                 ? "cannot specialize '" + options.kernel + "'"
+                                 : "cannot lower '" + options.kernel +
+                                       "' for target '" +
+                                       target->name().str() + "'");
+  if (absl::Status dumped = dumpLoweredModule(*module, options.kernel);
+      !dumped.ok())
+    return dumped;
 
-  // The signature the backend checks each launch's arguments against, in
-  // the record's spelling (HostKernel.h).
-  std::string signature;
-  for (const rt::SpecializedParam &param : record.params)
-    if (!param.isConstexpr)
-      signature += (signature.empty() ? "" : ",") + rt::toString(param.type);
-  OpBuilder builder(&session.context);
-  builder.setInsertionPointToEnd(module->getBody());
-  LLVM::GlobalOp::create(
-      builder, module->getLoc(),
-      LLVM::LLVMArrayType::get(builder.getI8Type(), signature.size() + 1),
-      /*isConstant=*/true, LLVM::Linkage::External,
-      "kjit_host_signature_" + spec->kernel,
-      builder.getStringAttr(signature + std::string(1, '\0')));
-
+  llvm::Expected<kjit::TargetArtifact> built =
+      target->emitArtifact(*module, options.target);
+  if (!built)
+    return absl::InternalError(llvm::toString(built.takeError()));
   rt::CompiledArtifact artifact;
-  artifact.format = kHostFormat.str();
-  if (!kjit::buildHostSharedObject(*module, artifact.bytes, message))
-    return absl::InternalError(message);
-  kjit::HostTargetInfo host = kjit::getHostTargetInfo();
-  rt::JsonWriter writer(artifact.metadataJson);
-  writer.beginObject()
-      .key("format")
-      .string(artifact.format)
-      .key("triple")
-      .string(host.triple)
-      .key("cpu")
-      .string(host.cpu)
-      .endObject();
+  artifact.format = target->artifactFormat().str();
+  artifact.bytes = std::move(built->bytes);
+  artifact.metadataJson = std::move(built->metadataJson);
   return artifact;
 }
 

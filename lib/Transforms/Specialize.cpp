@@ -1,8 +1,8 @@
-//===- Specialize.cpp - the kjit-specialize pass
-//---------------------------===//
+//===- Specialize.cpp - the kjit-specialize pass -------------------------===//
 
+#include "kjit/Model/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 #include "kjit/Transforms/Passes.h"
-#include "kjit/Transforms/Specialization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -19,6 +19,13 @@ namespace {
 struct SpecializePass : kjit::impl::KjitSpecializeBase<SpecializePass> {
   using KjitSpecializeBase::KjitSpecializeBase;
 
+  /// The pass with a record in memory instead of its options.
+  SpecializePass(std::shared_ptr<const kjit::rt::SpecializationRecord> record,
+                 std::string kernel)
+      : record(std::move(record)) {
+    kernelName = std::move(kernel);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     std::optional<kjit::KernelSpecialization> spec = readSpecialization();
@@ -34,33 +41,44 @@ struct SpecializePass : kjit::impl::KjitSpecializeBase<SpecializePass> {
       return signalPassFailure();
   }
 
-  /// The specialization from `record=FILE`, or from `kernel` and `spec`.
+  /// The specialization from the record in memory, `record=FILE`, or
+  /// `kernel` and `spec`.
   std::optional<kjit::KernelSpecialization> readSpecialization() {
     ModuleOp module = getOperation();
     std::string error;
-    if (recordPath.empty()) {
+    std::optional<kjit::KernelSpecialization> spec;
+    if (record) {
+      spec = kjit::specializationFromRecord(*record, &getContext(), error);
+      if (!spec) {
+        module.emitError() << "kjit-specialize: the specialization record: "
+                           << error;
+        return std::nullopt;
+      }
+    } else if (recordPath.empty()) {
       if (kernelName.empty()) {
         module.emitError("kjit-specialize needs the kernel to specialize "
                          "(kernel=NAME) or a record (record=FILE)");
         return std::nullopt;
       }
-      auto spec =
+      spec =
           kjit::parseSpecialization(kernelName, entries, &getContext(), error);
       if (!spec)
         module.emitError() << "kjit-specialize: " << error;
       return spec;
-    }
-    auto file = llvm::MemoryBuffer::getFile(recordPath, /*IsText=*/true);
-    if (!file) {
-      module.emitError() << "kjit-specialize: cannot read '" << recordPath
-                         << "': " << file.getError().message();
-      return std::nullopt;
-    }
-    auto spec = kjit::readSpecializationRecord((*file)->getBuffer(),
-                                               &getContext(), error);
-    if (!spec) {
-      module.emitError() << "kjit-specialize: " << recordPath << ": " << error;
-      return std::nullopt;
+    } else {
+      auto file = llvm::MemoryBuffer::getFile(recordPath, /*IsText=*/true);
+      if (!file) {
+        module.emitError() << "kjit-specialize: cannot read '" << recordPath
+                           << "': " << file.getError().message();
+        return std::nullopt;
+      }
+      spec = kjit::readSpecializationRecord((*file)->getBuffer(), &getContext(),
+                                            error);
+      if (!spec) {
+        module.emitError() << "kjit-specialize: " << recordPath << ": "
+                           << error;
+        return std::nullopt;
+      }
     }
     if (!kernelName.empty() && kernelName != spec->kernel) {
       module.emitError() << "kjit-specialize: the record is for '@"
@@ -69,6 +87,16 @@ struct SpecializePass : kjit::impl::KjitSpecializeBase<SpecializePass> {
     }
     return spec;
   }
+
+  /// Set by createKjitSpecializeWithRecord; shared by the pass's clones.
+  std::shared_ptr<const kjit::rt::SpecializationRecord> record;
 };
 
 } // namespace
+
+std::unique_ptr<Pass> kjit::createKjitSpecializeWithRecord(
+    std::shared_ptr<const rt::SpecializationRecord> record,
+    std::string kernelName) {
+  return std::make_unique<SpecializePass>(std::move(record),
+                                          std::move(kernelName));
+}

@@ -12,6 +12,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HookPasses.h"
+#include "kjit/Compiler/Pipeline.h"
+#include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 #include "kjit/Transforms/Passes.h"
 
@@ -23,8 +26,12 @@
 
 extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
-  return {MLIR_PLUGIN_API_VERSION, "kjit", LLVM_VERSION_STRING,
-          []() { kjit::registerKjitPasses(); }};
+  return {MLIR_PLUGIN_API_VERSION, "kjit", LLVM_VERSION_STRING, []() {
+            kjit::registerKjitPasses();
+            kjit::registerKjitConversionPasses();
+            kjit::registerKjitHookPasses();
+            kjit::registerKernelPipelines();
+          }};
 }
 
 extern "C" LLVM_ATTRIBUTE_VISIBILITY_DEFAULT mlir::DialectPluginLibraryInfo

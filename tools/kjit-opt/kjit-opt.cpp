@@ -1,9 +1,10 @@
 //===- kjit-opt.cpp - the kjit optimizer driver ---------------------------===//
 //
 // mlir-opt for kernel IR: parses, verifies, runs pass pipelines and prints.
-// Registers the kjit dialect, the upstream dialects kernel bodies use and the
-// kjit passes; all of mlir-opt's flags work (--split-input-file,
-// --verify-diagnostics, --mlir-print-ir-after-all, ...).
+// Registers the kjit dialect, the upstream dialects kernel bodies use, the
+// kjit passes and the compile pipelines (--kjit-host-pipeline='kernel=K
+// record=R.json' replays a launch's compile); all of mlir-opt's flags work
+// (--split-input-file, --verify-diagnostics, --mlir-print-ir-after-all, ...).
 //
 // --load-plugin loads kjit plugins (the stable C ABI of include/kjit-c), as
 // KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
@@ -11,7 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HookPasses.h"
+#include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
+#include "kjit/Conversion/Passes.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
@@ -31,6 +35,10 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
   kjit::registerKjitPasses();
+  kjit::registerKjitConversionPasses();
+  kjit::registerKjitHookPasses();
+  // kjit-host-pipeline (and one per registered target): a launch's compile.
+  kjit::registerKernelPipelines();
   // The generic transforms (canonicalize, cse, inline, symbol-dce, ...) that
   // pipelines over kernel IR use.
   mlir::registerTransformsPasses();

@@ -1,8 +1,12 @@
 //===- Passes.td - kjit passes -----------------------------*- tablegen -*-===//
 //
-// The passes that look at kernels: dependency finding and global tracking
-// (docs/Dependencies.md). Each runs the same way in the runtime, in kjit-opt,
-// and in mlir-opt through the pass plugin.
+// The target-independent passes over kernel IR: dependency finding and
+// global tracking (docs/Dependencies.md), specialization
+// (docs/Specialization.md) and the preparation every target pipeline runs
+// before its lowering (docs/HostTarget.md). Each runs the same way in the
+// runtime, in kjit-opt, and in mlir-opt through the pass plugin. The
+// lowerings are in include/kjit/Conversion/Passes.td; the hook passes, which
+// call the process's plugins, in lib/HookPasses (linked by the tools only).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,7 +90,12 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
     - parameters with the `1` spec key are folded into the constant 1 and
       parameters bound to None into `kjit.null`;
     - parameters with the `D` spec key get `kjit.divisibility = 16`, which
-      lowering turns into an alignment (`llvm.align`) or an assumption.
+      lowering turns into an alignment (`llvm.align`) or an assumption;
+    - a parameter whose launch signature type is not what its type (and
+      `kjit.const`) spell gets `kjit.signature_type = "<type>"`: a
+      read-only tensor passed to a plain pointer (`"*kfp32"`), None
+      (`"*i8"`), an unsigned integer (`"u64"`). The host lowering writes the
+      launch signature from it.
 
     ```mlir
     // kjit-opt --kjit-specialize="kernel=add spec=x:*fp32:D,n:i32:1,BLOCK=1024"
@@ -103,7 +112,9 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
     entries are `name:TYPE[:D|1|N]` for each non-constexpr
     parameter (TYPE as in signatures: i32, fp32, *fp16, *kfp32) and
     `name=VALUE` for constexprs (an integer, a float, true, false) and for
-    arguments that are None (`name=none`).
+    arguments that are None (`name=none`). The compile pipeline
+    (`kjit::buildKernelPipeline`) creates the pass with a record already in
+    memory instead (`kjit::createKjitSpecializeWithRecord`).
   }];
   let options = [
     Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
@@ -117,75 +128,100 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
 }
 
-def KjitCacheHook : Pass<"kjit-cache-hook", "mlir::ModuleOp"> {
-  let summary = "Ask the loaded plugins' cache hooks whether to compile";
+def KjitKeepKernel : Pass<"kjit-keep-kernel", "mlir::ModuleOp"> {
+  let summary = "Erase every kernel but one";
   let description = [{
-    Calls the cache hook of every loaded plugin (`--load-plugin`,
-    `KJIT_PLUGINS`) for each kernel, with its key (the recorded `kjit.key`
-    or a freshly computed one), a readable repr `name(x: *fp32, n: i32)` and
-    a JSON compile record. A kernel that any hook answers "skip" for is not
-    compiled: it leaves the module, with a remark.
-  }];
-  let options = [
-    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
-           "Only this kernel (default: every kernel)">,
-    Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "Target name the hooks see">
-  ];
-}
-
-def KjitCompiledHook : Pass<"kjit-compiled-hook", "mlir::ModuleOp"> {
-  let summary = "Show the compiled module to the loaded plugins";
-  let description = [{
-    Calls the compiled hook of every loaded plugin for each kernel of the
-    module, with the module at this point of the pipeline as the artifact
-    (format `mlir-bytecode`). The IR is not changed.
-  }];
-  let options = [
-    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
-           "Only this kernel (default: every kernel)">,
-    Option<"target", "target", "std::string", /*default=*/"\"host\"",
-           "Target name the hooks see">
-  ];
-}
-
-def KjitConvertHostToLLVM
-    : Pass<"kjit-convert-host-to-llvm", "mlir::ModuleOp"> {
-  let summary = "Lower specialized kernel IR to the LLVM dialect for the host";
-  let description = [{
-    Lowers a module whose kernels have been specialized (no `kjit.cast`
-    left) to the LLVM dialect, following the host kernel ABI of
-    `include/kjit-c/HostKernel.h`:
-
-    - every kernel and device function takes the SIMT thread
-      (`kjit_host_thread *`) as its last argument; program and thread ids
-      are loads from it; barriers, prints and failed asserts are calls
-      through its runtime table, so the compiled object has no undefined
-      symbols of kjit's;
-    - global reads are replaced by the globals' values (baked in);
-    - masked loads and stores become branches around unmasked accesses;
-    - workgroup memory (`memref.global` in `#gpu.address_space<workgroup>`)
-      becomes thread-local globals;
-    - `kjit.divisibility = 16` becomes `llvm.align = 16` on pointers and an
-      `llvm.intr.assume` on integers;
-    - each kernel `K` gets an exported `kjit_host_entry_K(thread, args)` and
-      a `kjit_host_flags_K` constant saying whether it uses barriers.
+    A compile builds one kernel: the module's other kernels are erased (they
+    may not even be specialized). Device functions and globals stay; the
+    lowering gives functions internal linkage, so code generation drops the
+    ones nothing calls.
 
     ```mlir
-    // After, for `kjit.kernel @add(%x: !kjit.ptr<f32> {kjit.divisibility = 16}, ...)`
-    llvm.func internal @add(%x: !llvm.ptr {llvm.align = 16 : i64}, ..., %thread: !llvm.ptr)
-    llvm.func @kjit_host_entry_add(%thread: !llvm.ptr, %args: !llvm.ptr)
-    llvm.mlir.global external constant @kjit_host_flags_add(0 : i32)
+    // kjit-opt --kjit-keep-kernel=kernel=add
+    // Before
+    kjit.kernel @add(...) { ... }
+    kjit.kernel @sub(...) { ... }
+    // After
+    kjit.kernel @add(...) { ... }
     ```
+
+    A kernel name the module does not have is an error.
   }];
   let options = [
-    Option<"debug", "debug", "bool", /*default=*/"false",
-           "Keep device asserts (debug=true or KJIT_DEBUG=1 at launch)">
+    Option<"kernelName", "kernel", "std::string", /*default=*/"\"\"",
+           "The kernel to keep">
   ];
+}
+
+def KjitBakeGlobals : Pass<"kjit-bake-globals", "mlir::ModuleOp"> {
+  let summary = "Replace global reads by the globals' current values";
+  let description = [{
+    A compiled kernel bakes in the values of the module globals it reads
+    (the runtime checks at launch that they have not changed since): every
+    `kjit.get_global` becomes an `arith.constant` of the global's value as
+    the module holds it now. The `kjit.global` operations stay (the
+    lowering drops them).
+
+    ```mlir
+    kjit.global @SCALE : f32 = 5.000000e-01
+    // Before
+    %s = kjit.get_global @SCALE : f32
+    // After
+    %s = arith.constant 5.000000e-01 : f32
+    ```
+  }];
+  let dependentDialects = ["kjit::KjitDialect", "mlir::arith::ArithDialect"];
+}
+
+def KjitExpandMasks : Pass<"kjit-expand-masks", "mlir::ModuleOp"> {
+  let summary = "Turn masked loads and stores into branches around unmasked ones";
+  let description = [{
+    For targets without predicated memory accesses (the host): a masked
+    `kjit.load` becomes an `scf.if` that loads without the mask when the
+    mask is true and yields `other` (or zero) otherwise; a masked
+    `kjit.store` becomes an `scf.if` around an unmasked store. A masked-off
+    address is never read or written.
+
+    ```mlir
+    // Before
+    %v = kjit.load %x[%i] mask %m other %o : !kjit.ptr<f32>, i32 -> f32
+    kjit.store %v, %y[%i] mask %m : f32, !kjit.ptr<f32>, i32
+    // After
+    %v = scf.if %m -> (f32) {
+      %l = kjit.load %x[%i] : !kjit.ptr<f32>, i32 -> f32
+      scf.yield %l : f32
+    } else {
+      scf.yield %o : f32
+    }
+    scf.if %m {
+      kjit.store %v, %y[%i] : f32, !kjit.ptr<f32>, i32
+    }
+    ```
+
+    The patterns are `kjit::populateExpandMasksPatterns`; the pass applies
+    them without folding, so it changes nothing else.
+  }];
   let dependentDialects = [
-    "kjit::KjitDialect", "mlir::LLVM::LLVMDialect", "mlir::arith::ArithDialect",
-    "mlir::scf::SCFDialect", "mlir::cf::ControlFlowDialect"
+    "kjit::KjitDialect", "mlir::arith::ArithDialect", "mlir::scf::SCFDialect"
   ];
+}
+
+def KjitStripAsserts : Pass<"kjit-strip-asserts", "mlir::ModuleOp"> {
+  let summary = "Erase device asserts";
+  let description = [{
+    Outside debug mode (`debug=true` at launch, or `KJIT_DEBUG=1`) device
+    asserts are not checked: every `kjit.assert` is erased. The values only
+    the assert used become dead and canonicalization removes them.
+
+    ```mlir
+    // Before
+    %ok = arith.cmpi slt, %i, %n : i32
+    kjit.assert %ok, "index out of range"
+    // After
+    %ok = arith.cmpi slt, %i, %n : i32
+    ```
+  }];
+  let dependentDialects = ["kjit::KjitDialect"];
 }
 
 #endif // KJIT_TRANSFORMS_PASSES_TD

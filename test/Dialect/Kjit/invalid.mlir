@@ -25,7 +25,7 @@ kjit.kernel @k(%p: !kjit.ptr<i7>) { kjit.return }
 // Parameter attributes
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.default and kjit.divisibility}}
+// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.default, kjit.divisibility and kjit.signature_type}}
 kjit.kernel @k(%n: i32 {kjit.constant}) { kjit.return }
 
 // -----
@@ -37,6 +37,11 @@ kjit.func @f(%n: i32 {kjit.constexpr}) { kjit.return }
 
 // expected-error @below {{'kjit.kernel' op 'kjit.const' on parameter #0 is a flag and takes no value}}
 kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.const = true}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.signature_type' on parameter #0 must be a signature type string ("*kfp32"), not 3 : i64}}
+kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.signature_type = 3}) { kjit.return }
 
 // -----
 

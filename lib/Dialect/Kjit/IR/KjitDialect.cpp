@@ -115,19 +115,29 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
                   kDoNotSpecializeOnAlignmentAttrName, kConstAttrName},
                  true)
           .Default(false);
-  if (!isUnitFlag && name != kDefaultAttrName && name != kDivisibilityAttrName)
+  if (!isUnitFlag && name != kDefaultAttrName &&
+      name != kDivisibilityAttrName && name != kSignatureTypeAttrName)
     return op->emitOpError()
            << "unknown parameter attribute '" << name << "' on parameter #"
            << argIndex << "; kjit knows " << kConstexprAttrName << ", "
            << kDoNotSpecializeAttrName << ", "
            << kDoNotSpecializeOnAlignmentAttrName << ", " << kConstAttrName
-           << ", " << kDefaultAttrName << " and " << kDivisibilityAttrName;
+           << ", " << kDefaultAttrName << ", " << kDivisibilityAttrName
+           << " and " << kSignatureTypeAttrName;
   if (!isa<KernelOp>(op))
     return op->emitOpError()
            << "'" << name << "' applies to kernel parameters only";
   if (isUnitFlag && !isa<UnitAttr>(attribute.getValue()))
     return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
                              << " is a flag and takes no value";
+  if (name == kSignatureTypeAttrName) {
+    auto text = dyn_cast<StringAttr>(attribute.getValue());
+    if (!text || text.empty())
+      return op->emitOpError()
+             << "'" << name << "' on parameter #" << argIndex
+             << " must be a signature type string (\"*kfp32\"), not "
+             << attribute.getValue();
+  }
   if (name == kDivisibilityAttrName) {
     auto divisor = dyn_cast<IntegerAttr>(attribute.getValue());
     if (!divisor || divisor.getValue().isNonPositive() ||

@@ -46,6 +46,11 @@ def Kjit_Dialect : Dialect {
     /// integer) is divisible by this many (16: the `D` spec key).
     static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
         "kjit.divisibility";
+    /// Set by specialization when the signature type a launch passes for the
+    /// parameter is not what its type and `kjit.const` spell: "*kfp32" (a
+    /// read-only tensor), "*i8" (None), "u64" (an unsigned integer).
+    static constexpr ::llvm::StringLiteral kSignatureTypeAttrName =
+        "kjit.signature_type";
 
   private:
     void registerTypes();

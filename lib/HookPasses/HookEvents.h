@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_TRANSFORMS_HOOKEVENTS_H
-#define KJIT_LIB_TRANSFORMS_HOOKEVENTS_H
+#ifndef KJIT_LIB_HOOKPASSES_HOOKEVENTS_H
+#define KJIT_LIB_HOOKPASSES_HOOKEVENTS_H
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 #include "kjit/Plugin/PluginHost.h"
@@ -38,4 +38,4 @@ mlir::LogicalResult forEachKernelEvent(
 
 } // namespace kjit
 
-#endif // KJIT_LIB_TRANSFORMS_HOOKEVENTS_H
+#endif // KJIT_LIB_HOOKPASSES_HOOKEVENTS_H

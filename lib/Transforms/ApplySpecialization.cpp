@@ -1,6 +1,6 @@
-//===- Specialization.cpp - applying a specialization to a kernel --------===//
+//===- ApplySpecialization.cpp - applying a specialization to a kernel ---===//
 
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "kjit/Model/DType.h"
 #include "kjit/Model/Specialization.h"
@@ -98,8 +98,11 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
                     .str();
         return std::nullopt;
       }
-      if (isa<UnitAttr>(param.constant))
+      if (isa<UnitAttr>(param.constant)) {
         param.type = PointerType::get(context, IntegerType::get(context, 8));
+        param.signatureType = rt::toString(
+            rt::SigType{rt::SigType::Kind::NullPointer, rt::DType::I8});
+      }
     } else {
       SmallVector<StringRef> parts;
       entry.split(parts, ':');
@@ -115,6 +118,10 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
         error = ("entry '" + entry + "': " + error).str();
         return std::nullopt;
       }
+      // The runtime's spelling of the type (aliases made canonical).
+      std::optional<rt::SigType> sigType =
+          rt::parseSigType(std::string_view(parts[1].data(), parts[1].size()));
+      param.signatureType = sigType ? rt::toString(*sigType) : parts[1].str();
       StringRef key = parts.size() == 3 ? parts[2] : "N";
       if (key == "D") {
         param.divisibleBy16 = true;
@@ -214,6 +221,7 @@ kjit::specializationFromRecord(const rt::SpecializationRecord &record,
                 rt::toString(param.type) + "' has no MLIR element type";
         return std::nullopt;
       }
+      ps.signatureType = rt::toString(param.type);
       ps.divisibleBy16 = param.specKey == rt::SpecKey::Divisible16;
     }
     spec.params.push_back(std::move(ps));
@@ -412,6 +420,16 @@ LogicalResult Specializer::bindParam(unsigned index,
     kernel.setArgAttr(index, KjitDialect::kDivisibilityAttrName,
                       builder.getI64IntegerAttr(16));
   }
+  // What the launch passes, where the type cannot say it (the host
+  // lowering writes the launch signature from it). A `kjit.const`
+  // parameter is always passed as "*kT" (the binder makes it so), also when
+  // an inline spec spells it "*T".
+  bool isConst = kernel.hasParamFlag(index, KjitDialect::kConstAttrName);
+  if (!ps.signatureType.empty() &&
+      ps.signatureType != printSignatureType(arg.getType(), isConst) &&
+      !(isConst && ps.signatureType == printSignatureType(arg.getType())))
+    kernel.setArgAttr(index, KjitDialect::kSignatureTypeAttrName,
+                      builder.getStringAttr(ps.signatureType));
   return success();
 }
 

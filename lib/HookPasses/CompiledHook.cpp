@@ -1,14 +1,14 @@
 //===- CompiledHook.cpp - the kjit-compiled-hook pass ---------------------===//
 
 #include "HookEvents.h"
-#include "kjit/Transforms/Passes.h"
+#include "HookPasses.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITCOMPILEDHOOK
-#include "kjit/Transforms/Passes.h.inc"
+#include "HookPasses.h.inc"
 } // namespace kjit
 
 using namespace mlir;

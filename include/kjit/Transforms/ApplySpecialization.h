@@ -1,4 +1,4 @@
-//===- Specialization.h - applying a specialization to a kernel -*- C++ -*-===//
+//===- ApplySpecialization.h - applying a specialization --------*- C++ -*-===//
 //
 // The compiler-side form of a specialization and the function that applies
 // it to a kjit.kernel (what the kjit-specialize pass runs). The runtime's
@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_TRANSFORMS_SPECIALIZATION_H
-#define KJIT_TRANSFORMS_SPECIALIZATION_H
+#ifndef KJIT_TRANSFORMS_APPLYSPECIALIZATION_H
+#define KJIT_TRANSFORMS_APPLYSPECIALIZATION_H
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
@@ -18,6 +18,10 @@
 #include <string>
 
 namespace kjit {
+
+namespace rt {
+struct SpecializationRecord;
+} // namespace rt
 
 /// How one kernel parameter is specialized.
 struct ParamSpecialization {
@@ -31,6 +35,10 @@ struct ParamSpecialization {
   mlir::Attribute constant;
   /// The `D` spec key: divisible by 16.
   bool divisibleBy16 = false;
+  /// The signature type a launch passes for a non-constexpr parameter, as
+  /// the runtime spells it ("*kfp32", "*i8" for None, "u64"); empty for a
+  /// constexpr. It decides `kjit.signature_type` where `type` cannot say it.
+  std::string signatureType;
 };
 
 /// A specialization of one kernel.
@@ -75,12 +83,14 @@ std::string printSignatureType(mlir::Type type, bool isConst = false);
 
 /// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
 /// resolves their casts, folds constexprs (and removes those parameters),
-/// None and `1` parameters into constants, and marks `D` parameters with
-/// `kjit.divisibility = 16`. Emits an error on the kernel or the offending
+/// None and `1` parameters into constants, marks `D` parameters with
+/// `kjit.divisibility = 16`, and gives `kjit.signature_type` to parameters
+/// whose signature type printSignatureType of their type (and `kjit.const`)
+/// does not spell. Emits an error on the kernel or the offending
 /// operation and fails when the specialization does not fit the kernel.
 mlir::LogicalResult applySpecialization(KernelOp kernel,
                                         const KernelSpecialization &spec);
 
 } // namespace kjit
 
-#endif // KJIT_TRANSFORMS_SPECIALIZATION_H
+#endif // KJIT_TRANSFORMS_APPLYSPECIALIZATION_H

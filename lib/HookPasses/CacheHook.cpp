@@ -1,11 +1,11 @@
 //===- CacheHook.cpp - the kjit-cache-hook pass ---------------------------===//
 
 #include "HookEvents.h"
-#include "kjit/Transforms/Passes.h"
+#include "HookPasses.h"
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITCACHEHOOK
-#include "kjit/Transforms/Passes.h.inc"
+#include "HookPasses.h.inc"
 } // namespace kjit
 
 using namespace mlir;

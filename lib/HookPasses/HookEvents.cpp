@@ -3,7 +3,7 @@
 #include "HookEvents.h"
 
 #include "kjit/Analysis/Dependencies.h"
-#include "kjit/Transforms/Specialization.h"
+#include "kjit/Transforms/ApplySpecialization.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"

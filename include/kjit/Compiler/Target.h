@@ -1,0 +1,86 @@
+//===- Target.h - compile targets and their registry ------------*- C++ -*-===//
+//
+// A target turns a specialized kernel into an artifact a backend loads: it
+// adds its lowering to a pass pipeline and emits the artifact's bytes from
+// the lowered module. Targets are looked up by name (a launch's target,
+// `kjit_compile_request::target`); `host` is built in, `cuda` will be its
+// sibling. Nothing here assumes a particular target. docs/Architecture.md
+// shows where the pieces sit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_COMPILER_TARGET_H
+#define KJIT_COMPILER_TARGET_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+// Declared only: a caller that looks targets up needs no MLIR header; an
+// implementation includes mlir/IR/BuiltinOps.h and mlir/Pass/PassManager.h.
+namespace mlir {
+class ModuleOp;
+class OpPassManager;
+} // namespace mlir
+
+namespace kjit {
+
+/// What a compile asks of a target, from the launch options.
+struct TargetOptions {
+  /// Keep device asserts (the `debug` launch option, or KJIT_DEBUG=1).
+  bool debug = false;
+  /// The `enable_fp_fusion` launch option: whether the target may fuse a
+  /// multiply and an add into one rounding. The host target does not use
+  /// it yet (its code generator contracts nothing it is not told to).
+  bool enableFpFusion = true;
+};
+
+/// The result of a compile, handed to the backend.
+struct TargetArtifact {
+  /// The bytes, in the target's artifactFormat().
+  std::string bytes;
+  /// What the target wants known about them (JSON object): the compiled
+  /// hook's metadata.
+  std::string metadataJson;
+};
+
+/// One compile target.
+class Target {
+public:
+  virtual ~Target();
+
+  /// The name launches and pipelines use: "host".
+  virtual llvm::StringRef name() const = 0;
+
+  /// The format of the artifact bytes, as the backend's finalize hook sees
+  /// it: "elf-shared-object".
+  virtual llvm::StringRef artifactFormat() const = 0;
+
+  /// Adds the passes that lower a specialized module holding one kernel (no
+  /// `!kjit.any`, no constexpr left; its globals hold the values to bake)
+  /// to the form emitArtifact takes.
+  virtual void buildPipeline(mlir::OpPassManager &pm,
+                             const TargetOptions &options) const = 0;
+
+  /// The artifact of a module that buildPipeline's passes lowered.
+  virtual llvm::Expected<TargetArtifact>
+  emitArtifact(mlir::ModuleOp module, const TargetOptions &options) const = 0;
+};
+
+/// Adds a target to the registry. Returns false, and drops `target`, when a
+/// target of its name is registered already. Thread-safe.
+bool registerTarget(std::unique_ptr<Target> target);
+
+/// The registered target called `name`, or null. The built-in targets
+/// (host) are always registered. Targets live as long as the process.
+const Target *lookupTarget(llvm::StringRef name);
+
+/// The names of the registered targets, sorted (for error messages).
+std::vector<std::string> getRegisteredTargetNames();
+
+} // namespace kjit
+
+#endif // KJIT_COMPILER_TARGET_H

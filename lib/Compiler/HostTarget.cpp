@@ -1,0 +1,61 @@
+//===- HostTarget.cpp - the host compile target --------------------------===//
+
+#include "kjit/Compiler/HostTarget.h"
+
+#include "kjit/Compiler/HostCodegen.h"
+#include "kjit/Conversion/Passes.h"
+#include "kjit/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kjit;
+
+namespace {
+
+class HostTarget final : public Target {
+public:
+  llvm::StringRef name() const override { return "host"; }
+
+  llvm::StringRef artifactFormat() const override {
+    return "elf-shared-object";
+  }
+
+  void buildPipeline(OpPassManager &pm,
+                     const TargetOptions &options) const override {
+    // Target-independent preparation, then the host lowering.
+    pm.addPass(createKjitBakeGlobals());
+    // The host has no predicated accesses: masks become branches.
+    pm.addPass(createKjitExpandMasks());
+    if (!options.debug)
+      pm.addPass(createKjitStripAsserts());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createKjitConvertHostToLLVM());
+  }
+
+  llvm::Expected<TargetArtifact>
+  emitArtifact(ModuleOp module, const TargetOptions &) const override {
+    TargetArtifact artifact;
+    std::string error;
+    if (!buildHostSharedObject(module, artifact.bytes, error))
+      return llvm::createStringError(error);
+    HostTargetInfo host = getHostTargetInfo();
+    llvm::raw_string_ostream os(artifact.metadataJson);
+    llvm::json::OStream json(os);
+    json.object([&] {
+      json.attribute("format", artifactFormat());
+      json.attribute("triple", host.triple);
+      json.attribute("cpu", host.cpu);
+    });
+    return artifact;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Target> kjit::createHostTarget() {
+  return std::make_unique<HostTarget>();
+}

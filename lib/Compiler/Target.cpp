@@ -1,0 +1,68 @@
+//===- Target.cpp - the target registry ----------------------------------===//
+
+#include "kjit/Compiler/Target.h"
+
+#include "kjit/Compiler/HostTarget.h"
+
+#include <algorithm>
+#include <mutex>
+
+using namespace kjit;
+
+Target::~Target() = default;
+
+namespace {
+
+/// The registered targets. They are never removed, so lookups hand out
+/// plain pointers.
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Target>> targets;
+
+  Target *find(llvm::StringRef name) {
+    for (const std::unique_ptr<Target> &target : targets)
+      if (target->name() == name)
+        return target.get();
+    return nullptr;
+  }
+};
+
+/// The registry, with the built-in targets in it. Another target (cuda) is
+/// added here, or by its own library through registerTarget.
+Registry &getRegistry() {
+  static Registry *registry = [] {
+    auto *built = new Registry;
+    built->targets.push_back(createHostTarget());
+    return built;
+  }();
+  return *registry;
+}
+
+} // namespace
+
+bool kjit::registerTarget(std::unique_ptr<Target> target) {
+  Registry &registry = getRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  if (registry.find(target->name()))
+    return false;
+  registry.targets.push_back(std::move(target));
+  return true;
+}
+
+const Target *kjit::lookupTarget(llvm::StringRef name) {
+  Registry &registry = getRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  return registry.find(name);
+}
+
+std::vector<std::string> kjit::getRegisteredTargetNames() {
+  Registry &registry = getRegistry();
+  std::vector<std::string> names;
+  {
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    for (const std::unique_ptr<Target> &target : registry.targets)
+      names.push_back(target->name().str());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}

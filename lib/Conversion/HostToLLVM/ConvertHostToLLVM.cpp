@@ -1,0 +1,220 @@
+//===- ConvertHostToLLVM.cpp - the kjit-convert-host-to-llvm pass --------===//
+//
+// Lowers a specialized, prepared module to the LLVM dialect following the
+// host kernel ABI (include/kjit-c/HostKernel.h): checks that nothing the
+// lowering cannot take is left, lowers scf to cf, converts kjit (Patterns.cpp)
+// and the upstream dialects to LLVM, makes workgroup memory thread-local
+// (Workgroup.cpp) and emits the ABI symbols (Symbols.cpp).
+// Rationale: docs/HostTarget.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostABI.h"
+#include "HostToLLVM.h"
+
+#include "kjit/Conversion/Passes.h"
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Transforms/ApplySpecialization.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kjit {
+#define GEN_PASS_DEF_KJITCONVERTHOSTTOLLVM
+#include "kjit/Conversion/Passes.h.inc"
+} // namespace kjit
+
+using namespace mlir;
+using namespace kjit;
+using namespace kjit::host;
+
+namespace {
+
+/// Whether `kernel` or a function it reaches through calls contains a
+/// barrier. A plain walk over the reachable set: memoizing per function would
+/// record "no barrier" for a function still being explored in a cycle.
+bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
+  SmallVector<Operation *> work = {kernel};
+  llvm::SmallPtrSet<Operation *, 8> seen = {kernel};
+  while (!work.empty()) {
+    Operation *fn = work.pop_back_val();
+    bool found = false;
+    fn->walk([&](Operation *op) {
+      if (isa<gpu::BarrierOp>(op))
+        found = true;
+      else if (auto call = dyn_cast<CallOpInterface>(op))
+        if (Operation *callee = call.resolveCallableInTable(&symbols))
+          if (seen.insert(callee).second)
+            work.push_back(callee);
+    });
+    if (found)
+      return true;
+  }
+  return false;
+}
+
+/// The signature types of `kernel`'s launch arguments, as the runtime
+/// spells them and the backend compares them: each parameter's
+/// `kjit.signature_type` (set by specialization where the type cannot say
+/// it), or its type's spelling (`*k` for a `kjit.const` pointer). Constexpr
+/// parameters are not passed; specialization has removed them already.
+std::string getLaunchSignature(KernelOp kernel) {
+  std::string signature;
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+    if (!signature.empty())
+      signature += ',';
+    if (auto spelled = kernel.getArgAttrOfType<StringAttr>(
+            i, KjitDialect::kSignatureTypeAttrName))
+      signature += spelled.getValue();
+    else
+      signature += printSignatureType(
+          kernel.getArgumentTypes()[i],
+          kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
+  }
+  return signature;
+}
+
+struct ConvertHostToLLVMPass
+    : kjit::impl::KjitConvertHostToLLVMBase<ConvertHostToLLVMPass> {
+  using KjitConvertHostToLLVMBase::KjitConvertHostToLLVMBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    if (failed(checkPlacement(module)) || failed(checkSpecialized(module)) ||
+        failed(checkPrepared(module)))
+      return signalPassFailure();
+    SmallVector<StringAttr> workgroup = makeWorkgroupMemoryThreadLocal(module);
+
+    // What the ABI symbols need, taken before the kernels are converted.
+    SmallVector<KernelABIInfo> kernels;
+    SymbolTableCollection symbols;
+    for (auto kernel : module.getOps<KernelOp>())
+      kernels.push_back({kernel.getSymName().str(),
+                         llvm::to_vector(kernel.getArgumentTypes()),
+                         usesBarrier(kernel, symbols),
+                         getLaunchSignature(kernel)});
+
+    // scf -> cf, then everything -> llvm.
+    OpPassManager scfToCf(ModuleOp::getOperationName());
+    scfToCf.addPass(createSCFToControlFlowPass());
+    if (failed(runPipeline(scfToCf, module)))
+      return signalPassFailure();
+
+    LowerToLLVMOptions options(context);
+    LLVMTypeConverter converter(context, options);
+    converter.addConversion(
+        [&](PointerType) -> Type { return opaquePtr(context); });
+    RewritePatternSet patterns(context);
+    populateKjitToHostLLVMPatterns(converter, patterns);
+    arith::populateArithToLLVMConversionPatterns(converter, patterns);
+    populateMathToLLVMConversionPatterns(converter, patterns);
+    cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+    populateFinalizeMemRefToLLVMConversionPatterns(converter, patterns);
+    populateVectorToLLVMConversionPatterns(converter, patterns);
+    index::populateIndexToLLVMConversionPatterns(converter, patterns);
+    ub::populateUBToLLVMConversionPatterns(converter, patterns);
+    LLVMConversionTarget target(*context);
+    target.addLegalOp<ModuleOp>();
+    if (failed(applyFullConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+
+    OpPassManager cleanup(ModuleOp::getOperationName());
+    cleanup.addPass(createReconcileUnrealizedCastsPass());
+    if (failed(runPipeline(cleanup, module)))
+      return signalPassFailure();
+
+    OpBuilder b(context);
+    lowerWorkgroupGlobals(b, module, workgroup);
+    for (const KernelABIInfo &kernel : kernels)
+      emitKernelSymbols(b, module, kernel, converter);
+    emitABIVersion(b, module);
+  }
+
+  /// kjit's body operations must be in kernels or device functions (they
+  /// need the thread those take).
+  static LogicalResult checkPlacement(ModuleOp module) {
+    WalkResult placed = module.walk([](Operation *op) {
+      if (op->getDialect() !=
+              op->getContext()->getLoadedDialect<KjitDialect>() ||
+          isa<KernelOp, FuncOp, GlobalOp>(op) ||
+          op->getParentOfType<KernelOp>() || op->getParentOfType<FuncOp>())
+        return WalkResult::advance();
+      op->emitError() << "'" << op->getName()
+                      << "' can only be lowered inside a kjit.kernel or "
+                         "kjit.func";
+      return WalkResult::interrupt();
+    });
+    return failure(placed.wasInterrupted());
+  }
+
+  /// Everything the binder resolves must be resolved before lowering.
+  static LogicalResult checkSpecialized(ModuleOp module) {
+    WalkResult result = module.walk([](CastOp castOp) {
+      auto kernel = castOp->getParentOfType<KernelOp>();
+      unsigned index = cast<BlockArgument>(castOp.getInput()).getArgNumber();
+      castOp.emitError() << "parameter '" << kernel.getParamName(index)
+                         << "' of '@" << kernel.getSymName()
+                         << "' has no type yet; run kjit-specialize first";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    for (auto kernel : module.getOps<KernelOp>())
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+        StringRef missing;
+        if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName))
+          missing = "is constexpr but has no value yet";
+        else if (isa<AnyValueType>(kernel.getArgumentTypes()[i]))
+          missing = "has no type yet";
+        else
+          continue;
+        return kernel.emitError() << "parameter '" << kernel.getParamName(i)
+                                  << "' of '@" << kernel.getSymName() << "' "
+                                  << missing << "; run kjit-specialize first";
+      }
+    return success();
+  }
+
+  /// The target-independent preparation must have run: the lowering takes
+  /// neither global reads nor masked accesses, so a pipeline that forgot a
+  /// preparation pass fails here, naming it.
+  static LogicalResult checkPrepared(ModuleOp module) {
+    WalkResult result = module.walk([](Operation *op) {
+      if (auto read = dyn_cast<GetGlobalOp>(op)) {
+        read.emitError() << "'kjit.get_global' of " << read.getGlobalAttr()
+                         << " reaches the host lowering; run "
+                            "kjit-bake-globals first";
+        return WalkResult::interrupt();
+      }
+      Value mask;
+      if (auto load = dyn_cast<LoadOp>(op))
+        mask = load.getMask();
+      else if (auto store = dyn_cast<StoreOp>(op))
+        mask = store.getMask();
+      if (!mask)
+        return WalkResult::advance();
+      op->emitError() << "masked '" << op->getName()
+                      << "' reaches the host lowering; run kjit-expand-masks "
+                         "first";
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+};
+
+} // namespace

@@ -1,0 +1,397 @@
+//===- Patterns.cpp - kjit operations to the host's LLVM dialect ---------===//
+//
+// The conversion patterns of kjit-convert-host-to-llvm for kjit's operations
+// and the gpu ids: every function takes the SIMT thread's
+// `kjit_host_thread *` as its last argument, ids are loads from it, and
+// barriers, prints and asserts are calls through its runtime table
+// (include/kjit-c/HostKernel.h, docs/HostTarget.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostABI.h"
+#include "HostToLLVM.h"
+
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+
+#include "mlir/Conversion/LLVMCommon/Pattern.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include "kjit-c/HostKernel.h"
+
+using namespace mlir;
+using namespace kjit;
+using namespace kjit::host;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Functions, calls, returns
+//===----------------------------------------------------------------------===//
+
+/// kjit.kernel and kjit.func become internal llvm.funcs taking the thread
+/// last. `kjit.divisibility` becomes `llvm.align` on pointers and an
+/// assumption on integers.
+template <typename OpTy>
+struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    const LLVMTypeConverter &converter = *this->getTypeConverter();
+    MLIRContext *context = op.getContext();
+    FunctionType type = op.getFunctionType();
+    TypeConverter::SignatureConversion signature(type.getNumInputs());
+    for (auto [i, input] : llvm::enumerate(type.getInputs())) {
+      Type converted = converter.convertType(input);
+      if (!converted)
+        return rewriter.notifyMatchFailure(op, "unconvertible parameter");
+      signature.addInputs(i, converted);
+    }
+    signature.addInputs(opaquePtr(context)); // the thread
+    Type result = type.getNumResults() == 0
+                      ? LLVM::LLVMVoidType::get(context)
+                      : converter.packFunctionResults(type.getResults());
+    if (!result)
+      return rewriter.notifyMatchFailure(op, "unconvertible result");
+    auto llvmType =
+        LLVM::LLVMFunctionType::get(result, signature.getConvertedTypes());
+    auto fn = LLVM::LLVMFuncOp::create(rewriter, op.getLoc(), op.getSymName(),
+                                       llvmType, LLVM::Linkage::Internal);
+    if (op->hasAttr("noinline"))
+      fn.setNoInline(true);
+    rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.end());
+    if (failed(
+            rewriter.convertRegionTypes(&fn.getBody(), converter, &signature)))
+      return failure();
+
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      auto divisor = op.template getArgAttrOfType<IntegerAttr>(
+          i, KjitDialect::kDivisibilityAttrName);
+      if (!divisor)
+        continue;
+      if (isa<PointerType>(type.getInput(i))) {
+        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      rewriter.getI64IntegerAttr(divisor.getInt()));
+        continue;
+      }
+      // An integer divisible by N: (x & (N - 1)) == 0.
+      Value arg = fn.getArgument(i);
+      Value mask = LLVM::ConstantOp::create(
+          rewriter, op.getLoc(), arg.getType(),
+          rewriter.getIntegerAttr(arg.getType(), divisor.getInt() - 1));
+      Value low = LLVM::AndOp::create(rewriter, op.getLoc(), arg, mask);
+      Value zero =
+          LLVM::ConstantOp::create(rewriter, op.getLoc(), arg.getType(),
+                                   rewriter.getIntegerAttr(arg.getType(), 0));
+      Value divisible = LLVM::ICmpOp::create(
+          rewriter, op.getLoc(), LLVM::ICmpPredicate::eq, low, zero);
+      LLVM::AssumeOp::create(rewriter, op.getLoc(), divisible);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ReturnLowering : ConvertOpToLLVMPattern<ReturnOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(ReturnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ValueRange values = adaptor.getOperands();
+    if (values.size() <= 1) {
+      rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, values);
+      return success();
+    }
+    Type packed = getTypeConverter()->packFunctionResults(op.getOperandTypes());
+    Value result = LLVM::PoisonOp::create(rewriter, op.getLoc(), packed);
+    for (auto [i, value] : llvm::enumerate(values))
+      result =
+          LLVM::InsertValueOp::create(rewriter, op.getLoc(), result, value, i);
+    rewriter.replaceOpWithNewOp<LLVM::ReturnOp>(op, result);
+    return success();
+  }
+};
+
+struct CallLowering : ConvertOpToLLVMPattern<CallOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(CallOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> args(adaptor.getArgs());
+    args.push_back(getThread(op));
+    TypeRange resultTypes = op.getResultTypes();
+    SmallVector<Type> llvmResults;
+    if (!resultTypes.empty())
+      llvmResults.push_back(
+          getTypeConverter()->packFunctionResults(resultTypes));
+    auto call = LLVM::CallOp::create(rewriter, op.getLoc(), llvmResults,
+                                     op.getCalleeAttr(), args);
+    if (resultTypes.size() <= 1) {
+      rewriter.replaceOp(op, call.getResults());
+      return success();
+    }
+    SmallVector<Value> results;
+    for (unsigned i = 0; i < resultTypes.size(); ++i)
+      results.push_back(LLVM::ExtractValueOp::create(rewriter, op.getLoc(),
+                                                     call.getResult(), i));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Ids, barriers
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy, ThreadField field>
+struct ProgramLowering : ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, loadThreadField(rewriter, op.getLoc(), getThread(op),
+                                           field,
+                                           static_cast<int32_t>(op.getAxis()),
+                                           rewriter.getI32Type()));
+    return success();
+  }
+};
+
+/// gpu.thread_id, gpu.block_dim, gpu.block_id, gpu.grid_dim: index values.
+template <typename OpTy, ThreadField field>
+struct GpuIdLowering : ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value value = loadThreadField(rewriter, op.getLoc(), getThread(op), field,
+                                  static_cast<int32_t>(op.getDimension()),
+                                  rewriter.getI32Type());
+    rewriter.replaceOpWithNewOp<LLVM::ZExtOp>(
+        op, this->getTypeConverter()->getIndexType(), value);
+    return success();
+  }
+};
+
+struct BarrierLowering : ConvertOpToLLVMPattern<gpu::BarrierOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(gpu::BarrierOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    callRuntime(rewriter, op.getLoc(), getThread(op), BarrierSlot, {});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// The LLVM type elements of `pointer` are stored as (i1 is a byte).
+Type getStorageType(PointerType pointer) {
+  Type element = getValueTypeForPointee(pointer.getElementType());
+  if (element.isInteger(1))
+    return IntegerType::get(pointer.getContext(), 8);
+  return element;
+}
+
+Value getElementAddress(OpBuilder &b, Location loc, PointerType pointer,
+                        Value base, Value offset) {
+  return LLVM::GEPOp::create(b, loc, opaquePtr(b.getContext()),
+                             getStorageType(pointer), base,
+                             ArrayRef<LLVM::GEPArg>{offset});
+}
+
+struct LoadLowering : ConvertOpToLLVMPattern<LoadOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getMask())
+      return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
+    PointerType pointer = op.getBase().getType();
+    Value address = getElementAddress(rewriter, op.getLoc(), pointer,
+                                      adaptor.getBase(), adaptor.getOffset());
+    Type type = op.getType();
+    bool isBool = type.isInteger(1);
+    Value value = LLVM::LoadOp::create(rewriter, op.getLoc(),
+                                       isBool ? rewriter.getI8Type() : type,
+                                       address, pointer.getElementByteWidth());
+    if (isBool)
+      value = LLVM::TruncOp::create(rewriter, op.getLoc(), type, value);
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
+struct StoreLowering : ConvertOpToLLVMPattern<StoreOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (op.getMask())
+      return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
+    PointerType pointer = op.getBase().getType();
+    Value address = getElementAddress(rewriter, op.getLoc(), pointer,
+                                      adaptor.getBase(), adaptor.getOffset());
+    Value value = adaptor.getValue();
+    if (value.getType().isInteger(1))
+      value = LLVM::ZExtOp::create(rewriter, op.getLoc(), rewriter.getI8Type(),
+                                   value);
+    rewriter.replaceOpWithNewOp<LLVM::StoreOp>(op, value, address,
+                                               pointer.getElementByteWidth());
+    return success();
+  }
+};
+
+struct NullLowering : ConvertOpToLLVMPattern<NullOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(NullOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ZeroOp>(op, opaquePtr(op.getContext()));
+    return success();
+  }
+};
+
+/// Globals were folded into the kernels; nothing of them remains.
+struct GlobalLowering : ConvertOpToLLVMPattern<GlobalOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(GlobalOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Print and assert
+//===----------------------------------------------------------------------===//
+
+struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(PrintOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *context = op.getContext();
+    Value thread = getThread(op);
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    auto [prefix, prefixLength] =
+        getStringConstant(rewriter, loc, op, op.getPrefix());
+
+    // The argument array lives in the function's entry block so that a print
+    // in a loop does not grow the stack.
+    unsigned numArgs = adaptor.getArgs().size();
+    Value array = LLVM::ZeroOp::create(rewriter, loc, opaquePtr(context));
+    if (numArgs > 0) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      auto fn = op->getParentOfType<LLVM::LLVMFuncOp>();
+      rewriter.setInsertionPointToStart(&fn.getBody().front());
+      Value count = LLVM::ConstantOp::create(
+          rewriter, loc, i64, rewriter.getI64IntegerAttr(numArgs));
+      array = LLVM::AllocaOp::create(rewriter, loc, opaquePtr(context),
+                                     getPrintArgType(context), count);
+    }
+    for (auto [i, value, source] :
+         llvm::enumerate(adaptor.getArgs(), op.getArgs())) {
+      Type type = source.getType();
+      uint32_t kind;
+      unsigned width;
+      Value bits;
+      if (isa<PointerType>(type)) {
+        kind = KJIT_HOST_PRINT_POINTER;
+        width = 64;
+        bits = LLVM::PtrToIntOp::create(rewriter, loc, i64, value);
+      } else if (auto floatType = dyn_cast<FloatType>(type)) {
+        kind = KJIT_HOST_PRINT_FLOAT;
+        width = floatType.getWidth();
+        Value wide = floatType.getWidth() < 64
+                         ? LLVM::FPExtOp::create(rewriter, loc,
+                                                 rewriter.getF64Type(), value)
+                               .getResult()
+                         : value;
+        bits = LLVM::BitcastOp::create(rewriter, loc, i64, wide);
+      } else {
+        width = type.isIndex() ? 64 : type.getIntOrFloatBitWidth();
+        // An i1 prints as 0/1, not as -1.
+        kind = width == 1 ? KJIT_HOST_PRINT_UNSIGNED : KJIT_HOST_PRINT_SIGNED;
+        bits =
+            width == 64 ? value
+            : width == 1
+                ? LLVM::ZExtOp::create(rewriter, loc, i64, value).getResult()
+                : LLVM::SExtOp::create(rewriter, loc, i64, value).getResult();
+      }
+      auto field = [&](int32_t index) {
+        return LLVM::GEPOp::create(
+            rewriter, loc, opaquePtr(context), getPrintArgType(context), array,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i), index});
+      };
+      LLVM::StoreOp::create(
+          rewriter, loc,
+          LLVM::ConstantOp::create(rewriter, loc, i32,
+                                   rewriter.getI32IntegerAttr(kind)),
+          field(0));
+      LLVM::StoreOp::create(
+          rewriter, loc,
+          LLVM::ConstantOp::create(rewriter, loc, i32,
+                                   rewriter.getI32IntegerAttr(width)),
+          field(1));
+      LLVM::StoreOp::create(rewriter, loc, bits, field(2));
+    }
+    Value count = LLVM::ConstantOp::create(rewriter, loc, i64,
+                                           rewriter.getI64IntegerAttr(numArgs));
+    callRuntime(rewriter, loc, thread, PrintSlot,
+                {prefix, prefixLength, array, count});
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// A failed assertion calls the runtime's assert_fail, which does not
+/// return. Outside debug mode kjit-strip-asserts erases asserts first.
+struct AssertLowering : ConvertOpToLLVMPattern<AssertOp> {
+  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+  LogicalResult
+  matchAndRewrite(AssertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value thread = getThread(op);
+    Block *before = op->getBlock();
+    Block *after = rewriter.splitBlock(before, std::next(op->getIterator()));
+    Block *failure = rewriter.createBlock(after);
+    rewriter.setInsertionPointToEnd(failure);
+    auto [message, length] =
+        getStringConstant(rewriter, loc, op, op.getMessage());
+    callRuntime(rewriter, loc, thread, AssertSlot, {message, length});
+    LLVM::UnreachableOp::create(rewriter, loc);
+    rewriter.setInsertionPointToEnd(before);
+    LLVM::CondBrOp::create(rewriter, loc, adaptor.getCondition(), after,
+                           failure);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void kjit::host::populateKjitToHostLLVMPatterns(LLVMTypeConverter &converter,
+                                                RewritePatternSet &patterns) {
+  patterns
+      .add<FunctionLowering<KernelOp>, FunctionLowering<FuncOp>, ReturnLowering,
+           CallLowering, ProgramLowering<ProgramIdOp, ProgramId>,
+           ProgramLowering<NumProgramsOp, NumPrograms>,
+           GpuIdLowering<gpu::ThreadIdOp, ThreadId>,
+           GpuIdLowering<gpu::BlockDimOp, BlockDim>,
+           GpuIdLowering<gpu::BlockIdOp, ProgramId>,
+           GpuIdLowering<gpu::GridDimOp, NumPrograms>, BarrierLowering,
+           LoadLowering, StoreLowering, NullLowering, GlobalLowering,
+           PrintLowering, AssertLowering>(converter);
+}
