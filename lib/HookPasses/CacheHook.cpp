@@ -17,7 +17,7 @@ struct CacheHookPass : kjit::impl::KjitCacheHookBase<CacheHookPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto &host = kjit::plugin::PluginHost::global();
+    kjit::plugin::PluginHost &host = kjit::hookPluginHost();
     LogicalResult described = kjit::forEachKernelEvent(
         module, kernelName, target,
         [&](kjit::KernelOp kernel, const kjit::plugin::CompileInfo &event) {

@@ -28,7 +28,7 @@ struct CompiledHookPass : kjit::impl::KjitCompiledHookBase<CompiledHookPass> {
       module.emitError("kjit-compiled-hook: cannot serialize the module");
       return signalPassFailure();
     }
-    auto &host = kjit::plugin::PluginHost::global();
+    kjit::plugin::PluginHost &host = kjit::hookPluginHost();
     kjit::plugin::CompiledInfo compiled;
     compiled.artifactFormat = "mlir-bytecode";
     compiled.artifact = artifact;

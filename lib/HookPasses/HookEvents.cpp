@@ -1,14 +1,20 @@
 //===- HookEvents.cpp - what the hook passes tell plugins -----------------===//
 
 #include "HookEvents.h"
+#include "HookPasses.h"
 
 #include "kjit/Analysis/Dependencies.h"
+#include "kjit/Model/CompileJson.h"
 #include "kjit/Transforms/ApplySpecialization.h"
 
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
+
+kjit::plugin::PluginHost &kjit::hookPluginHost() {
+  static plugin::PluginHost host;
+  return host;
+}
 
 FailureOr<kjit::KernelCompileInfo>
 kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
@@ -25,7 +31,7 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
     info.key = (*record)->key;
   }
 
-  llvm::json::Object signature, constants;
+  rt::CompileDescription description;
   std::string repr;
   llvm::raw_string_ostream os(repr);
   os << info.name << '(';
@@ -37,23 +43,21 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
         printSignatureType(kernel.getArgumentTypes()[i],
                            kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
     if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName)) {
-      os << name << ": constexpr";
-      constants[name] = nullptr; // bound at launch, unknown to the IR
+      os << name << ": constexpr"; // bound at launch, unknown to the IR
       continue;
     }
     os << name << ": " << type;
-    signature[name] = type;
+    description.signature.emplace_back(name.str(), type);
   }
   os << ')';
   info.repr = std::move(repr);
 
-  llvm::json::Object record{{"name", info.name},
-                            {"key", info.key},
-                            {"signature", std::move(signature)},
-                            {"constants", std::move(constants)},
-                            {"target", target.str()}};
-  llvm::raw_string_ostream json(info.json);
-  json << llvm::json::Value(std::move(record));
+  // The schema the runtime's hooks see (kjit.compile/1), without a record:
+  // the IR alone knows no launch.
+  description.kernel = info.name;
+  description.key = info.key;
+  description.target = std::string_view(target.data(), target.size());
+  info.json = rt::compileJson(description);
   return info;
 }
 

@@ -24,8 +24,8 @@ struct KernelCompileInfo {
 };
 
 /// Builds it from a kernel: its recorded key (kjit-find-dependencies) or
-/// a freshly computed one, `name(x: *fp32, n: i32)` and a JSON record with
-/// name, key, signature, constants and target.
+/// a freshly computed one, `name(x: *fp32, n: i32)` and the compile_json
+/// of include/kjit/Model/CompileJson.h (with a null record).
 mlir::FailureOr<KernelCompileInfo> describeKernel(KernelOp kernel,
                                                   llvm::StringRef target);
 

@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry);
-  auto &plugins = kjit::plugin::PluginHost::global();
+  kjit::plugin::PluginHost &plugins = kjit::hookPluginHost();
   plugins.loadFromEnvironment();
   for (const std::string &path : pluginPaths)
     (void)plugins.loadPlugin(path); // reported by the host; go on

@@ -254,11 +254,6 @@ public:
   PluginHost(const PluginHost &) = delete;
   PluginHost &operator=(const PluginHost &) = delete;
 
-  /// The process-wide host that the runtime and the tools share. Tools
-  /// should call shutdown() before leaving main; otherwise it runs when
-  /// static objects are destroyed.
-  static PluginHost &global();
-
   /// Loads, negotiates and initializes the plugin at `path`. Every failure
   /// is logged and returned; none is fatal. Loading the same library twice
   /// is a no-op that succeeds.

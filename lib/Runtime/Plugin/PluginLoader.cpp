@@ -52,11 +52,6 @@ PluginHost::PluginHost(LogSink sink)
 
 PluginHost::~PluginHost() { shutdown(); }
 
-PluginHost &PluginHost::global() {
-  static PluginHost host;
-  return host;
-}
-
 void PluginHost::log(LogLevel level, std::string_view source,
                      std::string_view message) const {
   if (sink) {
