@@ -8,7 +8,7 @@ KJIT_BUILD=${KJIT_BUILD:-$KJIT_ROOT/build}
 KJIT_PACKAGES=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libabsl-dev libgtest-dev libbenchmark-dev libssl-dev
+  libabsl-dev libgtest-dev libbenchmark-dev libssl-dev clang-format-22
 )
 
 kjit_install_packages() {

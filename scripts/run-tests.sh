@@ -5,5 +5,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 kjit_install_packages
+# Formatting first: it takes a second and needs no build.
+"$KJIT_ROOT/scripts/check-format.sh"
 kjit_build
 cmake --build "$KJIT_BUILD" --target check-kjit

@@ -353,12 +353,10 @@ Service::compile(const rt::CompileRequest &request) {
       session.parse(request.bytecode, request.sourceName);
   if (!module)
     return session.internalError("cannot read the analysed module back");
-  if (absl::Status baked = applyGlobals(*module, request.globals);
-      !baked.ok())
+  if (absl::Status baked = applyGlobals(*module, request.globals); !baked.ok())
     return baked;
   if (!module->lookupSymbol<kjit::KernelOp>(record.name))
-    return absl::InvalidArgumentError("no kernel named '" + record.name +
-                                      "'");
+    return absl::InvalidArgumentError("no kernel named '" + record.name + "'");
 
   // The registered pipeline (kjit-<target>-pipeline replays it in kjit-opt).
   kjit::KernelPipelineOptions options;
@@ -373,8 +371,8 @@ Service::compile(const rt::CompileRequest &request) {
     return session.userError(failedPass == "kjit-specialize"
                                  ? "cannot specialize '" + options.kernel + "'"
                                  : "cannot lower '" + options.kernel +
-                                       "' for target '" +
-                                       target->name().str() + "'");
+                                       "' for target '" + target->name().str() +
+                                       "'");
   if (absl::Status dumped = dumpLoweredModule(*module, options.kernel);
       !dumped.ok())
     return dumped;

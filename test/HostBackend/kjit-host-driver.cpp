@@ -40,8 +40,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Model/ArgEncoding.h"
+#include "kjit/Plugin/PluginHost.h"
 
 #include <algorithm>
 #include <array>

@@ -81,11 +81,11 @@ TEST(TargetTest, CompileNamesTheRegisteredTargets) {
   kjit::rt::CompileRequest request;
   request.record = &record;
   request.target = "tpu";
-  absl::StatusOr<kjit::rt::CompiledArtifact> result =
-      service->compile(request);
+  absl::StatusOr<kjit::rt::CompiledArtifact> result = service->compile(request);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(result.status().message(), "unknown target 'tpu' (registered: host)");
+  EXPECT_EQ(result.status().message(),
+            "unknown target 'tpu' (registered: host)");
 
   std::vector<std::string> formats = {"ptx"};
   request.target = "host";

@@ -345,7 +345,8 @@ kjit.kernel @stage(%in: !kjit.ptr<f32>, %out: !kjit.ptr<f32>) {
     std::fill(out.begin(), out.end(), 0.0f);
     Argument args[] = {tensor(in), tensor(out)};
     KeywordArgument warps[] = {{"num_warps", Argument::integer(2)}};
-    auto result = (*module->kernel("stage"))->launch(LaunchConfig(), args, warps);
+    auto result =
+        (*module->kernel("stage"))->launch(LaunchConfig(), args, warps);
     ASSERT_TRUE(result.ok()) << result.status();
     for (int i = 0; i < 64; ++i)
       ASSERT_EQ(out[i], 2 * in[i]) << "thread " << i;

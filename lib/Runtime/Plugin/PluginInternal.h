@@ -192,7 +192,9 @@ struct LoadedPlugin {
         // either shutdown sees this decrement, or this sees alive false and
         // wakes it (taking the mutex first, so the wake-up is not lost).
         if (!p.alive.load()) {
-          { std::lock_guard<std::mutex> lock(p.drainMutex); }
+          {
+            std::lock_guard<std::mutex> lock(p.drainMutex);
+          }
           p.drained.notify_all();
         }
       }
