@@ -12,15 +12,19 @@
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SHA256.h"
+#include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <array>
 #include <deque>
+#include <limits>
 
 using namespace mlir;
 using namespace kjit;
@@ -28,24 +32,6 @@ using namespace kjit;
 namespace {
 
 using Digest = std::array<uint8_t, 32>;
-
-/// An output stream that feeds everything written to it into a SHA-256, so
-/// that hashing a function's IR never materializes its text.
-class HashStream : public llvm::raw_ostream {
-public:
-  explicit HashStream(llvm::SHA256 &sha) : sha(sha) {}
-  ~HashStream() override { flush(); }
-
-private:
-  void write_impl(const char *ptr, size_t size) override {
-    sha.update(StringRef(ptr, size));
-    position += size;
-  }
-  uint64_t current_pos() const override { return position; }
-
-  llvm::SHA256 &sha;
-  uint64_t position = 0;
-};
 
 /// Separates the fields fed to a hash so that ("ab","c") != ("a","bc").
 void hashField(llvm::SHA256 &sha, StringRef field) {
@@ -77,6 +63,277 @@ bool isRecordAttr(StringRef name) {
   return name == DependencyAnalysis::kContentHashAttrName ||
          name == DependencyAnalysis::kKeyAttrName ||
          name == DependencyAnalysis::kUsedGlobalsAttrName;
+}
+
+/// The canonical encoding of a function's IR, fed to SHA-256. It is a walk of
+/// the IR's structure, not its printed text: for each operation in order its
+/// name, properties, discardable attributes, operands (as value numbers),
+/// result types, successors (as block numbers) and regions. Every field is
+/// length- or count-prefixed, so the byte stream decodes back to exactly one
+/// structure: two functions share an encoding only if they are the same IR up
+/// to SSA names and locations. The encoding is version "kjit-function-v2"
+/// (docs/Dependencies.md).
+///
+/// Attributes of the common builtin kinds are encoded from their contents;
+/// every other attribute, and every type, by its printed form, printed once
+/// per analysis with fixed flags (nothing from the command line) and memoized
+/// by the uniqued object. The memo only caches text: a pointer never reaches
+/// the hash, and nothing iterates over the memo.
+class IRHasher {
+public:
+  explicit IRHasher(MLIRContext *context)
+      : asmState(context, getPrintingFlags()), saver(allocator) {}
+
+  /// Called for every operation of the function, the function op included,
+  /// with its properties (null if none).
+  using OpVisitor = llvm::function_ref<void(Operation *, Attribute)>;
+
+  Digest hashFunction(Operation *fn, unsigned startLine, OpVisitor visit);
+
+private:
+  static OpPrintingFlags getPrintingFlags() {
+    // OpPrintingFlags() reads --mlir-elide-elementsattrs-if-larger and
+    // friends: fix everything that changes how an attribute prints, so that
+    // keys do not depend on a tool's options (and elided constants are never
+    // hashed as "...").
+    OpPrintingFlags flags;
+    flags.elideLargeElementsAttrs(std::numeric_limits<int64_t>::max())
+        .printLargeElementsAttrWithHex(100)
+        .enableDebugInfo(false);
+    return flags;
+  }
+
+  void writeInt(uint64_t value) {
+    // LEB128: small numbers, the common case, take one byte.
+    do {
+      uint8_t byte = value & 0x7f;
+      value >>= 7;
+      buffer.push_back(value ? byte | 0x80 : byte);
+    } while (value);
+  }
+  void writeTag(char tag) { buffer.push_back(static_cast<uint8_t>(tag)); }
+  void writeString(StringRef text) {
+    writeInt(text.size());
+    buffer.append(text.bytes_begin(), text.bytes_end());
+  }
+  void writeAPInt(const APInt &value) {
+    // Width, then the 64-bit words least significant first, each written
+    // byte by byte: the same bytes on every host.
+    writeInt(value.getBitWidth());
+    for (unsigned i = 0, e = value.getNumWords(); i != e; ++i) {
+      uint64_t word = value.getRawData()[i];
+      for (unsigned b = 0; b != 8; ++b)
+        buffer.push_back(static_cast<uint8_t>(word >> (8 * b)));
+    }
+  }
+
+  StringRef getTypeText(Type type);
+  StringRef getAttrText(Attribute attr);
+  void writeType(Type type) { writeString(getTypeText(type)); }
+  void writeAttr(Attribute attr);
+  void writeNamedAttrs(ArrayRef<NamedAttribute> attrs, bool skipRecord);
+
+  /// Values are numbered in the order the walk first meets them. A definition
+  /// writes 0 when it is the first mention of the value, or the number a
+  /// forward use already gave it (a use in a block that precedes its
+  /// definition's block); a use writes the number.
+  void writeDefinition(Value value) {
+    auto [it, inserted] = valueNumbers.try_emplace(value, nextValueNumber);
+    if (inserted) {
+      ++nextValueNumber;
+      writeInt(0);
+    } else {
+      writeInt(it->second + 1);
+    }
+  }
+  void writeUse(Value value) {
+    auto [it, inserted] = valueNumbers.try_emplace(value, nextValueNumber);
+    if (inserted)
+      ++nextValueNumber;
+    writeInt(it->second);
+  }
+  /// The position of `block` in its region.
+  unsigned getBlockNumber(Block *block);
+
+  void writeRegion(Region &region, OpVisitor visit);
+  void writeOperation(Operation &op, OpVisitor visit);
+
+  AsmState asmState;
+  llvm::BumpPtrAllocator allocator;
+  llvm::StringSaver saver;
+  llvm::DenseMap<Type, StringRef> typeText;
+  llvm::DenseMap<Attribute, StringRef> attrText;
+  std::string scratch;
+
+  // Per function.
+  SmallVector<uint8_t, 0> buffer;
+  llvm::DenseMap<Value, unsigned> valueNumbers;
+  unsigned nextValueNumber = 0;
+  llvm::DenseMap<Block *, unsigned> blockNumbers;
+};
+
+StringRef IRHasher::getTypeText(Type type) {
+  auto [it, inserted] = typeText.try_emplace(type);
+  if (inserted) {
+    scratch.clear();
+    llvm::raw_string_ostream os(scratch);
+    type.print(os, asmState);
+    it->second = saver.save(scratch);
+  }
+  return it->second;
+}
+
+StringRef IRHasher::getAttrText(Attribute attr) {
+  auto [it, inserted] = attrText.try_emplace(attr);
+  if (inserted) {
+    scratch.clear();
+    llvm::raw_string_ostream os(scratch);
+    attr.print(os, asmState);
+    it->second = saver.save(scratch);
+  }
+  return it->second;
+}
+
+void IRHasher::writeAttr(Attribute attr) {
+  // One tag per kind, then the contents.
+  if (!attr) {
+    writeTag('0');
+  } else if (auto integer = dyn_cast<IntegerAttr>(attr)) {
+    writeTag('i');
+    writeType(integer.getType());
+    writeAPInt(integer.getValue());
+  } else if (auto flt = dyn_cast<FloatAttr>(attr)) {
+    writeTag('f');
+    writeType(flt.getType());
+    writeAPInt(flt.getValue().bitcastToAPInt());
+  } else if (auto str = dyn_cast<StringAttr>(attr)) {
+    writeTag('s');
+    writeString(str.getValue());
+    writeType(str.getType());
+  } else if (auto ref = dyn_cast<SymbolRefAttr>(attr)) {
+    writeTag('@');
+    writeString(ref.getRootReference().getValue());
+    writeInt(ref.getNestedReferences().size());
+    for (FlatSymbolRefAttr nested : ref.getNestedReferences())
+      writeString(nested.getValue());
+  } else if (auto type = dyn_cast<TypeAttr>(attr)) {
+    writeTag('t');
+    writeType(type.getValue());
+  } else if (isa<UnitAttr>(attr)) {
+    writeTag('u');
+  } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
+    writeTag('a');
+    writeInt(array.size());
+    for (Attribute element : array)
+      writeAttr(element);
+  } else if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
+    writeTag('d');
+    writeNamedAttrs(dict.getValue(), /*skipRecord=*/false);
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
+    // Prints as its resource's name only: the blob's bytes are the content.
+    writeTag('r');
+    writeString(getAttrText(attr));
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
+      writeInt(blob->getDataAlignment());
+      writeString(StringRef(blob->getData().data(), blob->getData().size()));
+    } else {
+      writeTag('-');
+    }
+  } else {
+    writeTag('p');
+    writeString(getAttrText(attr));
+  }
+}
+
+void IRHasher::writeNamedAttrs(ArrayRef<NamedAttribute> attrs,
+                               bool skipRecord) {
+  // Sorted by name (dictionaries are); each entry introduced by 1, 0 ends.
+  for (NamedAttribute attr : attrs) {
+    if (skipRecord && isRecordAttr(attr.getName().getValue()))
+      continue;
+    writeInt(1);
+    writeString(attr.getName().getValue());
+    writeAttr(attr.getValue());
+  }
+  writeInt(0);
+}
+
+unsigned IRHasher::getBlockNumber(Block *block) {
+  auto it = blockNumbers.find(block);
+  if (it != blockNumbers.end())
+    return it->second;
+  unsigned number = 0;
+  for (Block &sibling : *block->getParent())
+    blockNumbers[&sibling] = number++;
+  return blockNumbers.lookup(block);
+}
+
+void IRHasher::writeRegion(Region &region, OpVisitor visit) {
+  // Each block introduced by 1, 0 ends the region.
+  for (Block &block : region) {
+    writeInt(1);
+    writeInt(block.getNumArguments());
+    for (BlockArgument arg : block.getArguments()) {
+      writeType(arg.getType());
+      writeDefinition(arg);
+    }
+    // Operation names are never empty: an empty string ends the block.
+    for (Operation &op : block)
+      writeOperation(op, visit);
+    writeString("");
+  }
+  writeInt(0);
+}
+
+void IRHasher::writeOperation(Operation &op, OpVisitor visit) {
+  Attribute properties =
+      op.getPropertiesStorageSize() ? op.getPropertiesAsAttribute() : nullptr;
+  visit(&op, properties);
+  writeString(op.getName().getStringRef());
+  // Inherent attributes (properties) and discardable ones, as the generic
+  // form prints them (<{...}> and {...}).
+  writeAttr(properties);
+  writeNamedAttrs(op.getRawDictionaryAttrs().getValue(), /*skipRecord=*/false);
+  writeInt(op.getNumOperands());
+  for (Value operand : op.getOperands())
+    writeUse(operand);
+  writeInt(op.getNumResults());
+  for (OpResult result : op.getResults()) {
+    writeType(result.getType());
+    writeDefinition(result);
+  }
+  writeInt(op.getNumSuccessors());
+  for (Block *successor : op.getSuccessors())
+    writeInt(getBlockNumber(successor));
+  writeInt(op.getNumRegions());
+  for (Region &region : op.getRegions())
+    writeRegion(region, visit);
+}
+
+Digest IRHasher::hashFunction(Operation *fn, unsigned startLine,
+                              OpVisitor visit) {
+  buffer.clear();
+  valueNumbers.clear();
+  nextValueNumber = 0;
+  blockNumbers.clear();
+
+  // The function op itself: name, start line, attributes (signature,
+  // parameter names and attributes, noinline, ...) but not a persisted
+  // record, which describes the content rather than being part of it. Its
+  // locations, like every other, are left out.
+  writeString("kjit-function-v2");
+  writeString(fn->getName().getStringRef());
+  writeInt(startLine);
+  visit(fn, fn->getPropertiesStorageSize() ? fn->getPropertiesAsAttribute()
+                                           : nullptr);
+  writeNamedAttrs(fn->getAttrDictionary().getValue(), /*skipRecord=*/true);
+  writeInt(fn->getNumRegions());
+  for (Region &region : fn->getRegions())
+    writeRegion(region, visit);
+
+  llvm::SHA256 sha;
+  sha.update(buffer);
+  return sha.final();
 }
 
 struct GlobalRead {
@@ -118,6 +375,9 @@ struct DependencyAnalysis::Impl {
   llvm::DenseMap<Operation *, FunctionState *> states;
   unsigned nextIndex = 0;
   unsigned numHashed = 0;
+  /// The IR encoder, with its memo of printed types and attributes; made on
+  /// first use.
+  std::unique_ptr<IRHasher> hasher;
 };
 
 FunctionState &DependencyAnalysis::Impl::getState(Operation *fn) {
@@ -149,54 +409,42 @@ SymbolRefAttr DependencyAnalysis::Impl::getGlobalPath(kjit::GlobalOp global) {
 void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
   Operation *fn = state.fn;
   ++numHashed;
-  llvm::SHA256 sha;
-  {
-    HashStream os(sha);
-    // The function op itself: name, attributes (signature, parameter names
-    // and attributes, noinline, ...) and start line, but not a persisted
-    // record, which describes the content rather than being part of it.
-    os << "kjit-function-v1\n"
-       << fn->getName() << "\nline " << getStartLine(fn) << '\n';
-    for (NamedAttribute attr : fn->getAttrDictionary())
-      if (!isRecordAttr(attr.getName().getValue()))
-        os << attr.getName().getValue() << " = " << attr.getValue() << '\n';
-    // The body in generic form, numbered from the function: SSA names,
-    // whitespace and comments of the source have no influence, and neither
-    // do the locations of the operations (debug info is off).
-    OpPrintingFlags flags;
-    flags.printGenericOpForm().useLocalScope();
-    AsmState asmState(fn, flags);
-    for (Block &block : cast<FunctionOpInterface>(fn).getFunctionBody()) {
-      os << "block(";
-      llvm::interleaveComma(block.getArgumentTypes(), os);
-      os << ")\n";
-      for (Operation &op : block) {
-        op.print(os, asmState);
-        os << '\n';
-      }
-    }
-  }
-  state.ownDigest = sha.final();
+  if (!hasher)
+    hasher = std::make_unique<IRHasher>(fn->getContext());
 
-  // Callees, in first-call order, and the globals this body reads.
+  // One walk hashes the IR and finds the callees (distinct, in first-call
+  // order) and the globals this body reads: any top-level symbol reference
+  // of any op that resolves to a kjit.global.
   llvm::SmallPtrSet<Operation *, 8> seen;
-  fn->walk([&](CallOpInterface call) {
-    Operation *callee = call.resolveCallableInTable(&symbolTables);
-    if (callee && isa<FunctionOpInterface>(callee) &&
-        seen.insert(callee).second)
-      state.callees.push_back(callee);
-  });
-  fn->walk([&](Operation *op) {
-    for (NamedAttribute attr : op->getAttrDictionary()) {
+  auto findGlobals = [&](Operation *op, ArrayRef<NamedAttribute> attrs,
+                         Attribute callee) {
+    for (NamedAttribute attr : attrs) {
       auto ref = dyn_cast<SymbolRefAttr>(attr.getValue());
-      if (!ref)
+      if (!ref || ref == callee)
         continue;
       auto global = dyn_cast_or_null<kjit::GlobalOp>(
           symbolTables.lookupNearestSymbolFrom(op, ref));
       if (global)
         state.reads.push_back({getGlobalPath(global), global.getValue()});
     }
-  });
+  };
+  auto visit = [&](Operation *op, Attribute properties) {
+    // A call's callee resolves to a function, never a global: not looked up
+    // twice.
+    Attribute calleeRef;
+    if (auto call = dyn_cast<CallOpInterface>(op)) {
+      calleeRef = llvm::dyn_cast_if_present<SymbolRefAttr>(
+          call.getCallableForCallee());
+      Operation *callee = call.resolveCallableInTable(&symbolTables);
+      if (callee && isa<FunctionOpInterface>(callee) &&
+          seen.insert(callee).second)
+        state.callees.push_back(callee);
+    }
+    if (auto dict = dyn_cast_if_present<DictionaryAttr>(properties))
+      findGlobals(op, dict.getValue(), calleeRef);
+    findGlobals(op, op->getRawDictionaryAttrs().getValue(), calleeRef);
+  };
+  state.ownDigest = hasher->hashFunction(fn, getStartLine(fn), visit);
 }
 
 std::optional<DependencyRecord>
