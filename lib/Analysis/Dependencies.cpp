@@ -18,6 +18,7 @@
 #include "mlir/Interfaces/CallInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/BLAKE3.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/StringSaver.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,11 +34,20 @@ namespace {
 
 using Digest = std::array<uint8_t, 32>;
 
-/// Separates the fields fed to a hash so that ("ab","c") != ("a","bc").
+/// Separates the fields fed to a hash so that ("ab","c") != ("a","bc"): the
+/// length first, in LEB128 (the same bytes on every host, and one byte for
+/// the short fields that are the rule, which keeps most keys to one SHA-256
+/// block).
 void hashField(llvm::SHA256 &sha, StringRef field) {
+  uint8_t length[10];
+  size_t n = 0;
   uint64_t size = field.size();
-  sha.update(ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(&size),
-                               sizeof(size)));
+  do {
+    uint8_t byte = size & 0x7f;
+    size >>= 7;
+    length[n++] = size ? byte | 0x80 : byte;
+  } while (size);
+  sha.update(ArrayRef<uint8_t>(length, n));
   sha.update(field);
 }
 
@@ -54,6 +64,8 @@ bool isNoinline(Operation *fn) {
 /// The start line of `fn` in its source, or 0 when it has none (IR built in
 /// memory). Only the line: a file path would make keys machine-specific.
 unsigned getStartLine(Operation *fn) {
+  if (auto loc = dyn_cast<FileLineColLoc>(fn->getLoc()))
+    return loc.getLine();
   if (auto loc = fn->getLoc()->findInstanceOf<FileLineColLoc>())
     return loc.getLine();
   return 0;
@@ -89,6 +101,9 @@ public:
   using OpVisitor = llvm::function_ref<void(Operation *, Attribute)>;
 
   Digest hashFunction(Operation *fn, unsigned startLine, OpVisitor visit);
+
+  /// The printed form of `attr`, memoized.
+  StringRef getAttrText(Attribute attr);
 
 private:
   static OpPrintingFlags getPrintingFlags() {
@@ -128,7 +143,6 @@ private:
   }
 
   StringRef getTypeText(Type type);
-  StringRef getAttrText(Attribute attr);
   void writeType(Type type) { writeString(getTypeText(type)); }
   void writeAttr(Attribute attr);
   void writeNamedAttrs(ArrayRef<NamedAttribute> attrs, bool skipRecord);
@@ -234,7 +248,7 @@ void IRHasher::writeAttr(Attribute attr) {
     writeTag('r');
     writeString(getAttrText(attr));
     if (AsmResourceBlob *blob = resource.getRawHandle().getBlob()) {
-      writeInt(blob->getDataAlignment());
+      writeTag('+');
       writeString(StringRef(blob->getData().data(), blob->getData().size()));
     } else {
       writeTag('-');
@@ -324,16 +338,21 @@ Digest IRHasher::hashFunction(Operation *fn, unsigned startLine,
   writeString("kjit-function-v2");
   writeString(fn->getName().getStringRef());
   writeInt(startLine);
-  visit(fn, fn->getPropertiesStorageSize() ? fn->getPropertiesAsAttribute()
-                                           : nullptr);
-  writeNamedAttrs(fn->getAttrDictionary().getValue(), /*skipRecord=*/true);
+  Attribute properties =
+      fn->getPropertiesStorageSize() ? fn->getPropertiesAsAttribute() : nullptr;
+  visit(fn, properties);
+  writeAttr(properties);
+  writeNamedAttrs(fn->getRawDictionaryAttrs().getValue(), /*skipRecord=*/true);
   writeInt(fn->getNumRegions());
   for (Region &region : fn->getRegions())
     writeRegion(region, visit);
 
-  llvm::SHA256 sha;
-  sha.update(buffer);
-  return sha.final();
+  // BLAKE3 rather than SHA-256 for the bulk of the bytes: LLVM's portable
+  // SHA-256 costs several times more per byte, and this encoding is most of
+  // what an analysis hashes (docs/Dependencies.md, "Figures").
+  llvm::BLAKE3 blake3;
+  blake3.update(buffer);
+  return blake3.final();
 }
 
 struct GlobalRead {
@@ -347,7 +366,10 @@ struct FunctionState {
   Operation *fn = nullptr;
   unsigned index = 0, lowlink = 0;
   bool visited = false, onStack = false, finished = false, failed = false;
+  /// BLAKE3 of the function's own IR encoding.
   Digest ownDigest{};
+  /// The raw content hash (record.contentHash is its hex form).
+  Digest contentDigest{};
   /// Distinct callees in the order their first call appears.
   SmallVector<Operation *> callees;
   /// Globals read in this function's own body.
@@ -365,6 +387,7 @@ struct DependencyAnalysis::Impl {
   FunctionState &getState(Operation *fn);
   void hashOwnContent(FunctionState &state);
   SymbolRefAttr getGlobalPath(kjit::GlobalOp global);
+  SymbolRefAttr computeGlobalPath(kjit::GlobalOp global);
   LogicalResult finishComponent(ArrayRef<FunctionState *> members);
   LogicalResult mergeGlobals(ArrayRef<FunctionState *> members,
                              SmallVectorImpl<GlobalUse> &merged);
@@ -378,6 +401,8 @@ struct DependencyAnalysis::Impl {
   /// The IR encoder, with its memo of printed types and attributes; made on
   /// first use.
   std::unique_ptr<IRHasher> hasher;
+  /// Path from the root of each global read so far.
+  llvm::DenseMap<Operation *, SymbolRefAttr> globalPaths;
 };
 
 FunctionState &DependencyAnalysis::Impl::getState(Operation *fn) {
@@ -390,6 +415,14 @@ FunctionState &DependencyAnalysis::Impl::getState(Operation *fn) {
 }
 
 SymbolRefAttr DependencyAnalysis::Impl::getGlobalPath(kjit::GlobalOp global) {
+  SymbolRefAttr &memo = globalPaths[global];
+  if (!memo)
+    memo = computeGlobalPath(global);
+  return memo;
+}
+
+SymbolRefAttr
+DependencyAnalysis::Impl::computeGlobalPath(kjit::GlobalOp global) {
   // The owning module, named by its path from the root, is part of a
   // global's identity: two modules may each have their own @SCALE.
   SmallVector<FlatSymbolRefAttr> path;
@@ -527,8 +560,8 @@ DependencyAnalysis::Impl::mergeGlobals(ArrayRef<FunctionState *> members,
   }
   for (auto &[name, value] : values)
     merged.push_back({cast<SymbolRefAttr>(name), value});
-  llvm::sort(merged, [](const GlobalUse &a, const GlobalUse &b) {
-    return printAttr(a.name) < printAttr(b.name);
+  llvm::sort(merged, [&](const GlobalUse &a, const GlobalUse &b) {
+    return hasher->getAttrText(a.name) < hasher->getAttrText(b.name);
   });
   return success();
 }
@@ -543,18 +576,23 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
   // hash and noinline flag in call order. In a cycle every member also hashes
   // a digest of the whole component, members taken in symbol order, so the
   // result does not depend on which member the walk entered first.
+  // Digests are fixed-size and need no length prefix; so is the flag byte.
+  auto addFlag = [](llvm::SHA256 &sha, Operation *fn) {
+    sha.update(ArrayRef<uint8_t>(isNoinline(fn) ? 'n' : 'i'));
+  };
   auto addCallee = [&](llvm::SHA256 &sha, Operation *callee) {
-    hashField(sha, states.lookup(callee)->record.contentHash);
-    hashField(sha, isNoinline(callee) ? "noinline" : "inline");
+    sha.update(states.lookup(callee)->contentDigest);
+    addFlag(sha, callee);
   };
   if (!isCycle) {
     FunctionState &state = *members.front();
     llvm::SHA256 sha;
-    hashField(sha, "kjit-content-v1");
+    hashField(sha, "kjit-content-v2");
     sha.update(state.ownDigest);
     for (Operation *callee : state.callees)
       addCallee(sha, callee);
-    state.record.contentHash = toHex(sha.final());
+    state.contentDigest = sha.final();
+    state.record.contentHash = toHex(state.contentDigest);
   } else {
     SmallVector<FunctionState *> sorted(members);
     llvm::sort(sorted, [](FunctionState *a, FunctionState *b) {
@@ -562,11 +600,11 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
              cast<SymbolOpInterface>(b->fn).getName();
     });
     llvm::SHA256 componentSha;
-    hashField(componentSha, "kjit-cycle-v1");
+    hashField(componentSha, "kjit-cycle-v2");
     for (FunctionState *member : sorted) {
       hashField(componentSha, cast<SymbolOpInterface>(member->fn).getName());
       componentSha.update(member->ownDigest);
-      hashField(componentSha, isNoinline(member->fn) ? "noinline" : "inline");
+      addFlag(componentSha, member->fn);
     }
     for (FunctionState *member : sorted)
       for (Operation *callee : member->callees)
@@ -575,10 +613,11 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
     Digest component = componentSha.final();
     for (FunctionState *member : members) {
       llvm::SHA256 sha;
-      hashField(sha, "kjit-content-v1");
+      hashField(sha, "kjit-content-v2");
       sha.update(member->ownDigest);
       sha.update(component);
-      member->record.contentHash = toHex(sha.final());
+      member->contentDigest = sha.final();
+      member->record.contentHash = toHex(member->contentDigest);
     }
   }
 
@@ -595,11 +634,11 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
     if (failed(mergeGlobals(members, member->record.globals)))
       return failure();
     llvm::SHA256 sha;
-    hashField(sha, "kjit-key-v1");
-    hashField(sha, member->record.contentHash);
+    hashField(sha, "kjit-key-v2");
+    sha.update(member->contentDigest);
     for (const GlobalUse &use : member->record.globals) {
-      hashField(sha, printAttr(use.name));
-      hashField(sha, printAttr(use.value));
+      hashField(sha, hasher->getAttrText(use.name));
+      hashField(sha, hasher->getAttrText(use.value));
     }
     member->record.key = toHex(sha.final());
   }
