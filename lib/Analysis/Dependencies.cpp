@@ -466,8 +466,8 @@ void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
     // twice.
     Attribute calleeRef;
     if (auto call = dyn_cast<CallOpInterface>(op)) {
-      calleeRef = llvm::dyn_cast_if_present<SymbolRefAttr>(
-          call.getCallableForCallee());
+      calleeRef =
+          llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
       Operation *callee = call.resolveCallableInTable(&symbolTables);
       if (callee && isa<FunctionOpInterface>(callee) &&
           seen.insert(callee).second)
