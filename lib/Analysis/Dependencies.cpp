@@ -11,6 +11,9 @@
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
+#include "mlir/Bytecode/BytecodeImplementation.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Bytecode/Encoding.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -97,8 +100,11 @@ public:
       : asmState(context, getPrintingFlags()), saver(allocator) {}
 
   /// Called for every operation of the function, the function op included,
-  /// with its properties (null if none).
-  using OpVisitor = llvm::function_ref<void(Operation *, Attribute)>;
+  /// in walk order (pre-order), with the symbol references among its
+  /// attributes (inherent and discardable, not those nested in other
+  /// attributes).
+  using OpVisitor =
+      llvm::function_ref<void(Operation *, ArrayRef<SymbolRefAttr>)>;
 
   Digest hashFunction(Operation *fn, unsigned startLine, OpVisitor visit);
 
@@ -145,7 +151,17 @@ private:
   StringRef getTypeText(Type type);
   void writeType(Type type) { writeString(getTypeText(type)); }
   void writeAttr(Attribute attr);
-  void writeNamedAttrs(ArrayRef<NamedAttribute> attrs, bool skipRecord);
+  void writeNamedAttrs(ArrayRef<NamedAttribute> attrs);
+  /// An attribute of the operation itself: also noted if it is a symbol
+  /// reference.
+  void writeTopLevelAttr(Attribute attr) {
+    if (auto ref = dyn_cast_if_present<SymbolRefAttr>(attr))
+      symbolRefs.push_back(ref);
+    writeAttr(attr);
+  }
+  void writeProperties(Operation &op);
+  void writeAttributes(Operation &op, bool skipRecord);
+  friend class PropertyWriter;
 
   /// Values are numbered in the order the walk first meets them. A definition
   /// writes 0 when it is the first mention of the value, or the number a
@@ -181,6 +197,8 @@ private:
 
   // Per function.
   SmallVector<uint8_t, 0> buffer;
+  /// Symbol references among the attributes of the operation being encoded.
+  SmallVector<SymbolRefAttr> symbolRefs;
   llvm::DenseMap<Value, unsigned> valueNumbers;
   unsigned nextValueNumber = 0;
   llvm::DenseMap<Block *, unsigned> blockNumbers;
@@ -242,7 +260,7 @@ void IRHasher::writeAttr(Attribute attr) {
       writeAttr(element);
   } else if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
     writeTag('d');
-    writeNamedAttrs(dict.getValue(), /*skipRecord=*/false);
+    writeNamedAttrs(dict.getValue());
   } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(attr)) {
     // Prints as its resource's name only: the blob's bytes are the content.
     writeTag('r');
@@ -259,12 +277,9 @@ void IRHasher::writeAttr(Attribute attr) {
   }
 }
 
-void IRHasher::writeNamedAttrs(ArrayRef<NamedAttribute> attrs,
-                               bool skipRecord) {
+void IRHasher::writeNamedAttrs(ArrayRef<NamedAttribute> attrs) {
   // Sorted by name (dictionaries are); each entry introduced by 1, 0 ends.
   for (NamedAttribute attr : attrs) {
-    if (skipRecord && isRecordAttr(attr.getName().getValue()))
-      continue;
     writeInt(1);
     writeString(attr.getName().getValue());
     writeAttr(attr.getValue());
@@ -280,6 +295,112 @@ unsigned IRHasher::getBlockNumber(Block *block) {
   for (Block &sibling : *block->getParent())
     blockNumbers[&sibling] = number++;
   return blockNumbers.lookup(block);
+}
+
+/// Encodes an operation's properties the way MLIR's bytecode writer gets them
+/// (BytecodeOpInterface::writeProperties): every property, attributes and
+/// plain C++ values (an `I64Prop`) alike, without building the dictionary
+/// that Operation::getPropertiesAsAttribute() uniques on every call. Each
+/// primitive is tagged; anything it cannot encode (a resource handle) makes
+/// the caller fall back to the dictionary.
+class PropertyWriter : public DialectBytecodeWriter {
+public:
+  explicit PropertyWriter(IRHasher &hasher) : hasher(hasher) {}
+
+  bool failed() const { return fallBack; }
+
+  void writeAttribute(Attribute attr) override {
+    hasher.writeTopLevelAttr(attr);
+  }
+  void writeOptionalAttribute(Attribute attr) override {
+    hasher.writeTopLevelAttr(attr);
+  }
+  void writeType(Type type) override {
+    hasher.writeTag('T');
+    hasher.writeType(type);
+  }
+  void writeResourceHandle(const AsmDialectResourceHandle &) override {
+    fallBack = true;
+  }
+  void writeVarInt(uint64_t value) override {
+    hasher.writeTag('V');
+    hasher.writeInt(value);
+  }
+  void writeSignedVarInt(int64_t value) override {
+    hasher.writeTag('v');
+    hasher.writeInt(static_cast<uint64_t>(value));
+  }
+  void writeAPIntWithKnownWidth(const APInt &value) override {
+    hasher.writeTag('I');
+    hasher.writeAPInt(value);
+  }
+  void writeAPFloatWithKnownSemantics(const APFloat &value) override {
+    hasher.writeTag('F');
+    hasher.writeAPInt(value.bitcastToAPInt());
+  }
+  void writeOwnedString(StringRef str) override {
+    hasher.writeTag('S');
+    hasher.writeString(str);
+  }
+  void writeOwnedBlob(ArrayRef<char> blob) override {
+    hasher.writeTag('B');
+    hasher.writeString(StringRef(blob.data(), blob.size()));
+  }
+  void writeOwnedBool(bool value) override {
+    hasher.writeTag(value ? '1' : '0');
+  }
+  /// Fixed, so that an op whose encoding depends on the version (operand
+  /// segment sizes) always takes the same path, also after MLIR moves on.
+  int64_t getBytecodeVersion() const override {
+    return bytecode::kNativePropertiesODSSegmentSize;
+  }
+  FailureOr<const DialectVersion *>
+  getDialectVersion(StringRef) const override {
+    return failure();
+  }
+
+private:
+  IRHasher &hasher;
+  bool fallBack = false;
+};
+
+void IRHasher::writeProperties(Operation &op) {
+  if (!op.getPropertiesStorageSize()) {
+    writeTag('-');
+    return;
+  }
+  if (auto bytecode = dyn_cast<BytecodeOpInterface>(&op)) {
+    size_t mark = buffer.size(), refs = symbolRefs.size();
+    writeTag('w');
+    PropertyWriter writer(*this);
+    bytecode.writeProperties(writer);
+    if (!writer.failed())
+      return;
+    buffer.truncate(mark);
+    symbolRefs.truncate(refs);
+  }
+  // As the generic form prints them: <{...}>.
+  writeTag('a');
+  Attribute properties = op.getPropertiesAsAttribute();
+  if (auto dict = dyn_cast_if_present<DictionaryAttr>(properties))
+    for (NamedAttribute attr : dict)
+      if (auto ref = dyn_cast<SymbolRefAttr>(attr.getValue()))
+        symbolRefs.push_back(ref);
+  writeAttr(properties);
+}
+
+void IRHasher::writeAttributes(Operation &op, bool skipRecord) {
+  // Inherent attributes (properties), then discardable ones, sorted by name
+  // (dictionaries are): each entry introduced by 1, 0 ends.
+  writeProperties(op);
+  for (NamedAttribute attr : op.getRawDictionaryAttrs()) {
+    if (skipRecord && isRecordAttr(attr.getName().getValue()))
+      continue;
+    writeInt(1);
+    writeString(attr.getName().getValue());
+    writeTopLevelAttr(attr.getValue());
+  }
+  writeInt(0);
 }
 
 void IRHasher::writeRegion(Region &region, OpVisitor visit) {
@@ -300,14 +421,10 @@ void IRHasher::writeRegion(Region &region, OpVisitor visit) {
 }
 
 void IRHasher::writeOperation(Operation &op, OpVisitor visit) {
-  Attribute properties =
-      op.getPropertiesStorageSize() ? op.getPropertiesAsAttribute() : nullptr;
-  visit(&op, properties);
   writeString(op.getName().getStringRef());
-  // Inherent attributes (properties) and discardable ones, as the generic
-  // form prints them (<{...}> and {...}).
-  writeAttr(properties);
-  writeNamedAttrs(op.getRawDictionaryAttrs().getValue(), /*skipRecord=*/false);
+  symbolRefs.clear();
+  writeAttributes(op, /*skipRecord=*/false);
+  visit(&op, symbolRefs);
   writeInt(op.getNumOperands());
   for (Value operand : op.getOperands())
     writeUse(operand);
@@ -338,11 +455,9 @@ Digest IRHasher::hashFunction(Operation *fn, unsigned startLine,
   writeString("kjit-function-v2");
   writeString(fn->getName().getStringRef());
   writeInt(startLine);
-  Attribute properties =
-      fn->getPropertiesStorageSize() ? fn->getPropertiesAsAttribute() : nullptr;
-  visit(fn, properties);
-  writeAttr(properties);
-  writeNamedAttrs(fn->getRawDictionaryAttrs().getValue(), /*skipRecord=*/true);
+  symbolRefs.clear();
+  writeAttributes(*fn, /*skipRecord=*/true);
+  visit(fn, symbolRefs);
   writeInt(fn->getNumRegions());
   for (Region &region : fn->getRegions())
     writeRegion(region, visit);
@@ -366,6 +481,8 @@ struct FunctionState {
   Operation *fn = nullptr;
   unsigned index = 0, lowlink = 0;
   bool visited = false, onStack = false, finished = false, failed = false;
+  /// Whether calls to the function must stay calls (isNoinline).
+  bool noinline = false;
   /// BLAKE3 of the function's own IR encoding.
   Digest ownDigest{};
   /// The raw content hash (record.contentHash is its hex form).
@@ -442,29 +559,18 @@ DependencyAnalysis::Impl::computeGlobalPath(kjit::GlobalOp global) {
 void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
   Operation *fn = state.fn;
   ++numHashed;
+  state.noinline = isNoinline(fn);
   if (!hasher)
     hasher = std::make_unique<IRHasher>(fn->getContext());
 
   // One walk hashes the IR and finds the callees (distinct, in first-call
-  // order) and the globals this body reads: any top-level symbol reference
-  // of any op that resolves to a kjit.global.
+  // order) and the globals this body reads: any symbol reference among the
+  // attributes of any op that resolves to a kjit.global.
   llvm::SmallPtrSet<Operation *, 8> seen;
-  auto findGlobals = [&](Operation *op, ArrayRef<NamedAttribute> attrs,
-                         Attribute callee) {
-    for (NamedAttribute attr : attrs) {
-      auto ref = dyn_cast<SymbolRefAttr>(attr.getValue());
-      if (!ref || ref == callee)
-        continue;
-      auto global = dyn_cast_or_null<kjit::GlobalOp>(
-          symbolTables.lookupNearestSymbolFrom(op, ref));
-      if (global)
-        state.reads.push_back({getGlobalPath(global), global.getValue()});
-    }
-  };
-  auto visit = [&](Operation *op, Attribute properties) {
-    // A call's callee resolves to a function, never a global: not looked up
-    // twice.
-    Attribute calleeRef;
+  auto visit = [&](Operation *op, ArrayRef<SymbolRefAttr> refs) {
+    // A call's callee resolves to a function, never a global: it is not
+    // looked up twice.
+    SymbolRefAttr calleeRef;
     if (auto call = dyn_cast<CallOpInterface>(op)) {
       calleeRef =
           llvm::dyn_cast_if_present<SymbolRefAttr>(call.getCallableForCallee());
@@ -473,9 +579,14 @@ void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
           seen.insert(callee).second)
         state.callees.push_back(callee);
     }
-    if (auto dict = dyn_cast_if_present<DictionaryAttr>(properties))
-      findGlobals(op, dict.getValue(), calleeRef);
-    findGlobals(op, op->getRawDictionaryAttrs().getValue(), calleeRef);
+    for (SymbolRefAttr ref : refs) {
+      if (ref == calleeRef)
+        continue;
+      auto global = dyn_cast_or_null<kjit::GlobalOp>(
+          symbolTables.lookupNearestSymbolFrom(op, ref));
+      if (global)
+        state.reads.push_back({getGlobalPath(global), global.getValue()});
+    }
   };
   state.ownDigest = hasher->hashFunction(fn, getStartLine(fn), visit);
 }
@@ -577,12 +688,13 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
   // a digest of the whole component, members taken in symbol order, so the
   // result does not depend on which member the walk entered first.
   // Digests are fixed-size and need no length prefix; so is the flag byte.
-  auto addFlag = [](llvm::SHA256 &sha, Operation *fn) {
-    sha.update(ArrayRef<uint8_t>(isNoinline(fn) ? 'n' : 'i'));
+  auto addFlag = [](llvm::SHA256 &sha, const FunctionState &state) {
+    sha.update(ArrayRef<uint8_t>(state.noinline ? 'n' : 'i'));
   };
   auto addCallee = [&](llvm::SHA256 &sha, Operation *callee) {
-    sha.update(states.lookup(callee)->contentDigest);
-    addFlag(sha, callee);
+    const FunctionState &calleeState = *states.lookup(callee);
+    sha.update(calleeState.contentDigest);
+    addFlag(sha, calleeState);
   };
   if (!isCycle) {
     FunctionState &state = *members.front();
@@ -604,7 +716,7 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
     for (FunctionState *member : sorted) {
       hashField(componentSha, cast<SymbolOpInterface>(member->fn).getName());
       componentSha.update(member->ownDigest);
-      addFlag(componentSha, member->fn);
+      addFlag(componentSha, *member);
     }
     for (FunctionState *member : sorted)
       for (Operation *callee : member->callees)

@@ -328,6 +328,14 @@ TEST_F(DependenciesTest, EveryStructuralEditChangesTheContentHash) {
          br->setSuccessor(second, 0);
          br->setSuccessor(first, 1);
        }},
+      {"f: operand segments",
+       [&](FunctionOpInterface fn) {
+         // The operand passed to ^bb2 is now passed to ^bb1: same operands,
+         // other groups (a property that is not an attribute in storage).
+         findOp(fn, "cf.cond_br")
+             ->setAttr("operandSegmentSizes",
+                       DenseI32ArrayAttr::get(&context, {1, 1, 0}));
+       }},
       {"f: into a region",
        [](FunctionOpInterface fn) {
          // The truncation moves into the then-region of scf.if.
