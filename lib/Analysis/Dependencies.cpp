@@ -5,6 +5,11 @@
 // call cycle gets a key that does not depend on where the walk started, and
 // every function is hashed once however many callers share it.
 //
+// A function's own IR is encoded by a structural walk (IRHasher) and digested
+// with BLAKE3; its content hash is a SHA-256 over that digest and its callees'
+// content hashes, its key a SHA-256 over the content hash and the global
+// values (docs/Dependencies.md says why each piece is what it is).
+//
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Analysis/Dependencies.h"
@@ -80,13 +85,15 @@ bool isRecordAttr(StringRef name) {
          name == DependencyAnalysis::kUsedGlobalsAttrName;
 }
 
-/// The canonical encoding of a function's IR, fed to SHA-256. It is a walk of
-/// the IR's structure, not its printed text: for each operation in order its
-/// name, properties, discardable attributes, operands (as value numbers),
-/// result types, successors (as block numbers) and regions. Every field is
-/// length- or count-prefixed, so the byte stream decodes back to exactly one
-/// structure: two functions share an encoding only if they are the same IR up
-/// to SSA names and locations. The encoding is version "kjit-function-v2"
+/// The canonical encoding of a function's IR, digested with BLAKE3. It is a
+/// walk of the IR's structure, not its printed text: for each operation in
+/// order its name, properties, discardable attributes, operands (as value
+/// numbers), result types, successors (as block numbers) and regions; for the
+/// function op its name, start line, properties and discardable attributes
+/// (without a persisted record) and regions. Every field is length- or
+/// count-prefixed, so the byte stream decodes back to exactly one structure:
+/// two functions share an encoding only if they are the same IR up to SSA names
+/// and locations. The encoding is version "kjit-function-v2"
 /// (docs/Dependencies.md).
 ///
 /// Attributes of the common builtin kinds are encoded from their contents;
@@ -347,7 +354,7 @@ public:
     hasher.writeString(StringRef(blob.data(), blob.size()));
   }
   void writeOwnedBool(bool value) override {
-    hasher.writeTag(value ? '1' : '0');
+    hasher.writeTag(value ? 'Y' : 'N');
   }
   /// Fixed, so that an op whose encoding depends on the version (operand
   /// segment sizes) always takes the same path, also after MLIR moves on.
