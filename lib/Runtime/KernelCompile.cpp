@@ -8,6 +8,7 @@
 
 #include "Digest.h"
 #include "KernelImpl.h"
+#include "kjit/Model/ArgEncoding.h"
 #include "kjit/Model/CompileJson.h"
 #include "kjit/Runtime/BuildConfig.h"
 
@@ -76,6 +77,16 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     arg.name_len = name.size();
     arg.type = entry.launchTypes[j].data();
     arg.type_len = entry.launchTypes[j].size();
+    // What the signature type fixes (dtype, flags, size) is encoded once
+    // here; a launch fills in the value.
+    if (absl::Status encodable =
+            encodeSignature(record.params[entry.launchParams[j]].type, arg);
+        !encodable.ok())
+      return finish(Entry::State::Failed,
+                    absl::Status(encodable.code(),
+                                 strCat("parameter '", name, "' of kernel '",
+                                        manifest.name,
+                                        "': ", statusText(encodable))));
     entry.argTemplate.push_back(arg);
   }
 
@@ -131,6 +142,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   if (!handle.ok())
     return finish(Entry::State::Failed, handle.status());
   entry.backendKernel = *handle;
+  entry.backend = *backend;
   compiles.fetch_add(1, std::memory_order_relaxed);
 
   plugin::CompiledInfo compiled;

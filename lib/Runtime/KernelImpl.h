@@ -44,6 +44,8 @@ struct Entry {
   std::atomic<State> state{State::Pending};
   absl::Status error;
   void *backendKernel = nullptr;
+  /// The backend that loaded it (owned by the runtime).
+  const Backend *backend = nullptr;
   /// Manifest indices of the arguments passed at launch, with their
   /// signature types.
   std::vector<size_t> launchParams;

@@ -25,7 +25,7 @@ thread_local int launchDepth = 0;
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                        const Binding &binding,
                                        const LaunchConfig &config) {
-  const Backend &backend = **getBackend(); // the entry was compiled for it
+  const Backend &backend = *entry.backend;
   absl::Span<const Argument> bound = binding.arguments();
   Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
   for (int axis = 0; axis < 3; ++axis)
@@ -44,15 +44,9 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     size_t param = entry.launchParams[j];
     kjit_arg &arg = cArgs[j];
     cPointers[j] = &arg;
-    // The storage bits of the signature type the binder chose (the entry's
-    // own: the binding's key selected it), and ABI 1.0's kind and value.
-    if (absl::Status encoded =
-            encodeArgument(binding.type(param), bound[param], arg);
-        !encoded.ok())
-      return absl::Status(encoded.code(),
-                          strCat("argument '", manifest.params[param].name,
-                                 "' of kernel '", manifest.name,
-                                 "': ", statusText(encoded)));
+    // The binder accepted the value for the entry's signature type (the
+    // binding's key selected the entry), so only the value is encoded.
+    encodeBoundValue(binding.type(param), bound[param], arg);
   }
   kjit_backend_launch_args launch;
   std::memset(&launch, 0, sizeof(launch));

@@ -17,9 +17,12 @@
 #include "kjit/Model/DType.h"
 #include "kjit/Model/Specialization.h"
 
+#include "kjit/Model/FloatFormats.h"
+
 #include "absl/status/status.h"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 namespace kjit::rt {
@@ -46,6 +49,112 @@ std::optional<DType> dtypeFromAbiCode(int32_t code);
 /// scalar of an fp8 type has no encoding yet (Unimplemented). On an error the
 /// value fields of `arg` are unspecified.
 absl::Status encodeArgument(SigType type, const Argument &value, kjit_arg &arg);
+
+/// The launch path's two halves of encodeArgument, with no check repeated:
+/// encodeSignature writes what depends on the signature type alone (dtype,
+/// flags, bits_size; a cache entry does it once, in its argument template)
+/// and refuses a type that has no encoding (fp8 scalars, Unimplemented);
+/// encodeBoundValue writes the value fields (bits and ABI 1.0's kind and
+/// values) of a value the binder accepted for that type.
+absl::Status encodeSignature(SigType type, kjit_arg &arg);
+inline void encodeBoundValue(SigType type, const Argument &value,
+                             kjit_arg &arg);
+
+namespace detail {
+/// ABI 1.0's kind and value fields of `value`, as the runtime always gave
+/// them.
+inline void fillKind(const Argument &value, kjit_arg &arg) {
+  switch (value.kind()) {
+  case ArgKind::None:
+    arg.kind = KJIT_ARG_NONE;
+    break;
+  case ArgKind::Bool:
+    arg.kind = KJIT_ARG_BOOL;
+    arg.int_value = value.asBool();
+    break;
+  case ArgKind::Int:
+    if (value.asInt() > INT64_MAX) {
+      arg.kind = KJIT_ARG_UINT;
+      arg.uint_value = uint64_t(value.asInt());
+    } else {
+      arg.kind = KJIT_ARG_INT;
+      arg.int_value = int64_t(value.asInt());
+    }
+    break;
+  case ArgKind::Float:
+    arg.kind = KJIT_ARG_FLOAT;
+    arg.float_value = value.asFloat();
+    break;
+  case ArgKind::Tensor:
+    arg.kind = KJIT_ARG_POINTER;
+    arg.uint_value = value.address();
+    break;
+  case ArgKind::DType:
+  case ArgKind::Callable:
+    break; // refused before this is called
+  }
+}
+} // namespace detail
+
+// Inline: it runs for every argument of every launch.
+inline void encodeBoundValue(SigType type, const Argument &value,
+                             kjit_arg &arg) {
+  arg.int_value = 0;
+  arg.uint_value = 0;
+  arg.float_value = 0;
+  arg.bits = 0;
+  if (type.isPointer()) {
+    detail::fillKind(value, arg);
+    if (value.kind() == ArgKind::Tensor)
+      arg.bits = value.address();
+    return;
+  }
+  // The binder accepted the value for this type: a bool or an integer in
+  // range for integer types, any number for float types.
+  switch (type.dtype) {
+  case DType::I1:
+    arg.bits = value.kind() == ArgKind::Bool ? uint64_t(value.asBool())
+                                             : uint64_t(value.asInt() != 0);
+    arg.kind = KJIT_ARG_BOOL;
+    arg.int_value = int64_t(arg.bits);
+    return;
+  case DType::FP16:
+  case DType::BF16:
+  case DType::FP32:
+  case DType::FP64: {
+    double real = value.kind() == ArgKind::Float  ? value.asFloat()
+                  : value.kind() == ArgKind::Bool ? double(value.asBool())
+                                                  : double(value.asInt());
+    arg.kind = KJIT_ARG_FLOAT;
+    arg.float_value = real;
+    if (type.dtype == DType::FP16) {
+      arg.bits = fp16FromDouble(real);
+    } else if (type.dtype == DType::BF16) {
+      arg.bits = bf16FromDouble(real);
+    } else if (type.dtype == DType::FP32) {
+      float narrow = float(real); // rounds to nearest even
+      uint32_t bits;
+      std::memcpy(&bits, &narrow, sizeof(bits));
+      arg.bits = bits;
+    } else {
+      std::memcpy(&arg.bits, &real, sizeof(real));
+    }
+    return;
+  }
+  default: {
+    // Two's complement in `size` bytes: the value fits (the binder checked).
+    unsigned size = byteWidth(type.dtype);
+    uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
+    Argument integer = value.kind() == ArgKind::Bool
+                           ? Argument::integer(value.asBool() ? 1 : 0)
+                           : value;
+    detail::fillKind(integer, arg);
+    arg.bits = uint64_t(integer.asInt()) & mask;
+    return;
+  }
+  }
+}
+
 
 } // namespace kjit::rt
 
