@@ -93,7 +93,6 @@ absl::Status encodeSignature(SigType type, kjit_arg &arg) {
   return absl::OkStatus();
 }
 
-
 absl::Status encodeArgument(SigType type, const Argument &given,
                             kjit_arg &arg) {
   if (absl::Status encodable = encodeSignature(type, arg); !encodable.ok())

@@ -82,11 +82,11 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     if (absl::Status encodable =
             encodeSignature(record.params[entry.launchParams[j]].type, arg);
         !encodable.ok())
-      return finish(Entry::State::Failed,
-                    absl::Status(encodable.code(),
-                                 strCat("parameter '", name, "' of kernel '",
-                                        manifest.name,
-                                        "': ", statusText(encodable))));
+      return finish(
+          Entry::State::Failed,
+          absl::Status(encodable.code(),
+                       strCat("parameter '", name, "' of kernel '",
+                              manifest.name, "': ", statusText(encodable))));
     entry.argTemplate.push_back(arg);
   }
 

@@ -155,7 +155,6 @@ inline void encodeBoundValue(SigType type, const Argument &value,
   }
 }
 
-
 } // namespace kjit::rt
 
 #endif // KJIT_MODEL_ARGENCODING_H
