@@ -59,8 +59,16 @@ void hashField(llvm::SHA256 &sha, StringRef field) {
   sha.update(field);
 }
 
+/// Lower-case hex, written straight into the string (llvm::toHex goes
+/// through a SmallString that spills for 64 digits).
 std::string toHex(const Digest &digest) {
-  return llvm::toHex(digest, /*LowerCase=*/true);
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string hex(2 * digest.size(), '0');
+  for (size_t i = 0; i != digest.size(); ++i) {
+    hex[2 * i] = digits[digest[i] >> 4];
+    hex[2 * i + 1] = digits[digest[i] & 15];
+  }
+  return hex;
 }
 
 /// Whether calls to `fn` must stay calls: `noinline` on kjit.func,
@@ -527,6 +535,9 @@ struct DependencyAnalysis::Impl {
   std::unique_ptr<IRHasher> hasher;
   /// Path from the root of each global read so far.
   llvm::DenseMap<Operation *, SymbolRefAttr> globalPaths;
+  /// Scratch maps of mergeGlobals.
+  llvm::DenseMap<Attribute, TypedAttr> globalValues;
+  llvm::DenseMap<Attribute, Operation *> globalSources;
 };
 
 FunctionState &DependencyAnalysis::Impl::getState(Operation *fn) {
@@ -632,8 +643,12 @@ LogicalResult
 DependencyAnalysis::Impl::mergeGlobals(ArrayRef<FunctionState *> members,
                                        SmallVectorImpl<GlobalUse> &merged) {
   // Values this component reads itself, with the current module's values.
-  llvm::DenseMap<Attribute, TypedAttr> values;
-  llvm::DenseMap<Attribute, Operation *> source; // nullptr: read directly
+  // The maps are the analysis's, cleared rather than rebuilt per component;
+  // `merged` is sorted below, so their order never shows.
+  llvm::DenseMap<Attribute, TypedAttr> &values = globalValues;
+  llvm::DenseMap<Attribute, Operation *> &source = globalSources;
+  values.clear();
+  source.clear(); // nullptr: read directly
   for (FunctionState *member : members)
     for (const GlobalRead &read : member->reads)
       if (values.try_emplace(read.name, read.value).second)
