@@ -28,7 +28,9 @@ Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
   }
   auto next =
       current ? std::make_unique<Cache>(*current) : std::make_unique<Cache>();
+  static std::atomic<uint64_t> nextSerial{1};
   auto entry = std::make_shared<Entry>();
+  entry->serial = nextSerial.fetch_add(1, std::memory_order_relaxed);
   allEntries.push_back(entry);
   next->emplace(SpecializationKey(key), entry);
   caches[device].store(next.get(), std::memory_order_release);

@@ -54,6 +54,9 @@ struct Entry {
   /// filled in; each launch copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
   std::string key;
+  /// Unique in the process and never reused, unlike the entry's address:
+  /// a thread's launch arguments remember the entry they were copied from.
+  uint64_t serial = 0;
 };
 
 using Cache = absl::flat_hash_map<SpecializationKey, std::shared_ptr<Entry>,

@@ -22,6 +22,26 @@ using kjit::strCat;
 /// callback or the launch-metadata callback is a nested one.
 thread_local int launchDepth = 0;
 
+namespace {
+/// A launch's arguments in the ABI's form, with the serial of the entry
+/// whose template they hold.
+struct LaunchArguments {
+  uint64_t serial = 0;
+  absl::InlinedVector<kjit_arg, 8> args;
+  absl::InlinedVector<const kjit_arg *, 8> pointers;
+
+  void prepare(const Entry &entry) {
+    if (serial == entry.serial)
+      return; // the template is in place; the values are rewritten
+    args.assign(entry.argTemplate.begin(), entry.argTemplate.end());
+    pointers.resize(args.size());
+    for (size_t j = 0; j < args.size(); ++j)
+      pointers[j] = &args[j];
+    serial = entry.serial;
+  }
+};
+} // namespace
+
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                        const Binding &binding,
                                        const LaunchConfig &config) {
@@ -35,18 +55,22 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
           "' is 0; every dimension needs at least one program"));
 
   // The launch arguments in the ABI's form: the entry's template with this
-  // launch's values, on this call's stack (no allocation up to 8 arguments,
-  // and a launch from a hook or callback cannot overwrite them).
-  absl::InlinedVector<kjit_arg, 8> cArgs(entry.argTemplate.begin(),
-                                         entry.argTemplate.end());
-  absl::InlinedVector<const kjit_arg *, 8> cPointers(cArgs.size());
+  // launch's values. The outermost launch of a thread reuses its thread's
+  // array, which keeps the template of the entry it last launched (a loop
+  // that launches one kernel rewrites only the values); a nested launch
+  // (from a hook or callback) copies the template onto its own stack, so
+  // that it cannot overwrite the arguments of the launch around it.
+  thread_local LaunchArguments threadArguments;
+  LaunchArguments nestedArguments;
+  LaunchArguments &arguments =
+      launchDepth > 1 ? nestedArguments : threadArguments;
+  arguments.prepare(entry);
+  absl::Span<kjit_arg> cArgs = absl::MakeSpan(arguments.args);
   for (size_t j = 0; j < cArgs.size(); ++j) {
     size_t param = entry.launchParams[j];
-    kjit_arg &arg = cArgs[j];
-    cPointers[j] = &arg;
     // The binder accepted the value for the entry's signature type (the
     // binding's key selected the entry), so only the value is encoded.
-    encodeBoundValue(binding.type(param), bound[param], arg);
+    encodeBoundValue(binding.type(param), bound[param], cArgs[j]);
   }
   kjit_backend_launch_args launch;
   std::memset(&launch, 0, sizeof(launch));
@@ -57,7 +81,7 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   launch.num_warps = uint32_t(binding.options().numWarps());
   launch.stream = config.stream;
   launch.num_args = cArgs.size();
-  launch.args = cPointers.data();
+  launch.args = arguments.pointers.data();
   const LaunchOptions &options = binding.options();
   launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
                       ? KJIT_LAUNCH_COOPERATIVE

@@ -283,6 +283,41 @@ TEST(Runtime, LaunchesFromCallbacksDoNotDisturbTheOuterLaunch) {
     ASSERT_EQ(out[i], 3.0f) << i;
 }
 
+TEST(Runtime, AlternatingEntriesEachLaunchWithTheirOwnArguments) {
+  // A thread keeps the argument template of the entry it launched last;
+  // switching entries (n == 1 is specialized, so the two entries pass
+  // different arguments) and switching kernels must replace it.
+  auto module = Module::load(example("vector_add.mlir"));
+  Kernel *add = *(*module)->kernel("add");
+  auto other = Module::load(example("saxpy.mlir"));
+  Kernel *saxpy = *(*other)->kernel("saxpy");
+  const int n = 64;
+  std::vector<float> x(n), y(n), out(n);
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < n; ++i) {
+      x[i] = float(i + round);
+      y[i] = float(2 * i);
+    }
+    std::fill(out.begin(), out.end(), -1.0f);
+    Argument one[] = {tensor(x), tensor(y), tensor(out), Argument::integer(1)};
+    ASSERT_TRUE(add->launch(LaunchConfig(), one).ok());
+    EXPECT_EQ(out[0], x[0] + y[0]);
+    EXPECT_EQ(out[1], -1.0f) << "n == 1 wrote past the first element";
+    Argument all[] = {tensor(x), tensor(y), tensor(out), Argument::integer(n)};
+    ASSERT_TRUE(add->launch(LaunchConfig(), all).ok());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], x[i] + y[i]) << "round " << round << " at " << i;
+    // saxpy(a, x, y, n): y = a * x + y, in place.
+    std::vector<float> sy(y);
+    Argument scaled[] = {Argument::fp(0.5), tensor(x), tensor(sy),
+                         Argument::integer(n)};
+    ASSERT_TRUE(saxpy->launch(LaunchConfig(), scaled).ok());
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(sy[i], 0.5f * x[i] + y[i]) << "round " << round << " at " << i;
+  }
+  EXPECT_EQ(add->stats().compiles, 2u);
+}
+
 TEST(Runtime, HalfPrecisionGlobalsRoundOnceFromTheValue) {
   auto module = parse(R"mlir(
 kjit.global @H : f16 = 1.0004882822
