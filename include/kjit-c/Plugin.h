@@ -58,8 +58,10 @@ extern "C" {
  *  1.1: arguments as storage (dtype codes, bits), a device model (device
  *       count and attributes, finalize per device), streams and completion
  *       (launch flags and clusters, synchronize, report_async_error), store
- *       operations (remove, put flags and TTL, describe). */
-#define KJIT_ABI_MINOR 1
+ *       operations (remove, put flags and TTL, describe).
+ *  1.2: compile options a backend asks of the compiler (describe), device
+ *       memory (allocate, deallocate, copy). */
+#define KJIT_ABI_MINOR 2
 
 /** Size of struct T up to and including its field `last`: the struct_size a
  *  producer that knew T only up to `last` would have set. */
@@ -495,6 +497,15 @@ typedef struct kjit_backend_describe_args {
   /** @since 1.1. The device's UUID (cuda: cuDeviceGetUuid), for
    *  fingerprints and identity across processes; all zero when unknown. */
   uint8_t uuid[16];
+
+  /** @since 1.2. out: `name=value` options that every compile of this
+   *  backend's target passes to the compiler target, which validates them
+   *  (cuda: "ptx" = the PTX ISA version, "libdevice" = the path of
+   *  libdevice.10.bc). The backend owns its toolchain's discovery; the
+   *  options join the cache key through the fingerprint. Static storage of
+   *  the plugin until fini. */
+  size_t num_compile_options;
+  const kjit_option *const *compile_options;
 } kjit_backend_describe_args;
 
 /** PROVISIONAL. parse_options: validate options and turn them into an
@@ -611,6 +622,48 @@ typedef struct kjit_backend_synchronize_args {
   uint64_t stream;    /**< in: as in launch */
 } kjit_backend_synchronize_args;
 
+/** @since 1.2. PROVISIONAL. allocate: device memory for tools and tests
+ *  (applications bring their own, as Triton leaves memory to the
+ *  framework). The address is what a pointer argument of a launch on that
+ *  device takes, aligned to at least 256 bytes. size 0 is an error. */
+typedef struct kjit_backend_allocate_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  int32_t device;     /**< in */
+  uint32_t reserved0; /**< Zero. */
+  uint64_t size;      /**< in: bytes, > 0 */
+  uint64_t address;   /**< out */
+} kjit_backend_allocate_args;
+
+/** @since 1.2. PROVISIONAL. deallocate: frees what allocate returned, after
+ *  every launch that uses it has completed (the caller synchronizes). */
+typedef struct kjit_backend_deallocate_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  int32_t device;     /**< in */
+  uint32_t reserved0; /**< Zero. */
+  uint64_t address;   /**< in: from allocate on the same device */
+} kjit_backend_deallocate_args;
+
+/** @since 1.2. Values of kjit_backend_copy_args.direction. */
+#define KJIT_COPY_HOST_TO_DEVICE 1u
+#define KJIT_COPY_DEVICE_TO_HOST 2u
+
+/** @since 1.2. PROVISIONAL. copy: between host memory and memory from
+ *  allocate, ordered after the work enqueued on `stream` before it; the
+ *  call returns once the copy has completed (an error a kernel raised
+ *  earlier on the stream is returned here). */
+typedef struct kjit_backend_copy_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  int32_t device;     /**< in */
+  uint32_t direction; /**< in: KJIT_COPY_* */
+  uint64_t address;   /**< in: device side, inside one allocation */
+  void *host;         /**< in: host side, `size` bytes */
+  uint64_t size;      /**< in */
+  uint64_t stream;    /**< in: as in launch */
+} kjit_backend_copy_args;
+
 /** PROVISIONAL. A backend: finalizes, loads, launches and unloads
  *  artifacts. Static storage of the plugin. Every slot may be NULL
  *  ("unsupported"); one backend per plugin. */
@@ -634,6 +687,11 @@ typedef struct kjit_backend_table {
   /** @since 1.1. NULL: launches complete before launch returns (as 1.0
    *  promised), so there is nothing to wait for. */
   kjit_status *(*synchronize)(void *self, kjit_backend_synchronize_args *args);
+  /** @since 1.2. Device memory; all three NULL: the device reads host
+   *  memory (a tool passes host pointers). */
+  kjit_status *(*allocate)(void *self, kjit_backend_allocate_args *args);
+  kjit_status *(*deallocate)(void *self, kjit_backend_deallocate_args *args);
+  kjit_status *(*copy)(void *self, kjit_backend_copy_args *args);
 } kjit_backend_table;
 
 /*===----------------------------------------------------------------------===*\

@@ -362,6 +362,13 @@ Service::compile(const rt::CompileRequest &request) {
   kjit::KernelPipelineOptions options;
   options.kernel = record.name;
   options.target = kjit::getTargetOptions(record);
+  options.target.arch = std::string(request.arch);
+  options.target.backendOptions.assign(request.backendOptions.begin(),
+                                       request.backendOptions.end());
+  if (llvm::Error bad = target->validateOptions(options.target))
+    return absl::FailedPreconditionError(
+        "the backend's options do not fit target '" + target->name().str() +
+        "': " + llvm::toString(std::move(bad)));
   options.record = std::make_shared<const rt::SpecializationRecord>(record);
   PassManager pm(&session.context);
   kjit::buildKernelPipeline(pm, *target, options);

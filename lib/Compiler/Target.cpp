@@ -11,6 +11,15 @@ using namespace kjit;
 
 Target::~Target() = default;
 
+llvm::Error Target::validateOptions(const TargetOptions &options) const {
+  // A target that takes no backend options refuses every one: an option it
+  // ignored would still change the key and mean nothing.
+  if (options.backendOptions.empty())
+    return llvm::Error::success();
+  return llvm::createStringError("target '" + name() + "' takes no option '" +
+                                 options.backendOptions.front().first + "'");
+}
+
 namespace {
 
 /// The registered targets. They are never removed, so lookups hand out

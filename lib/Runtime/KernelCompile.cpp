@@ -124,6 +124,8 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   request.globals = globals;
   request.target = (*backend)->target;
   request.acceptedFormats = (*backend)->formats;
+  request.arch = (*backend)->arch;
+  request.backendOptions = (*backend)->compileOptions;
   absl::StatusOr<CompiledArtifact> artifact = (*compiler)->compile(request);
   if (!artifact.ok())
     // The code stays the compiler's: a fault of the user's kernel and one of

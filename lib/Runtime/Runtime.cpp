@@ -60,6 +60,7 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->target = description->target;
       backend->arch = description->arch;
       backend->formats = description->formats;
+      backend->compileOptions = description->compileOptions;
       return backend;
     }
     return nullptr;

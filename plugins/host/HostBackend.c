@@ -66,7 +66,7 @@ static pthread_mutex_t host_users_lock = PTHREAD_MUTEX_INITIALIZER;
 \*===----------------------------------------------------------------------===*/
 
 /* The host backend drives one device: the CPU, device 0. */
-static kjit_status *check_device(int32_t device, const char *entry) {
+kjit_status *host_check_device(int32_t device, const char *entry) {
   if (device == 0)
     return NULL;
   return host_error(KJIT_STATUS_INVALID_ARGUMENT,
@@ -180,7 +180,7 @@ static kjit_status *host_describe(void *self,
                                   kjit_backend_describe_args *args) {
   kjit_status *status;
   (void)self;
-  if ((status = check_device(args->device, "describe")))
+  if ((status = host_check_device(args->device, "describe")))
     return status;
   if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, arch_len)) {
     args->target = "host";
@@ -223,7 +223,7 @@ host_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
   if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "host backend: fingerprint arguments too small");
-  if ((status = check_device(args->device, "fingerprint")))
+  if ((status = host_check_device(args->device, "fingerprint")))
     return status;
   pthread_once(&host_fingerprint_once, build_fingerprint);
   args->fingerprint.data = (const uint8_t *)host_fingerprint;
@@ -272,7 +272,7 @@ static kjit_status *host_finalize(void *self,
   uint8_t *copy;
   (void)self;
   if (KJIT_HAS_FIELD(args, kjit_backend_finalize_args, device) &&
-      (status = check_device(args->device, "finalize")))
+      (status = host_check_device(args->device, "finalize")))
     return status;
   if (!args->format || args->format_len != sizeof host_format_name - 1 ||
       memcmp(args->format, host_format_name, args->format_len) != 0)
@@ -419,7 +419,7 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
   kjit_status *status;
   const uint32_t *abi, *flags;
   (void)self;
-  if ((status = check_device(args->device, "load")))
+  if ((status = host_check_device(args->device, "load")))
     return status;
   if ((status = check_kernel_name(args->kernel_name, args->kernel_name_len)))
     return status;
@@ -640,6 +640,9 @@ static const kjit_backend_table host_backend = {
     .unload = host_unload,
     .device_count = host_device_count,
     /* synchronize stays NULL: a launch has completed when it returns. */
+    .allocate = host_allocate,
+    .deallocate = host_deallocate,
+    .copy = host_copy,
 };
 
 static const kjit_plugin_api host_plugin = {

@@ -79,6 +79,15 @@ typedef struct host_launch {
 } host_launch;
 
 /** Reads KJIT_HOST_WORKERS and KJIT_HOST_STACK_KIB; never fails. */
+/** NULL when `device` is the host's one device (0), else an error naming
+ *  the entry. */
+kjit_status *host_check_device(int32_t device, const char *entry);
+
+/* Memory.c: the 1.2 device-memory entries over the host's own memory. */
+kjit_status *host_allocate(void *self, kjit_backend_allocate_args *args);
+kjit_status *host_deallocate(void *self, kjit_backend_deallocate_args *args);
+kjit_status *host_copy(void *self, kjit_backend_copy_args *args);
+
 void host_config_from_environment(host_config *config);
 
 /** Starts nothing: the pool is created by the first launch. */

@@ -9,6 +9,7 @@
 
 #include "ArgSpec.h"
 #include "Buffer.h"
+#include "DeviceMemory.h"
 #include "Npy.h"
 
 #include "kjit/Runtime/Runtime.h"
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -248,7 +250,8 @@ int main(int argc, char **argv) {
   std::unique_ptr<rt::Runtime> owner = std::move(*created);
   runtime = owner.get();
   // A target without a backend fails here, before anything is compiled.
-  if (auto backend = runtime->backend(); !backend.ok())
+  auto backend = runtime->backend();
+  if (!backend.ok())
     fail(text(backend.status()));
 
   auto module = rt::Module::load(*runtime, options.file);
@@ -264,7 +267,12 @@ int main(int argc, char **argv) {
       fail(text(status));
 
   // Arguments: parameters in the order given, by keyword.
+  // Host buffers, mirrored on the device when the backend has device memory
+  // (declared before `device` so that the mirror goes first).
   std::map<std::string, run::HostBuffer> buffers;
+  std::optional<run::DeviceMirror> device;
+  if ((*backend)->ref.hasDeviceMemory())
+    device.emplace((*backend)->ref, /*device=*/0);
   std::map<std::string, bool> readOnly;
   std::vector<rt::KeywordArgument> keywords;
   std::vector<std::string> names; // keywords point into these
@@ -284,9 +292,17 @@ int main(int argc, char **argv) {
     auto buffer = run::buildTensor(arg.name, spec);
     if (!buffer.ok())
       fail(text(buffer.status()));
-    keywords.push_back({names.back(), buffer->toArgument(spec.readOnly)});
+    run::HostBuffer &host =
+        buffers.emplace(arg.name, std::move(*buffer)).first->second;
+    rt::Argument tensor = host.toArgument(spec.readOnly);
+    if (device) {
+      absl::StatusOr<uint64_t> address = device->mirror(host);
+      if (!address.ok())
+        fail("--arg " + arg.name + ": " + text(address.status()));
+      tensor = rt::Argument::tensor(*address, spec.dtype, spec.readOnly);
+    }
+    keywords.push_back({names.back(), tensor});
     readOnly[arg.name] = spec.readOnly;
-    buffers.emplace(arg.name, std::move(*buffer));
   }
   for (auto &[name, value] : options.launchOptions) {
     names.push_back(name);
@@ -361,6 +377,9 @@ int main(int argc, char **argv) {
     launch();
   }
 
+  if (device)
+    if (absl::Status back = device->copyBack(); !back.ok())
+      fail(text(back));
   if (skipped)
     std::printf("a cache hook skipped the compile: nothing was launched\n");
   std::vector<std::string> shown = options.printNames;

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 // Declared only: a caller that looks targets up needs no MLIR header; an
@@ -36,6 +37,14 @@ struct TargetOptions {
   /// multiply and an add into one rounding. The host target does not use
   /// it yet (its code generator contracts nothing it is not told to).
   bool enableFpFusion = true;
+  /// The architecture to compile for, as the backend describes its device
+  /// ("sm_90", "x86_64"); empty: the target's default.
+  std::string arch;
+  /// `name=value` options the backend asks every compile of its target to
+  /// use (kjit_backend_describe_args::compile_options: for cuda, the PTX
+  /// version and the libdevice path). A target refuses a name it does not
+  /// know and validates every value before LLVM sees it.
+  std::vector<std::pair<std::string, std::string>> backendOptions;
 };
 
 /// The result of a compile, handed to the backend.
@@ -58,6 +67,12 @@ public:
   /// The format of the artifact bytes, as the backend's finalize hook sees
   /// it: "elf-shared-object".
   virtual llvm::StringRef artifactFormat() const = 0;
+
+  /// Checks options.arch and options.backendOptions: an error names the
+  /// bad value and what would be accepted. Called before buildPipeline,
+  /// which may then assume them valid (LLVM aborts on a bad CPU or PTX
+  /// version, so nothing unchecked may reach it).
+  virtual llvm::Error validateOptions(const TargetOptions &options) const;
 
   /// Adds the passes that lower a specialized module holding one kernel (no
   /// `!kjit.any`, no constexpr left; its globals hold the values to bake)

@@ -136,6 +136,8 @@ public:
     uint32_t maxThreadsPerBlock = 0;
     uint64_t maxSharedMemoryPerBlock = 0;
     std::array<uint8_t, 16> uuid{};
+    /// 1.2: options every compile for this backend passes to its target.
+    std::vector<std::pair<std::string, std::string>> compileOptions;
   };
   /// Launch settings beyond the grid and warps of a LaunchInfo.
   struct LaunchAttributes {
@@ -183,6 +185,19 @@ public:
   /// Waits for the work enqueued on `stream` of `device`; OK at once for a
   /// backend without synchronize (its launches are synchronous).
   absl::Status synchronize(int32_t device, uint64_t stream) const;
+  /// 1.2 device memory. Whether the backend has any: without it a device
+  /// reads host memory, and tools pass host pointers.
+  bool hasDeviceMemory() const;
+  /// `size` (> 0) bytes on `device`: the address a pointer argument takes.
+  absl::StatusOr<uint64_t> allocate(int32_t device, uint64_t size) const;
+  absl::Status deallocate(int32_t device, uint64_t address) const;
+  /// Copies between host memory and an allocation, after the work on
+  /// `stream`; returns when the copy is done.
+  absl::Status copyToDevice(int32_t device, uint64_t address,
+                            const void *host, uint64_t size,
+                            uint64_t stream = 0) const;
+  absl::Status copyToHost(int32_t device, void *host, uint64_t address,
+                          uint64_t size, uint64_t stream = 0) const;
   absl::Status unload(void *kernel) const;
 
 private:

@@ -26,12 +26,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kjit::rt {
 
 /// Bumped on every change to this header.
-inline constexpr uint32_t kCompilerServiceVersion = 2;
+inline constexpr uint32_t kCompilerServiceVersion = 3;
 
 /// A module global as the analysis found it.
 struct GlobalInfo {
@@ -81,6 +82,10 @@ struct CompileRequest {
   std::string_view target;
   /// Artifact formats the backend accepts, most preferred first.
   absl::Span<const std::string> acceptedFormats;
+  /// The device's architecture, as the backend describes it ("sm_90").
+  std::string_view arch;
+  /// The backend's compile options (describe's compile_options).
+  absl::Span<const std::pair<std::string, std::string>> backendOptions;
 };
 
 /// What a compile produces, before the backend finalizes it.

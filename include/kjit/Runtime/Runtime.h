@@ -64,6 +64,9 @@ struct Backend {
   std::string arch;
   /// Accepted artifact formats, most preferred first.
   std::vector<std::string> formats;
+  /// `name=value` options every compile for this backend passes to the
+  /// compiler target (describe's compile_options).
+  std::vector<std::pair<std::string, std::string>> compileOptions;
 };
 
 /// Owns plugins, backends and the compiler. Thread-safe. Modules loaded into

@@ -70,6 +70,11 @@ BackendRef::describe(int32_t device) const {
   out.maxThreadsPerBlock = args.max_threads_per_block;
   out.maxSharedMemoryPerBlock = args.max_shared_memory_per_block;
   std::memcpy(out.uuid.data(), args.uuid, sizeof(args.uuid));
+  for (size_t i = 0; args.compile_options && i < args.num_compile_options;
+       ++i)
+    if (const kjit_option *o = args.compile_options[i])
+      out.compileOptions.emplace_back(view(o->name, o->name_len),
+                                      view(o->value, o->value_len));
   return out;
 }
 
@@ -217,6 +222,74 @@ absl::Status BackendRef::synchronize(int32_t device, uint64_t stream) const {
   args.stream = stream;
   return callBackend(p, "synchronize",
                      [&] { return p.backend.synchronize(p.self, &args); });
+}
+
+bool BackendRef::hasDeviceMemory() const {
+  const LoadedPlugin &p = *plugin;
+  return p.backend.allocate && p.backend.deallocate && p.backend.copy;
+}
+
+absl::StatusOr<uint64_t> BackendRef::allocate(int32_t device,
+                                              uint64_t size) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.allocate)
+    return unsupported(p, "backend", "allocate");
+  if (size == 0)
+    return absl::InvalidArgumentError("cannot allocate 0 bytes");
+  auto args = zeroed<kjit_backend_allocate_args>();
+  args.device = device;
+  args.size = size;
+  if (absl::Status s = callBackend(
+          p, "allocate", [&] { return p.backend.allocate(p.self, &args); });
+      !s.ok())
+    return s;
+  if (args.address == 0)
+    return absl::InternalError(
+        strCat(p.describe(), ": allocate returned no address"));
+  return args.address;
+}
+
+absl::Status BackendRef::deallocate(int32_t device, uint64_t address) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.deallocate)
+    return unsupported(p, "backend", "deallocate");
+  auto args = zeroed<kjit_backend_deallocate_args>();
+  args.device = device;
+  args.address = address;
+  return callBackend(p, "deallocate",
+                     [&] { return p.backend.deallocate(p.self, &args); });
+}
+
+namespace {
+absl::Status copyThrough(LoadedPlugin &p, int32_t device, uint32_t direction,
+                         uint64_t address, void *host, uint64_t size,
+                         uint64_t stream) {
+  if (!p.backend.copy)
+    return unsupported(p, "backend", "copy");
+  auto args = zeroed<kjit_backend_copy_args>();
+  args.device = device;
+  args.direction = direction;
+  args.address = address;
+  args.host = host;
+  args.size = size;
+  args.stream = stream;
+  return callBackend(p, "copy", [&] { return p.backend.copy(p.self, &args); });
+}
+} // namespace
+
+absl::Status BackendRef::copyToDevice(int32_t device, uint64_t address,
+                                      const void *host, uint64_t size,
+                                      uint64_t stream) const {
+  // The plugin only reads `host` for this direction.
+  return copyThrough(*plugin, device, KJIT_COPY_HOST_TO_DEVICE, address,
+                     const_cast<void *>(host), size, stream);
+}
+
+absl::Status BackendRef::copyToHost(int32_t device, void *host,
+                                    uint64_t address, uint64_t size,
+                                    uint64_t stream) const {
+  return copyThrough(*plugin, device, KJIT_COPY_DEVICE_TO_HOST, address, host,
+                     size, stream);
 }
 
 absl::Status BackendRef::unload(void *kernel) const {
