@@ -193,9 +193,8 @@ public:
   absl::Status deallocate(int32_t device, uint64_t address) const;
   /// Copies between host memory and an allocation, after the work on
   /// `stream`; returns when the copy is done.
-  absl::Status copyToDevice(int32_t device, uint64_t address,
-                            const void *host, uint64_t size,
-                            uint64_t stream = 0) const;
+  absl::Status copyToDevice(int32_t device, uint64_t address, const void *host,
+                            uint64_t size, uint64_t stream = 0) const;
   absl::Status copyToHost(int32_t device, void *host, uint64_t address,
                           uint64_t size, uint64_t stream = 0) const;
   absl::Status unload(void *kernel) const;

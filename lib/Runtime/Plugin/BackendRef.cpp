@@ -70,8 +70,7 @@ BackendRef::describe(int32_t device) const {
   out.maxThreadsPerBlock = args.max_threads_per_block;
   out.maxSharedMemoryPerBlock = args.max_shared_memory_per_block;
   std::memcpy(out.uuid.data(), args.uuid, sizeof(args.uuid));
-  for (size_t i = 0; args.compile_options && i < args.num_compile_options;
-       ++i)
+  for (size_t i = 0; args.compile_options && i < args.num_compile_options; ++i)
     if (const kjit_option *o = args.compile_options[i])
       out.compileOptions.emplace_back(view(o->name, o->name_len),
                                       view(o->value, o->value_len));
