@@ -49,10 +49,15 @@ struct Runtime::Impl {
 
 absl::StatusOr<std::unique_ptr<Backend>>
 Runtime::Impl::find(std::string_view wanted) {
+  // A backend named after the target whose describe fails (the cuda
+  // backend without a driver or a device) explains why it cannot serve.
+  absl::Status unusable;
   auto search = [&]() -> std::unique_ptr<Backend> {
     for (const plugin::BackendRef &ref : host->backends()) {
       absl::StatusOr<plugin::BackendRef::Description> description =
           ref.describe(/*device=*/0);
+      if (!description.ok() && ref.name() == wanted && unusable.ok())
+        unusable = description.status();
       if (!description.ok() || description->target != wanted)
         continue;
       auto backend = std::make_unique<Backend>();
@@ -67,6 +72,10 @@ Runtime::Impl::find(std::string_view wanted) {
   };
   if (std::unique_ptr<Backend> found = search())
     return found;
+  if (!unusable.ok())
+    return absl::FailedPreconditionError(kjit::strCat(
+        "the backend for target '", wanted, "' cannot run: ",
+        statusText(unusable)));
   // The in-tree backend of a target is the plugin named after it.
   std::string directory = getRuntimeLibraryDir();
   std::string file = kjit::strCat("libkjit-", wanted, ".so");
@@ -86,6 +95,10 @@ Runtime::Impl::find(std::string_view wanted) {
         "no backend for target '", wanted, "': ", statusText(loaded)));
   if (std::unique_ptr<Backend> found = search())
     return found;
+  if (!unusable.ok())
+    return absl::FailedPreconditionError(kjit::strCat(
+        "the backend for target '", wanted, "' cannot run: ",
+        statusText(unusable)));
   return absl::FailedPreconditionError(kjit::strCat(
       "'", path, "' registered no backend for target '", wanted, "'"));
 }

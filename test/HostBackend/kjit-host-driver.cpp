@@ -16,6 +16,8 @@
 //   finalize:FORMAT:FILE:K    finalize FILE as FORMAT for kernel K
 //   load:FILE:K               finalize then load kernel K from FILE
 //   unload                    unload the kernel loaded last
+//   memory:DEVICE:SIZE        allocate SIZE bytes on DEVICE, copy a pattern
+//                             in and back, compare, deallocate (ABI 1.2)
 //   launch:GX[,GY,GZ]:WARPS ARG...   launch the kernel loaded last
 //   --repeat=N                the next launch runs N times (bench: --time)
 //   --time                    print the time per launch of the next launch
@@ -303,6 +305,27 @@ struct Driver {
     std::fflush(stdout);
   }
 
+  void memory(int32_t device, uint64_t size) {
+    if (!backend.hasDeviceMemory())
+      return say("memory: the backend has no device memory");
+    absl::StatusOr<uint64_t> address = backend.allocate(device, size);
+    if (!address.ok())
+      return say("allocate error: " + str(address.status()));
+    std::string in(size, '\0'), out(size, '\0');
+    for (uint64_t k = 0; k < size; ++k)
+      in[k] = char(k * 7 + 1);
+    absl::Status s = backend.copyToDevice(device, *address, in.data(), size);
+    if (s.ok())
+      s = backend.copyToHost(device, out.data(), *address, size);
+    say("memory device=" + std::to_string(device) +
+        " size=" + std::to_string(size) +
+        " aligned256=" + (*address % 256 == 0 ? "yes" : "no") + " " +
+        (!s.ok() ? "copy error: " + str(s)
+                 : in == out ? "roundtrip ok" : "roundtrip DIFFERS"));
+    if (absl::Status freed = backend.deallocate(device, *address); !freed.ok())
+      say("deallocate error: " + str(freed));
+  }
+
   void describe(int32_t device) {
     absl::StatusOr<int32_t> count = backend.deviceCount();
     if (!count.ok())
@@ -479,7 +502,7 @@ struct Driver {
 
 bool isCommand(std::string_view w) {
   for (std::string_view c :
-       {"describe", "options:", "finalize:", "load:", "unload",
+       {"describe", "options:", "finalize:", "load:", "unload", "memory:",
         "launch:", "--repeat=", "--time",
         "--concurrent=", "--shared=", "--flags=", "--cluster="})
     if (w.substr(0, c.size()) == c)
@@ -519,6 +542,12 @@ int main(int argc, char **argv) {
       if (f.size() != 2)
         usage("load wants load:FILE:KERNEL");
       d.load(f[0], f[1]);
+    } else if (w.rfind("memory:", 0) == 0) {
+      std::vector<std::string> f = split(rest(7), ':');
+      if (f.size() != 2)
+        usage("memory wants memory:DEVICE:SIZE");
+      d.memory(int32_t(std::strtol(f[0].c_str(), nullptr, 10)),
+               std::strtoull(f[1].c_str(), nullptr, 10));
     } else if (w == "unload") {
       d.unload();
     } else if (w.rfind("--repeat=", 0) == 0) {
