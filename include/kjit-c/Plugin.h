@@ -60,7 +60,8 @@ extern "C" {
  *       (launch flags and clusters, synchronize, report_async_error), store
  *       operations (remove, put flags and TTL, describe).
  *  1.2: compile options a backend asks of the compiler (describe), device
- *       memory (allocate, deallocate, copy). */
+ *       memory (allocate, deallocate, copy), launch times measured on the
+ *       device (KJIT_LAUNCH_TIMED, report_device_time, launch_complete). */
 #define KJIT_ABI_MINOR 2
 
 /** Size of struct T up to and including its field `last`: the struct_size a
@@ -146,6 +147,9 @@ typedef struct kjit_buffer {
   void (*release)(void *owner, const uint8_t *data, size_t size);
 } kjit_buffer;
 
+/** @since 1.2. A launch's device time (defined below the host API). */
+typedef struct kjit_device_time kjit_device_time;
+
 /** The host's function table, handed to init. Static storage of the host:
  *  valid for the life of the process. Every entry is thread-safe. */
 typedef struct kjit_host_api {
@@ -182,7 +186,34 @@ typedef struct kjit_host_api {
    *  KJIT_HAS_FIELD(host, kjit_host_api, report_async_error) first. */
   void (*report_async_error)(kjit_host_context *ctx, const char *kernel_name,
                              size_t kernel_name_len, kjit_status *status);
+
+  /** @since 1.2. A backend reports the device time of a launch it was asked
+   *  to time (KJIT_LAUNCH_TIMED), once the launch has completed; the host
+   *  hands it to every launch_complete hook. Callable from any thread, also
+   *  one the plugin created, until fini returns; `time` is borrowed. Check
+   *  KJIT_HAS_FIELD(host, kjit_host_api, report_device_time) first. */
+  void (*report_device_time)(kjit_host_context *ctx,
+                             const kjit_device_time *time);
 } kjit_host_api;
+
+/** @since 1.2. When a launch ran on the device, as the backend measured it
+ *  (cuda: events recorded on the launch's stream before and after it).
+ *  Times are host CLOCK_MONOTONIC nanoseconds, on the timeline of the
+ *  host-side hooks; the backend maps its device clock onto it. Borrowed. */
+struct kjit_device_time {
+  size_t struct_size;
+  const kjit_extension *ext;
+  /** The launch's (kjit_backend_launch_args.correlation_id). */
+  uint64_t correlation_id;
+  const char *kernel_name;
+  size_t kernel_name_len;
+  int32_t device;
+  /** KJIT_STATUS_OK, or the code of the error the launch raised. */
+  int32_t launch_status;
+  uint64_t stream;
+  uint64_t start_ns; /**< The kernel began. */
+  uint64_t end_ns;   /**< The kernel ended (>= start_ns). */
+};
 
 /*===----------------------------------------------------------------------===*\
 |* Event payloads                                                             *|
@@ -403,6 +434,14 @@ typedef struct kjit_hook_table {
                               uint64_t *correlation_data);
   /** Before every launch, with its arguments. */
   kjit_status *(*pre_run)(void *self, const kjit_pre_run_event *event);
+  /** @since 1.2. When a launch has completed on the device, with its device
+   *  time, matched to launch_enter by correlation_id. While any plugin has
+   *  this slot, the host asks backends that can (describe's launch_flags)
+   *  to time every launch; a launch on one that cannot reaches no
+   *  launch_complete. Runs on whichever thread the backend reports from:
+   *  an asynchronous backend's own, after launch_exit or concurrently with
+   *  it; a synchronous one's (host) before launch_exit. */
+  kjit_status *(*launch_complete)(void *self, const kjit_device_time *time);
 } kjit_hook_table;
 
 /*===----------------------------------------------------------------------===*\
@@ -506,6 +545,10 @@ typedef struct kjit_backend_describe_args {
    *  the plugin until fini. */
   size_t num_compile_options;
   const kjit_option *const *compile_options;
+  /** @since 1.2. out: the KJIT_LAUNCH_* bits this backend honours; the host
+   *  passes KJIT_LAUNCH_TIMED only when it is listed. 0: unknown. */
+  uint32_t launch_flags;
+  uint32_t reserved1; /**< Zero. */
 } kjit_backend_describe_args;
 
 /** PROVISIONAL. parse_options: validate options and turn them into an
@@ -572,6 +615,11 @@ typedef struct kjit_backend_load_args {
  *  one on the stream has finished (cuda:
  *  CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION). */
 #define KJIT_LAUNCH_PDL ((uint32_t)1 << 1)
+/** @since 1.2. Measure the launch on the device and report it with
+ *  kjit_host_api.report_device_time once it has completed, without making
+ *  the launch wait (cuda: events, not a synchronize). The host sets it only
+ *  for a backend whose describe lists it in launch_flags. */
+#define KJIT_LAUNCH_TIMED ((uint32_t)1 << 2)
 
 /** PROVISIONAL. launch: run a loaded kernel on a stream. See "Streams" and
  *  "Completion" above for what the stream is and what returning means. */
@@ -591,6 +639,9 @@ typedef struct kjit_backend_launch_args {
    *  CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; grid is a multiple of it); all
    *  zero: no clusters. */
   uint32_t cluster[3];
+  /** @since 1.2. in: the launch's correlation id (the launch hooks'), for
+   *  report_device_time; 0 when no hook follows launches. */
+  uint64_t correlation_id;
 } kjit_backend_launch_args;
 
 /** PROVISIONAL. unload: release a kernel handle. */

@@ -120,6 +120,11 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   info.metadataJson = metadata;
   info.args = args;
   plugin::LaunchRecord record = host->runLaunchEnter(info);
+  launch.correlation_id = record.correlationId();
+  // A plugin wants device times: ask a backend that can measure them.
+  if (host->hasLaunchCompleteHooks() &&
+      (backend.launchFlags & KJIT_LAUNCH_TIMED))
+    launch.flags |= KJIT_LAUNCH_TIMED;
   absl::Status status = backend.ref.launchPrepared(launch);
   host->runLaunchExit(record, info, int32_t(status.raw_code()));
   return status;

@@ -66,6 +66,7 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->arch = description->arch;
       backend->formats = description->formats;
       backend->compileOptions = description->compileOptions;
+      backend->launchFlags = description->launchFlags;
       return backend;
     }
     return nullptr;
@@ -73,9 +74,9 @@ Runtime::Impl::find(std::string_view wanted) {
   if (std::unique_ptr<Backend> found = search())
     return found;
   if (!unusable.ok())
-    return absl::FailedPreconditionError(kjit::strCat(
-        "the backend for target '", wanted, "' cannot run: ",
-        statusText(unusable)));
+    return absl::FailedPreconditionError(
+        kjit::strCat("the backend for target '", wanted,
+                     "' cannot run: ", statusText(unusable)));
   // The in-tree backend of a target is the plugin named after it.
   std::string directory = getRuntimeLibraryDir();
   std::string file = kjit::strCat("libkjit-", wanted, ".so");
@@ -96,9 +97,9 @@ Runtime::Impl::find(std::string_view wanted) {
   if (std::unique_ptr<Backend> found = search())
     return found;
   if (!unusable.ok())
-    return absl::FailedPreconditionError(kjit::strCat(
-        "the backend for target '", wanted, "' cannot run: ",
-        statusText(unusable)));
+    return absl::FailedPreconditionError(
+        kjit::strCat("the backend for target '", wanted,
+                     "' cannot run: ", statusText(unusable)));
   return absl::FailedPreconditionError(kjit::strCat(
       "'", path, "' registered no backend for target '", wanted, "'"));
 }

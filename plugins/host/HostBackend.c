@@ -23,11 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /** The version of this backend; joins the fingerprint. Bump it whenever
  *  the way kernels run changes in a way a cached artifact could notice. */
-#define HOST_BACKEND_VERSION "1.1.0"
+#define HOST_BACKEND_VERSION "1.2.0"
 
 /* The fingerprint: backend name, HostKernel ABI version, backend version,
  * architecture, and the CPU the compiler builds kernels for (Cpu.h). The
@@ -205,6 +206,10 @@ static kjit_status *host_describe(void *self,
     args->max_shared_memory_per_block = 0;
   if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, uuid))
     memset(args->uuid, 0, sizeof args->uuid);
+  /* 1.2: no compile options; the flags launch honours. */
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, launch_flags))
+    args->launch_flags =
+        KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL | KJIT_LAUNCH_TIMED;
   return NULL;
 }
 
@@ -498,6 +503,35 @@ static kjit_status *host_unload(void *self, kjit_backend_unload_args *args) {
 |* launch                                                                     *|
 \*===----------------------------------------------------------------------===*/
 
+static uint64_t monotonic_ns(const struct timespec *t) {
+  return (uint64_t)t->tv_sec * 1000000000u + (uint64_t)t->tv_nsec;
+}
+
+/* KJIT_LAUNCH_TIMED: the host's device is its pool, and a launch has
+ * completed when host_pool_run returns, so the device time is that span,
+ * reported before launch returns. */
+static void report_device_time(kjit_host_context *ctx, const host_kernel *k,
+                               const kjit_backend_launch_args *args,
+                               const struct timespec *started, int32_t code) {
+  struct timespec ended;
+  kjit_device_time time;
+  clock_gettime(CLOCK_MONOTONIC, &ended);
+  memset(&time, 0, sizeof time);
+  time.struct_size = sizeof time;
+  time.correlation_id =
+      KJIT_HAS_FIELD(args, kjit_backend_launch_args, correlation_id)
+          ? args->correlation_id
+          : 0;
+  time.kernel_name = k->name;
+  time.kernel_name_len = strlen(k->name);
+  time.device = 0;
+  time.launch_status = code;
+  time.stream = args->stream;
+  time.start_ns = monotonic_ns(started);
+  time.end_ns = monotonic_ns(&ended);
+  host_api->report_device_time(ctx, &time);
+}
+
 static kjit_status *host_launch_entry(void *self,
                                       kjit_backend_launch_args *args) {
   host_kernel *k = args->kernel;
@@ -509,7 +543,8 @@ static kjit_status *host_launch_entry(void *self,
   host_launch launch;
   size_t count = 0;
   uint64_t programs;
-  (void)self;
+  struct timespec started;
+  int timed;
   if (!k)
     return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "host backend: launch of a NULL kernel handle");
@@ -528,8 +563,8 @@ static kjit_status *host_launch_entry(void *self,
    * end before the next starts, and host kernels have no grid-wide sync to
    * need co-residency); clusters do not exist. */
   if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, cluster)) {
-    uint32_t unknown =
-        args->flags & ~(KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL);
+    uint32_t unknown = args->flags & ~(KJIT_LAUNCH_COOPERATIVE |
+                                       KJIT_LAUNCH_PDL | KJIT_LAUNCH_TIMED);
     int i;
     if (unknown)
       return host_error(KJIT_STATUS_UNIMPLEMENTED,
@@ -575,7 +610,15 @@ static kjit_status *host_launch_entry(void *self,
   launch.num_programs = programs;
   launch.args = count ? pointers : NULL;
   pthread_mutex_init(&launch.error_lock, NULL);
+  timed = (args->flags & KJIT_LAUNCH_TIMED) && self &&
+          KJIT_HAS_FIELD(host_api, kjit_host_api, report_device_time);
+  if (timed)
+    clock_gettime(CLOCK_MONOTONIC, &started);
   status = host_pool_run(&launch);
+  if (timed)
+    report_device_time((kjit_host_context *)self, k, args, &started,
+                       status ? host_api->status_code(status)
+                              : launch.error_code);
   if (!status && launch.error_code) {
     if (launch.num_errors > 1)
       status = host_error(launch.error_code,
@@ -606,7 +649,6 @@ out:
  * the first init sets it up and the last fini tears it down. */
 static kjit_status *host_init(const kjit_host_api *host, kjit_host_context *ctx,
                               void **self) {
-  (void)ctx; /* the backend reports through statuses, never the log */
   pthread_mutex_lock(&host_users_lock);
   if (host_users++ == 0) {
     host_api = host;
@@ -614,7 +656,8 @@ static kjit_status *host_init(const kjit_host_api *host, kjit_host_context *ctx,
     host_pool_init(&host_settings);
   }
   pthread_mutex_unlock(&host_users_lock);
-  *self = NULL;
+  /* The instance is the host's context: timed launches report through it. */
+  *self = ctx;
   return NULL;
 }
 

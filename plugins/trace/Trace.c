@@ -2,7 +2,9 @@
 |*                                                                            *|
 |* Writes every compile and launch as a Chrome trace event (JSON; opens in    *|
 |* Perfetto and chrome://tracing) and reports a per-kernel summary when the   *|
-|* host shuts the plugin down. Built only against include/kjit-c.             *|
+|* host shuts the plugin down. With ABI 1.2 it also asks for each launch's    *|
+|* time on the device (launch_complete) and draws it on a track per device,   *|
+|* under the host-side launch slice. Built only against include/kjit-c.       *|
 |*                                                                            *|
 |* Environment:                                                               *|
 |*   KJIT_TRACE_FILE=path   write trace events there (unset: no file)         *|
@@ -30,6 +32,8 @@ typedef struct trace_kernel {
   uint64_t compiles;
   uint64_t compile_ns;
   uint64_t launches;
+  uint64_t device_launches; /* launches with a device time */
+  uint64_t device_ns;
 } trace_kernel;
 
 /* A compile between its cache hook and its compiled hook. */
@@ -52,7 +56,12 @@ typedef struct trace_state {
   size_t num_kernels, cap_kernels;
   trace_pending *pending;
   size_t num_pending, cap_pending;
+  uint64_t named_devices; /* bit d: the track of device d has its name */
+  int device_times;       /* a backend reported device times */
 } trace_state;
+
+/* Device tracks get thread ids no real thread has, one per device. */
+enum { TRACE_DEVICE_TID = 0x40000000 };
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -256,6 +265,43 @@ static kjit_status *trace_launch_exit(void *self,
   return NULL;
 }
 
+/* A launch's device time: a slice on its device's track, in the same
+ * correlation id as the host-side launch slice. */
+static kjit_status *trace_launch_complete(void *self,
+                                          const kjit_device_time *time) {
+  trace_state *s = self;
+  long tid = (long)TRACE_DEVICE_TID + (time->device & 0xffff);
+  trace_kernel *k = kernel_stats(s, time->kernel_name, time->kernel_name_len);
+  uint64_t dur =
+      time->end_ns > time->start_ns ? time->end_ns - time->start_ns : 0;
+  s->device_times = 1;
+  if (k) {
+    ++k->device_launches;
+    k->device_ns += dur;
+  }
+  if (!s->out)
+    return NULL;
+  if (time->device >= 0 && time->device < 64 &&
+      !(s->named_devices & ((uint64_t)1 << time->device))) {
+    s->named_devices |= (uint64_t)1 << time->device;
+    fprintf(s->out,
+            ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%ld,"
+            "\"tid\":%ld,\"args\":{\"name\":\"device %d\"}}",
+            s->pid, tid, (int)time->device);
+  }
+  fputs(",\n{\"name\":", s->out);
+  write_json_string(s->out, time->kernel_name, time->kernel_name_len);
+  fprintf(s->out,
+          ",\"cat\":\"device\",\"ph\":\"X\",\"ts\":%.3f,\"dur\":%.3f,"
+          "\"pid\":%ld,\"tid\":%ld,\"args\":{\"correlation_id\":%lu,"
+          "\"device\":%d,\"stream\":%lu,\"status\":%d",
+          trace_us(s, time->start_ns), (double)dur / 1000.0, s->pid, tid,
+          (unsigned long)time->correlation_id, (int)time->device,
+          (unsigned long)time->stream, (int)time->launch_status);
+  end_event(s);
+  return NULL;
+}
+
 /*===----------------------------------------------------------------------===*\
 |* Lifecycle                                                                  *|
 \*===----------------------------------------------------------------------===*/
@@ -310,14 +356,21 @@ static void trace_fini(void *self) {
   }
   if (s->summary) {
     char line[512];
-    snprintf(line, sizeof line, "%-32s %8s %12s %8s", "kernel", "compiles",
-             "compile ms", "launches");
+    /* The device column only when a backend measured device times. */
+    snprintf(line, sizeof line, "%-32s %8s %12s %8s%s", "kernel", "compiles",
+             "compile ms", "launches",
+             s->device_times ? "  device ms/launch" : "");
     trace_log(s, KJIT_LOG_INFO, line);
     for (i = 0; i < s->num_kernels; ++i) {
       const trace_kernel *k = &s->kernels[i];
-      snprintf(line, sizeof line, "%-32s %8lu %12.3f %8lu", k->name,
-               (unsigned long)k->compiles, (double)k->compile_ns / 1e6,
-               (unsigned long)k->launches);
+      int n = snprintf(line, sizeof line, "%-32s %8lu %12.3f %8lu", k->name,
+                       (unsigned long)k->compiles, (double)k->compile_ns / 1e6,
+                       (unsigned long)k->launches);
+      if (s->device_times && n > 0 && (size_t)n < sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, "  %17.6f",
+                 k->device_launches
+                     ? (double)k->device_ns / 1e6 / (double)k->device_launches
+                     : 0.0);
       trace_log(s, KJIT_LOG_INFO, line);
     }
   }
@@ -339,13 +392,14 @@ static const kjit_hook_table trace_hooks = {
     .launch_enter = trace_launch_enter,
     .launch_exit = trace_launch_exit,
     /* pre_run: arguments do not go into the trace. */
+    .launch_complete = trace_launch_complete,
 };
 
 static const kjit_plugin_api trace_api = {
     .struct_size = sizeof(kjit_plugin_api),
     .name = "trace",
     .name_len = 5,
-    .version = "1.0",
+    .version = "1.2",
     .version_len = 3,
     /* No KJIT_CAP_THREAD_SAFE: the host serializes calls. */
     .init = trace_init,

@@ -320,8 +320,9 @@ struct Driver {
     say("memory device=" + std::to_string(device) +
         " size=" + std::to_string(size) +
         " aligned256=" + (*address % 256 == 0 ? "yes" : "no") + " " +
-        (!s.ok() ? "copy error: " + str(s)
-                 : in == out ? "roundtrip ok" : "roundtrip DIFFERS"));
+        (!s.ok()     ? "copy error: " + str(s)
+         : in == out ? "roundtrip ok"
+                     : "roundtrip DIFFERS"));
     if (absl::Status freed = backend.deallocate(device, *address); !freed.ok())
       say("deallocate error: " + str(freed));
   }
@@ -502,8 +503,8 @@ struct Driver {
 
 bool isCommand(std::string_view w) {
   for (std::string_view c :
-       {"describe", "options:", "finalize:", "load:", "unload", "memory:",
-        "launch:", "--repeat=", "--time",
+       {"describe", "options:", "finalize:", "load:", "unload",
+        "memory:", "launch:", "--repeat=", "--time",
         "--concurrent=", "--shared=", "--flags=", "--cluster="})
     if (w.substr(0, c.size()) == c)
       return true;

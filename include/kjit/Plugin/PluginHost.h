@@ -138,6 +138,8 @@ public:
     std::array<uint8_t, 16> uuid{};
     /// 1.2: options every compile for this backend passes to its target.
     std::vector<std::pair<std::string, std::string>> compileOptions;
+    /// 1.2: the KJIT_LAUNCH_* bits the backend honours (0: unknown).
+    uint32_t launchFlags = 0;
   };
   /// Launch settings beyond the grid and warps of a LaunchInfo.
   struct LaunchAttributes {
@@ -295,12 +297,21 @@ public:
   void runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
                      int32_t launchStatus = KJIT_STATUS_OK);
 
+  /// Runs every launch_complete hook in load order (a backend reported a
+  /// launch's device time).
+  void runLaunchCompleteHooks(const kjit_device_time &time);
+
   /// Cheap checks for the launch path: are there hooks of this kind at all?
+  /// (launch_complete counts as a launch hook: it needs correlation ids.)
   bool hasLaunchHooks() const {
     return launchHooks.load(std::memory_order_acquire);
   }
   bool hasPreRunHooks() const {
     return preRunHooks.load(std::memory_order_acquire);
+  }
+  /// Whether a plugin wants launches timed on the device.
+  bool hasLaunchCompleteHooks() const {
+    return launchCompleteHooks.load(std::memory_order_acquire);
   }
 
   /// Registered backends and cache stores, in load order.
@@ -334,6 +345,7 @@ private:
   bool isShutdown = false;
   std::atomic<bool> launchHooks{false};
   std::atomic<bool> preRunHooks{false};
+  std::atomic<bool> launchCompleteHooks{false};
   std::atomic<uint64_t> nextCorrelationId{1};
   std::atomic<uint64_t> asyncErrors{0};
 };

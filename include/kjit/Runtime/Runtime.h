@@ -67,6 +67,8 @@ struct Backend {
   /// `name=value` options every compile for this backend passes to the
   /// compiler target (describe's compile_options).
   std::vector<std::pair<std::string, std::string>> compileOptions;
+  /// The KJIT_LAUNCH_* bits the backend honours (describe's launch_flags).
+  uint32_t launchFlags = 0;
 };
 
 /// Owns plugins, backends and the compiler. Thread-safe. Modules loaded into

@@ -74,6 +74,7 @@ BackendRef::describe(int32_t device) const {
     if (const kjit_option *o = args.compile_options[i])
       out.compileOptions.emplace_back(view(o->name, o->name_len),
                                       view(o->value, o->value_len));
+  out.launchFlags = args.launch_flags;
   return out;
 }
 

@@ -60,6 +60,17 @@ void reportAsyncError(kjit_host_context *ctx, const char *kernelName,
   }
 }
 
+void reportDeviceTime(kjit_host_context *ctx, const kjit_device_time *time) {
+  if (!ctx || !ctx->host || !time ||
+      !KJIT_HAS_FIELD(time, kjit_device_time, end_ns))
+    return;
+  try {
+    ctx->host->runLaunchCompleteHooks(*time);
+  } catch (...) {
+    // Nothing may cross back into the plugin.
+  }
+}
+
 } // namespace
 
 kjit_status *detail::statusCreate(int32_t code, const char *message,
@@ -88,6 +99,7 @@ const kjit_host_api detail::kHostApi = {
     statusMessage,
     hostLog,
     reportAsyncError,
+    reportDeviceTime,
 };
 
 void LoadedPlugin::reportAsyncError(std::string_view kernel,

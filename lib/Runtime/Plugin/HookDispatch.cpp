@@ -216,3 +216,18 @@ void PluginHost::runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
   }
   record.snapshot.reset();
 }
+
+void PluginHost::runLaunchCompleteHooks(const kjit_device_time &time) {
+  if (!hasLaunchCompleteHooks())
+    return;
+  auto snap = snapshot();
+  std::string_view kernel(time.kernel_name,
+                          time.kernel_name ? time.kernel_name_len : 0);
+  for (const auto &p : snap->plugins) {
+    if (!p->hooks.launch_complete)
+      continue;
+    kjit_status *status = nullptr;
+    p->call([&] { status = p->hooks.launch_complete(p->self, &time); });
+    reportStatus(*this, *p, "launch_complete hook", kernel, status);
+  }
+}

@@ -83,14 +83,17 @@ std::shared_ptr<const PluginSnapshot> PluginHost::snapshot() const {
 }
 
 void PluginHost::publish(std::shared_ptr<const PluginSnapshot> next) {
-  bool launch = false, preRun = false;
+  bool launch = false, preRun = false, complete = false;
   for (const auto &p : next->plugins) {
-    launch |= p->hooks.launch_enter || p->hooks.launch_exit;
+    complete |= p->hooks.launch_complete != nullptr;
+    launch |= p->hooks.launch_enter || p->hooks.launch_exit ||
+              p->hooks.launch_complete;
     preRun |= p->hooks.pre_run != nullptr;
   }
   current = std::move(next);
   launchHooks.store(launch, std::memory_order_release);
   preRunHooks.store(preRun, std::memory_order_release);
+  launchCompleteHooks.store(complete, std::memory_order_release);
 }
 
 absl::Status PluginHost::loadPlugin(std::string_view pathView) {

@@ -1,12 +1,27 @@
 #!/usr/bin/env python3
 """Parses a trace written by the trace plugin and prints its events one per
 line, without timestamps or thread ids (those vary), for FileCheck. Fails
-when the file is not valid Chrome trace-event JSON."""
+when the file is not valid Chrome trace-event JSON. With --nesting, prints
+instead whether each device slice lies inside the host-side launch slice of
+its correlation id (true of a synchronous backend such as the host)."""
 import json
 import sys
 
-events = json.load(open(sys.argv[1]))
+events = json.load(open(sys.argv[-1]))
 assert isinstance(events, list), "the array form of the trace format"
+if "--nesting" in sys.argv:
+    launches = {e["args"]["correlation_id"]: e for e in events
+                if e.get("cat") == "launch"}
+    for e in events:
+        if e.get("cat") != "device":
+            continue
+        host = launches[e["args"]["correlation_id"]]
+        # Timestamps are printed in microseconds with 3 decimals.
+        inside = (e["ts"] >= host["ts"] - 0.001 and
+                  e["ts"] + e["dur"] <= host["ts"] + host["dur"] + 0.002)
+        print("device slice %d %s" % (e["args"]["correlation_id"],
+                                      "inside" if inside else "OUTSIDE"))
+    sys.exit(0)
 for e in events:
     for field in ("name", "ph", "pid"):
         assert field in e, "event without %s: %r" % (field, e)
