@@ -126,6 +126,9 @@ absl::StatusOr<SpecializationRecord>
 Kernel::warmup(absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords, int32_t device) {
   Impl &impl = *impl_;
+  if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
+      !hooks.ok())
+    return hooks;
   Binding binding = impl.plan->makeBinding();
   if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
       !bound.ok())

@@ -115,6 +115,10 @@ struct Kernel::Impl {
 
   Binding &threadBinding();
   absl::Status checkGlobals();
+  /// The pre-run hooks with the launch's arguments as given; the first
+  /// hook error, which aborts the launch or warmup.
+  absl::Status runPreRunHooks(absl::Span<const Argument> positional,
+                              absl::Span<const KeywordArgument> keywords);
   Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
   /// Removes a failed or skipped entry (after its waiters were told), so
   /// that the next launch asks the cache hook and compiles again, as the

@@ -48,11 +48,11 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   const Backend &backend = *entry.backend;
   absl::Span<const Argument> bound = binding.arguments();
   Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
-  for (int axis = 0; axis < 3; ++axis)
-    if (grid[axis] == 0)
-      return absl::InvalidArgumentError(strCat(
-          "grid dimension ", "xyz"[axis], " of a launch of '", manifest.name,
-          "' is 0; every dimension needs at least one program"));
+  // A grid with a zero extent (cdiv(0, BLOCK) for an empty input) runs no
+  // program and is no error, as in Triton's launcher: the entry was bound
+  // and compiled as usual, and the hooks still see the launch; only the
+  // backend is not called.
+  const bool empty = grid[0] == 0 || grid[1] == 0 || grid[2] == 0;
 
   // The launch arguments in the ABI's form: the entry's template with this
   // launch's values. The outermost launch of a thread reuses its thread's
@@ -88,8 +88,12 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                       : 0) |
                  (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
 
-  if (!host->hasLaunchHooks() && !launchMetadata)
-    return backend.ref.launchPrepared(launch);
+  // Without launch hooks nobody reads the launch's description, so the
+  // launch-metadata callback is not run either (it is lazy, as in Triton,
+  // which calls launch_metadata only for a launch-enter hook): a cache hit
+  // allocates nothing.
+  if (!host->hasLaunchHooks())
+    return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
 
   // With hooks, the launch is also described to them.
   std::vector<plugin::ArgInfo> args;
@@ -125,18 +129,23 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   if (host->hasLaunchCompleteHooks() &&
       (backend.launchFlags & KJIT_LAUNCH_TIMED))
     launch.flags |= KJIT_LAUNCH_TIMED;
-  absl::Status status = backend.ref.launchPrepared(launch);
+  absl::Status status =
+      empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
   host->runLaunchExit(record, info, int32_t(status.raw_code()));
   return status;
 }
 
-absl::StatusOr<LaunchResult>
-Kernel::launch(const LaunchConfig &config,
-               absl::Span<const Argument> positional,
-               absl::Span<const KeywordArgument> keywords) {
-  Impl &impl = *impl_;
-  plugin::PluginHost &host = *impl.host;
-  if (host.hasPreRunHooks()) {
+// Every launch and every warmup runs the pre-run hooks first, with the
+// arguments as given (before binding), as the reference's run() calls
+// them on every path; an error from one aborts the launch before anything
+// is bound, compiled or launched.
+absl::Status
+Kernel::Impl::runPreRunHooks(absl::Span<const Argument> positional,
+                             absl::Span<const KeywordArgument> keywords) {
+  plugin::PluginHost &host = *this->host;
+  if (!host.hasPreRunHooks())
+    return absl::OkStatus();
+  {
     std::vector<plugin::ArgInfo> seen;
     std::vector<std::string> types;
     types.reserve(positional.size() + keywords.size());
@@ -177,8 +186,18 @@ Kernel::launch(const LaunchConfig &config,
       }
       seen.push_back(arg);
     }
-    host.runPreRunHooks(impl.manifest.name, seen);
+    return host.runPreRunHooks(manifest.name, seen);
   }
+}
+
+absl::StatusOr<LaunchResult>
+Kernel::launch(const LaunchConfig &config,
+               absl::Span<const Argument> positional,
+               absl::Span<const KeywordArgument> keywords) {
+  Impl &impl = *impl_;
+  if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
+      !hooks.ok())
+    return hooks;
 
   // The outermost launch of a thread binds into reusable per-thread
   // storage; a nested one (from a callback or hook) into its own.

@@ -29,6 +29,7 @@
 #include "kjit/Plugin/PluginHost.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -141,7 +142,16 @@ LaunchInfo launchInfo(const std::string &name, const std::string &key) {
 
 void launch(PluginHost &host, const std::string &name, bool nested) {
   std::string key = name + "-key";
-  host.runPreRunHooks(name, sampleArgs());
+  if (absl::Status refused = host.runPreRunHooks(name, sampleArgs());
+      !refused.ok()) {
+    // As the runtime does: a failing pre-run hook aborts the launch.
+    // KJIT_DRIVER_LAUNCH_ANYWAY=1 goes on, so that the hooks after it can
+    // be tested with a plugin whose every hook fails.
+    say("pre-run refused: " + std::string(refused.message()));
+    const char *anyway = std::getenv("KJIT_DRIVER_LAUNCH_ANYWAY");
+    if (!anyway || std::string(anyway) != "1")
+      return;
+  }
   LaunchInfo info = launchInfo(name, key);
   LaunchRecord record = host.runLaunchEnter(info);
   say("launch " + name + " id=" + std::to_string(record.correlationId()));

@@ -116,14 +116,14 @@ rt::Grid parseGrid(const std::string &text) {
   int axis = 0;
   while (std::getline(stream, part, ',')) {
     long value;
-    if (axis == 3 || !parseCount(part, 1, value) || value > UINT32_MAX)
-      fail("--grid takes 1 to 3 positive counts, as in --grid 64 or "
-           "--grid 8,8; got '" +
+    if (axis == 3 || !parseCount(part, 0, value) || value > UINT32_MAX)
+      fail("--grid takes 1 to 3 counts, as in --grid 64 or --grid 8,8 "
+           "(0 launches no program); got '" +
            text + "'");
     grid[axis++] = uint32_t(value);
   }
   if (axis == 0)
-    fail("--grid takes 1 to 3 positive counts; got '" + text + "'");
+    fail("--grid takes 1 to 3 counts; got '" + text + "'");
   return grid;
 }
 

@@ -2,9 +2,12 @@
 //
 // A kernel's launch-metadata callback reaches the launch hooks of a loaded
 // plugin (the test plugin prints every event to stderr), loaded into a
-// runtime of the test's own.
+// runtime of the test's own; without a launch hook it never runs, and a
+// cache hit allocates nothing (AllocCounter.h counts operator new here).
 //
 //===----------------------------------------------------------------------===//
+
+#include "AllocCounter.h"
 
 #include "kjit/Runtime/Runtime.h"
 
@@ -35,9 +38,9 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
                      Argument::tensor(uintptr_t(x), DType::FP32),
                      Argument::tensor(uintptr_t(out), DType::FP32),
                      Argument::integer(16)};
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   auto result = kernel->launch(LaunchConfig(), args);
-  std::string log = testing::internal::GetCapturedStderr();
+  std::string log = ::testing::internal::GetCapturedStderr();
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_NE(log.find("launch_enter kernel=add"), std::string::npos) << log;
   EXPECT_NE(log.find("metadata={\"flops\": 16}"), std::string::npos) << log;
@@ -49,6 +52,36 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
       << log;
   EXPECT_NE(log.find("launch arg x: *kfp32 = 0x"), std::string::npos) << log;
   EXPECT_NE(log.find("[dtype=12 flags=0x3 bits=0x"), std::string::npos) << log;
+}
+
+// Lazy metadata: with no launch hook loaded, nobody reads the launch's
+// description, so the callback is not called, and a cache hit allocates
+// nothing, callback or not.
+TEST(LaunchHooks, MetadataCallbackIsLazyWithoutHooks) {
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, std::string(KJIT_EXAMPLES_DIR) +
+                                            "/vector_add.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  int calls = 0;
+  kernel->setLaunchMetadata([&calls](absl::Span<const Argument>) {
+    ++calls;
+    return std::string("\"flops\": 1");
+  });
+  alignas(64) float x[16] = {}, out[16] = {};
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(out), DType::FP32),
+                     Argument::integer(16)};
+  ASSERT_TRUE(kernel->launch(LaunchConfig(), args).ok()); // compiles
+  long before = kjit::rt::testing::allocationCount.load();
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(kernel->launch(LaunchConfig(), args).ok());
+  EXPECT_EQ(kjit::rt::testing::allocationCount.load() - before, 0);
+  EXPECT_EQ(calls, 0);
 }
 
 } // namespace

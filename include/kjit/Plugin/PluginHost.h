@@ -287,9 +287,11 @@ public:
   CacheDecision runCacheHook(const CompileInfo &info);
   /// Runs every compiled hook in load order.
   void runCompiledHook(const CompileInfo &info, const CompiledInfo &compiled);
-  /// Runs every pre-run hook in load order.
-  void runPreRunHooks(std::string_view kernelName,
-                      absl::Span<const ArgInfo> args);
+  /// Runs the pre-run hooks in load order until one fails; its error
+  /// (FailedPrecondition, naming the plugin and the kernel, with the hook's
+  /// message) aborts the launch, and the later hooks do not run.
+  absl::Status runPreRunHooks(std::string_view kernelName,
+                              absl::Span<const ArgInfo> args);
   /// Runs launch_enter hooks in load order and returns the record that
   /// runLaunchExit needs.
   LaunchRecord runLaunchEnter(const LaunchInfo &info);

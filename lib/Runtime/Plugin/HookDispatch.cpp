@@ -150,10 +150,10 @@ void PluginHost::runCompiledHook(const CompileInfo &info,
   }
 }
 
-void PluginHost::runPreRunHooks(std::string_view kernelName,
-                                absl::Span<const ArgInfo> args) {
+absl::Status PluginHost::runPreRunHooks(std::string_view kernelName,
+                                        absl::Span<const ArgInfo> args) {
   if (!hasPreRunHooks())
-    return;
+    return absl::OkStatus();
   auto snap = snapshot();
   ArgArray cArgs(args);
   kjit_pre_run_event event;
@@ -168,8 +168,16 @@ void PluginHost::runPreRunHooks(std::string_view kernelName,
       continue;
     kjit_status *status = nullptr;
     p->call([&] { status = p->hooks.pre_run(p->self, &event); });
-    reportStatus(*this, *p, "pre-run hook", kernelName, status);
+    if (status) {
+      // As a Python pre-run hook that raises: the launch stops here.
+      std::string message =
+          strCat(p->describe(), ": pre-run hook refused the launch of '",
+                 kernelName, "': ", status->message);
+      statusDestroy(status);
+      return absl::FailedPreconditionError(message);
+    }
   }
+  return absl::OkStatus();
 }
 
 LaunchRecord PluginHost::runLaunchEnter(const LaunchInfo &info) {
