@@ -591,7 +591,8 @@ fail: {
 |* The policy                                                                 *|
 \*===----------------------------------------------------------------------===*/
 
-static uint64_t finalize_count; /* atomic: kernels finalized so far */
+static uint64_t finalize_count;   /* atomic: kernels finalized so far */
+static uint64_t finalize_started; /* atomic: finalizes begun so far */
 
 kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
                                size_t ptx_size, const char *arch,
@@ -599,7 +600,7 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
                                uint8_t **cubin, size_t *cubin_size) {
   char name[256], why[CUDA_PATH_MAX + 128];
   kjit_status *status;
-  int policy = CUDA_FINALIZER_AUTO, use_nvjitlink = 0, state;
+  int policy = CUDA_FINALIZER_AUTO, use_nvjitlink = 0, state, first;
   uint64_t start, n;
   const char *waited = "";
   snprintf(name, sizeof name, "%.*s", (int)(kernel_len > 200 ? 200 : kernel_len),
@@ -626,9 +627,14 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
     use_nvjitlink = 1;
     break;
   default:
-    /* auto: ptxas until nvJitLink is open; opening starts now. */
+    /* auto: the first kernel of the process goes to ptxas (a process start
+     * is cheaper than opening nvJitLink and its first link), and opening
+     * nvJitLink starts now, in the background; later kernels take
+     * nvJitLink once it is open, ptxas until then. */
     start_nvjitlink(1);
-    state = nvjitlink_state(!tk.has_ptxas);
+    first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
+    state = first && tk.has_ptxas ? NVJ_LOADING
+                                  : nvjitlink_state(!tk.has_ptxas);
     if (state == NVJ_READY) {
       use_nvjitlink = 1;
       if (!tk.has_ptxas)
