@@ -415,7 +415,9 @@ static kjit_status *check_launch(const cuda_kernel *k,
                           "launch of kernel '%s': grid %ux%ux%u is not a "
                           "multiple of clusters of %ux%ux%u",
                           k->name, args->grid[0], args->grid[1], args->grid[2],
-                          cluster[0], cluster[1], cluster[2]);
+                          cluster[0] ? cluster[0] : 1,
+                          cluster[1] ? cluster[1] : 1,
+                          cluster[2] ? cluster[2] : 1);
     }
   }
   if (args->shared_memory_bytes > CUDA_DEFAULT_SMEM && dev->max_smem_optin &&
@@ -505,7 +507,7 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
                  "launch of kernel '%s': checking pointer argument %zu "
                  "('%.*s' = 0x%llx) failed: cuPointerGetAttribute",
                  k->name, n, len, name, (unsigned long long)bits);
-        return cuda_call_error(self, k->dev, r, "a launch", what);
+        return cuda_call_error(self, k->dev, r, "a pointer check", what);
       }
       if (device_address == bits && n < k->cache_slots)
         __atomic_store_n(&k->pointer_cache[n], bits, __ATOMIC_RELAXED);
@@ -570,7 +572,7 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
                "launch of kernel '%s': cannot allow %u bytes of dynamic "
                "shared memory (cuFuncSetAttribute)",
                k->name, (unsigned)smem);
-      status = cuda_call_error(self, k->dev, r, "a launch", what);
+      status = cuda_call_error(self, k->dev, r, "cuFuncSetAttribute", what);
       goto out;
     }
     __atomic_store_n(&k->smem_configured, smem, __ATOMIC_RELAXED);
@@ -619,7 +621,9 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
              k->name, args->grid[0], args->grid[1], args->grid[2],
              32 * args->num_warps, (unsigned)smem,
              (unsigned long long)args->stream);
-    status = cuda_call_error(self, k->dev, r, "a launch", what);
+    char entry[300];
+    snprintf(entry, sizeof entry, "the launch of kernel '%s'", k->name);
+    status = cuda_call_error(self, k->dev, r, entry, what);
     goto out;
   }
   if (__atomic_load_n(&k->dev->last_kernel, __ATOMIC_RELAXED) != k->name)

@@ -3,7 +3,8 @@
 |* The toolkit is found once per process: KJIT_CUDA_HOME, CUDA_HOME,          *|
 |* CUDA_PATH, else /usr/local/cuda. From it come ptxas (bin/ptxas, or         *|
 |* KJIT_CUDA_PTXAS), libdevice (nvvm/libdevice/libdevice.10.bc) and           *|
-|* nvJitLink (lib64/libnvJitLink.so.13, else the loader's default path).      *|
+|* nvJitLink (KJIT_CUDA_NVJITLINK, else lib64/libnvJitLink.so.13, else the   *|
+|* loader's default path).                                                    *|
 |*                                                                            *|
 |* PTX becomes a cubin through one of two finalizers (KJIT_CUDA_FINALIZER):   *|
 |* ptxas as a child process, whose fixed cost is a process start, or          *|
@@ -43,6 +44,7 @@ static struct {
   const char *home_from; /* "KJIT_CUDA_HOME", ..., or "the default" */
   char ptxas[CUDA_PATH_MAX];
   const char *ptxas_from; /* "KJIT_CUDA_PTXAS" or NULL (the toolkit's) */
+  char nvjitlink[CUDA_PATH_MAX]; /* KJIT_CUDA_NVJITLINK, or "" */
   int has_ptxas;
   char libdevice[CUDA_PATH_MAX];
   int has_libdevice;
@@ -77,6 +79,8 @@ static void find_toolkit(void) {
     snprintf(tk.ptxas, sizeof tk.ptxas, "%s/bin/ptxas", tk.home);
   }
   tk.has_ptxas = access(tk.ptxas, X_OK) == 0 && is_file(tk.ptxas);
+  if ((v = getenv("KJIT_CUDA_NVJITLINK")) && *v)
+    snprintf(tk.nvjitlink, sizeof tk.nvjitlink, "%s", v);
   snprintf(tk.libdevice, sizeof tk.libdevice,
            "%s/nvvm/libdevice/libdevice.10.bc", tk.home);
   tk.has_libdevice = is_file(tk.libdevice);
@@ -158,6 +162,15 @@ static void *open_nvjitlink(char *tried, size_t size) {
   size_t i, used = 0;
   void *dl;
   tried[0] = '\0';
+  if (tk.nvjitlink[0]) { /* KJIT_CUDA_NVJITLINK: that file, nothing else */
+    if ((dl = dlopen(tk.nvjitlink, RTLD_NOW | RTLD_LOCAL))) {
+      snprintf(nvj.path, sizeof nvj.path, "%s", tk.nvjitlink);
+      return dl;
+    }
+    snprintf(tried, size, "%s from KJIT_CUDA_NVJITLINK (%s)", tk.nvjitlink,
+             dlerror());
+    return NULL;
+  }
   for (i = 0; i < 2; ++i) {
     snprintf(path, sizeof path, "%s/%s/libnvJitLink.so.13", tk.home, dirs[i]);
     if (!is_file(path))
@@ -193,7 +206,11 @@ static void load_nvjitlink(void) {
                           "__nvJitLinkGetErrorLogSize_13_0",
                           "__nvJitLinkGetErrorLog_13_0"};
   int i, state = NVJ_READY;
-  if (!dl) {
+  if (!dl && tk.nvjitlink[0]) {
+    snprintf(nvj.error, sizeof nvj.error, "nvJitLink cannot be opened: %s",
+             tried);
+    state = NVJ_FAILED;
+  } else if (!dl) {
     describe_home(home, sizeof home);
     snprintf(nvj.error, sizeof nvj.error,
              "nvJitLink cannot be opened: %s has no lib64/libnvJitLink.so.13 "
@@ -290,6 +307,10 @@ static void file_identity(const char *path, char *buf, size_t size) {
 static void nvjitlink_candidate(char *buf, size_t size) {
   const char *const dirs[] = {"lib64", "lib"};
   int i;
+  if (tk.nvjitlink[0]) {
+    snprintf(buf, size, "%s", tk.nvjitlink);
+    return;
+  }
   for (i = 0; i < 2; ++i) {
     snprintf(buf, size, "%s/%s/libnvJitLink.so.13", tk.home, dirs[i]);
     if (is_file(buf))
