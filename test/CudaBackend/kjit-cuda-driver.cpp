@@ -20,7 +20,8 @@
 //                             synchronize, copy every buffer back and print
 //                             it ("bufK = ...")
 //   --repeat=N --shared=BYTES --flags=BITS --cluster=X[,Y,Z] --stream=S
-//                             settings of the next launch
+//                             settings of the next launch; --time prints
+//                             the time per launch call (enqueue only)
 //   sync[:STREAM]             synchronize device 0's stream
 //   alloc:BYTES               allocate and free on device 0
 //   host                      the host backend (--host-plugin) in the same
@@ -37,6 +38,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -333,6 +335,7 @@ struct Driver {
   std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
   unsigned repeat = 1, shared = 0, flags = 0;
   uint64_t stream = 0;
+  bool time = false;
   std::array<uint32_t, 3> cluster = {0, 0, 0};
 
   void say(const std::string &line) {
@@ -469,9 +472,21 @@ struct Driver {
       launch.num_args = args.args.size();
       launch.args = args.args.data();
       absl::Status status;
+      auto start = std::chrono::steady_clock::now();
       for (unsigned i = 0; i < repeat && status.ok(); ++i)
         status = backend.launchPrepared(launch);
+      double us = std::chrono::duration<double, std::micro>(
+                      std::chrono::steady_clock::now() - start)
+                      .count() /
+                  repeat;
       line = status.ok() ? "launch ok" : "launch error: " + str(status);
+      if (time) {
+        char text[96];
+        std::snprintf(text, sizeof text,
+                      "\ntime: %.3f us per launch call (%u launches)", us,
+                      repeat);
+        line += text;
+      }
       if (status.ok())
         if (absl::Status s = backend.synchronize(0, stream); !s.ok())
           line += "\nsynchronize error: " + str(s);
@@ -482,6 +497,7 @@ struct Driver {
     std::fputs(args.dump().c_str(), stdout);
     std::fflush(stdout);
     repeat = 1;
+    time = false;
     shared = flags = 0;
     stream = 0;
     cluster = {0, 0, 0};
@@ -523,7 +539,7 @@ struct Driver {
 bool isCommand(std::string_view w) {
   for (std::string_view c :
        {"describe", "options:", "finalize:", "load:", "unload", "launch:",
-        "--repeat=", "--shared=", "--flags=", "--cluster=", "--stream=",
+        "--repeat=", "--time", "--shared=", "--flags=", "--cluster=", "--stream=",
         "sync", "alloc:", "host", "async"})
     if (w.substr(0, c.size()) == c)
       return true;
@@ -576,6 +592,8 @@ int main(int argc, char **argv) {
     } else if (w.rfind("--repeat=", 0) == 0) {
       d.repeat =
           unsigned(std::max(1ul, std::strtoul(rest(9).c_str(), nullptr, 10)));
+    } else if (w == "--time") {
+      d.time = true;
     } else if (w.rfind("--shared=", 0) == 0) {
       d.shared = unsigned(std::strtoul(rest(9).c_str(), nullptr, 10));
     } else if (w.rfind("--flags=", 0) == 0) {
