@@ -149,13 +149,10 @@ typedef CUresult (*cuFuncGetParamInfo_fn)(CUfunction function, size_t index,
                                           size_t *offset, size_t *size);
 typedef CUresult (*cuFuncSetAttribute_fn)(CUfunction function, int attribute,
                                           int value);
-typedef CUresult (*cuLaunchKernel_fn)(CUfunction f, unsigned int gridX,
-                                      unsigned int gridY, unsigned int gridZ,
-                                      unsigned int blockX, unsigned int blockY,
-                                      unsigned int blockZ,
-                                      unsigned int sharedMemBytes,
-                                      CUstream stream, void **params,
-                                      void **extra);
+typedef CUresult (*cuLaunchKernel_fn)(
+    CUfunction f, unsigned int gridX, unsigned int gridY, unsigned int gridZ,
+    unsigned int blockX, unsigned int blockY, unsigned int blockZ,
+    unsigned int sharedMemBytes, CUstream stream, void **params, void **extra);
 typedef CUresult (*cuLaunchKernelEx_fn)(const CUlaunchConfig *config,
                                         CUfunction f, void **params,
                                         void **extra);

@@ -210,8 +210,8 @@ static kjit_status *cuda_finalize(void *self,
   if (format_is(args, fmt_ptx)) {
     if (!args->artifact || args->artifact_size == 0)
       return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
-                        "finalize of kernel '%.*s': the PTX is empty",
-                        name_len, name);
+                        "finalize of kernel '%.*s': the PTX is empty", name_len,
+                        name);
     if ((status = cuda_finalize_ptx(self, (const char *)args->artifact,
                                     args->artifact_size, dev->arch, name,
                                     (size_t)name_len, &out, &out_size)))
@@ -427,8 +427,7 @@ static kjit_status *check_launch(const cuda_kernel *k,
                       "memory requested, but device %d allows at most %llu "
                       "per block",
                       k->name, (unsigned)args->shared_memory_bytes,
-                      (int)dev->index,
-                      (unsigned long long)dev->max_smem_optin);
+                      (int)dev->index, (unsigned long long)dev->max_smem_optin);
   return NULL;
 }
 
@@ -564,9 +563,9 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     goto out; /* an empty grid runs nothing */
   if (smem > CUDA_DEFAULT_SMEM &&
       smem > __atomic_load_n(&k->smem_configured, __ATOMIC_RELAXED)) {
-    if ((r = cu.cuFuncSetAttribute(k->function,
-                                   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                   (int)smem)) != CUDA_SUCCESS) {
+    if ((r = cu.cuFuncSetAttribute(
+             k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+             (int)smem)) != CUDA_SUCCESS) {
       char what[256];
       snprintf(what, sizeof what,
                "launch of kernel '%s': cannot allow %u bytes of dynamic "
@@ -703,8 +702,7 @@ static kjit_status *cuda_deallocate(void *self,
   if ((status = cuda_make_current(dev)))
     return status;
   if ((r = cu.cuMemFree(args->address)) != CUDA_SUCCESS) {
-    snprintf(what, sizeof what,
-             "cuda backend: cannot free 0x%llx on device %d",
+    snprintf(what, sizeof what, "cuda backend: cannot free 0x%llx on device %d",
              (unsigned long long)args->address, (int)dev->index);
     return cuda_call_error(self, dev, r, "deallocate", what);
   }

@@ -182,8 +182,8 @@ typedef struct cuda_kernel {
   cuda_device *dev;
   CUmodule module;
   CUfunction function;
-  const char *name;   /**< Interned: lives until the last fini. */
-  size_t num_params;  /**< SIZE_MAX when the driver cannot say. */
+  const char *name;  /**< Interned: lives until the last fini. */
+  size_t num_params; /**< SIZE_MAX when the driver cannot say. */
   uint32_t *param_sizes;
   /** Per parameter slot, the last address validated as device memory
    *  (atomic, relaxed); 0: none. */

@@ -41,8 +41,8 @@ static void block(uint32_t h[8], const uint8_t *p) {
   for (i = 0; i < 64; ++i) {
     uint32_t t1 = hh + (ROTR(e, 6) ^ ROTR(e, 11) ^ ROTR(e, 25)) +
                   ((e & f) ^ (~e & g)) + k256[i] + w[i];
-    uint32_t t2 =
-        (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    uint32_t t2 = (ROTR(a, 2) ^ ROTR(a, 13) ^ ROTR(a, 22)) +
+                  ((a & b) ^ (a & c) ^ (b & c));
     hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
   }
   h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g,

@@ -43,7 +43,7 @@ static struct {
   char home[CUDA_PATH_MAX];
   const char *home_from; /* "KJIT_CUDA_HOME", ..., or "the default" */
   char ptxas[CUDA_PATH_MAX];
-  const char *ptxas_from; /* "KJIT_CUDA_PTXAS" or NULL (the toolkit's) */
+  const char *ptxas_from;        /* "KJIT_CUDA_PTXAS" or NULL (the toolkit's) */
   char nvjitlink[CUDA_PATH_MAX]; /* KJIT_CUDA_NVJITLINK, or "" */
   int has_ptxas;
   char libdevice[CUDA_PATH_MAX];
@@ -187,8 +187,7 @@ static void *open_nvjitlink(char *tried, size_t size) {
     return dl;
   }
   snprintf(tried + (used < size ? used : size - 1),
-           used < size ? size - used : 1, "libnvJitLink.so.13 (%s)",
-           dlerror());
+           used < size ? size - used : 1, "libnvJitLink.so.13 (%s)", dlerror());
   return NULL;
 }
 
@@ -624,8 +623,8 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
   int policy = CUDA_FINALIZER_AUTO, use_nvjitlink = 0, state, first;
   uint64_t start, n;
   const char *waited = "";
-  snprintf(name, sizeof name, "%.*s", (int)(kernel_len > 200 ? 200 : kernel_len),
-           kernel);
+  snprintf(name, sizeof name, "%.*s",
+           (int)(kernel_len > 200 ? 200 : kernel_len), kernel);
   if ((status = cuda_finalizer_policy(&policy)))
     return status;
   switch (policy) {
@@ -654,8 +653,8 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
      * nvJitLink once it is open, ptxas until then. */
     start_nvjitlink(1);
     first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
-    state = first && tk.has_ptxas ? NVJ_LOADING
-                                  : nvjitlink_state(!tk.has_ptxas);
+    state =
+        first && tk.has_ptxas ? NVJ_LOADING : nvjitlink_state(!tk.has_ptxas);
     if (state == NVJ_READY) {
       use_nvjitlink = 1;
       if (!tk.has_ptxas)

@@ -538,9 +538,9 @@ struct Driver {
 
 bool isCommand(std::string_view w) {
   for (std::string_view c :
-       {"describe", "options:", "finalize:", "load:", "unload", "launch:",
-        "--repeat=", "--time", "--shared=", "--flags=", "--cluster=", "--stream=",
-        "sync", "alloc:", "host", "async"})
+       {"describe", "options:", "finalize:", "load:", "unload",
+        "launch:", "--repeat=", "--time", "--shared=", "--flags=", "--cluster=",
+        "--stream=", "sync", "alloc:", "host", "async"})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;

@@ -364,8 +364,8 @@ static CUresult fake_cuModuleLoadData(void **module, const void *image) {
     return INVALID_IMAGE;
   }
   *module = m;
-  LOG("cuModuleLoadData %u bytes: %.*s", len,
-      (int)strcspn(m->text, "\n"), m->text);
+  LOG("cuModuleLoadData %u bytes: %.*s", len, (int)strcspn(m->text, "\n"),
+      m->text);
   return OK;
 }
 
@@ -513,12 +513,12 @@ static CUresult launch(fake_function *f, const unsigned *grid,
     return INVALID_CONTEXT;
   if ((r = env_int("FAKE_CUDA_LAUNCH_ERROR", 0)))
     return r;
-  used += (size_t)snprintf(line + used, sizeof line - used,
-                           "launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u "
-                           "stream=0x%llx params=[",
-                           f->name, grid[0], grid[1], grid[2], block[0],
-                           block[1], block[2], smem,
-                           (unsigned long long)(uintptr_t)stream);
+  used +=
+      (size_t)snprintf(line + used, sizeof line - used,
+                       "launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u "
+                       "stream=0x%llx params=[",
+                       f->name, grid[0], grid[1], grid[2], block[0], block[1],
+                       block[2], smem, (unsigned long long)(uintptr_t)stream);
   for (i = 0; i < f->num_params && params; ++i) {
     uint64_t v = 0;
     char shown[64];
@@ -614,9 +614,8 @@ static const struct {
 };
 
 #ifndef FAKE_CUDA_NO_ENTRY
-EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn,
-                                    int version, uint64_t flags,
-                                    int *status) {
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                    uint64_t flags, int *status) {
   const char *missing = getenv("FAKE_CUDA_MISSING");
   size_t i;
   *pfn = NULL;
