@@ -342,7 +342,8 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
   k->cache_slots =
       k->num_params == SIZE_MAX ? CUDA_UNKNOWN_PARAMS_CACHE : k->num_params;
   if (k->cache_slots &&
-      !(k->pointer_cache = calloc(k->cache_slots, sizeof(uint64_t)))) {
+      !(k->pointer_cache =
+            calloc(k->cache_slots * CUDA_POINTER_WAYS, sizeof(uint64_t)))) {
     cu.cuModuleUnload(k->module);
     free_kernel(k);
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
@@ -436,6 +437,18 @@ static const char *arg_name(const kjit_arg *a, int *len) {
   return a->name ? a->name : "";
 }
 
+/* Whether `bits` was validated as device memory for slot `n` of `k`. */
+static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
+  const uint64_t *ways = k->pointer_cache + n * CUDA_POINTER_WAYS;
+  int w;
+  if (n >= k->cache_slots)
+    return 0;
+  for (w = 0; w < CUDA_POINTER_WAYS; ++w)
+    if (__atomic_load_n(&ways[w], __ATOMIC_RELAXED) == bits)
+      return 1;
+  return 0;
+}
+
 /* Copies the arguments into slots (and params), checking them against the
  * kernel's parameters; validates pointers (cached per slot). */
 static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
@@ -489,8 +502,7 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
       bits &= (UINT64_C(1) << (8 * a->bits_size)) - 1;
     if ((a->flags & KJIT_ARG_FLAG_POINTER) &&
         !(a->flags & KJIT_ARG_FLAG_NULL) && bits != 0 &&
-        (n >= k->cache_slots ||
-         __atomic_load_n(&k->pointer_cache[n], __ATOMIC_RELAXED) != bits)) {
+        !pointer_cached(k, n, bits)) {
       CUdeviceptr device_address = 0;
       CUresult r = cu.cuPointerGetAttribute(
           &device_address, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, bits);
@@ -508,8 +520,12 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
                  k->name, n, len, name, (unsigned long long)bits);
         return cuda_call_error(self, k->dev, r, "a pointer check", what);
       }
-      if (device_address == bits && n < k->cache_slots)
-        __atomic_store_n(&k->pointer_cache[n], bits, __ATOMIC_RELAXED);
+      if (device_address == bits && n < k->cache_slots) {
+        uint32_t way = __atomic_fetch_add(&k->cache_next, 1, __ATOMIC_RELAXED) %
+                       CUDA_POINTER_WAYS;
+        __atomic_store_n(&k->pointer_cache[n * CUDA_POINTER_WAYS + way], bits,
+                         __ATOMIC_RELAXED);
+      }
       bits = device_address;
     }
     slots[n] = bits;

@@ -177,6 +177,9 @@ void cuda_sha256_hex(const uint8_t *data, size_t size, char out[65]);
 /** Pointer slots the validation cache has per kernel when the driver
  *  cannot say how many parameters the kernel has. */
 enum { CUDA_UNKNOWN_PARAMS_CACHE = 32 };
+/** Addresses remembered per parameter slot: double buffering, or a few
+ *  threads launching one kernel with buffers of their own, still hit. */
+enum { CUDA_POINTER_WAYS = 4 };
 
 typedef struct cuda_kernel {
   cuda_device *dev;
@@ -185,10 +188,11 @@ typedef struct cuda_kernel {
   const char *name;  /**< Interned: lives until the last fini. */
   size_t num_params; /**< SIZE_MAX when the driver cannot say. */
   uint32_t *param_sizes;
-  /** Per parameter slot, the last address validated as device memory
-   *  (atomic, relaxed); 0: none. */
+  /** Per parameter slot, CUDA_POINTER_WAYS addresses validated as device
+   *  memory (atomic, relaxed; 0: none), replaced round robin. */
   uint64_t *pointer_cache;
   size_t cache_slots;
+  uint32_t cache_next; /**< Atomic: the way the next insertion takes. */
   /** The dynamic shared memory the function is configured for (atomic). */
   uint32_t smem_configured;
 } cuda_kernel;

@@ -21,7 +21,9 @@
 //                             it ("bufK = ...")
 //   --repeat=N --shared=BYTES --flags=BITS --cluster=X[,Y,Z] --stream=S
 //                             settings of the next launch; --time prints
-//                             the time per launch call (enqueue only)
+//                             the time per launch call (enqueue only);
+//                             --threads=K runs it from K new threads at once,
+//                             each with its own buffers (results must agree)
 //   sync[:STREAM]             synchronize device 0's stream
 //   alloc:BYTES               allocate and free on device 0
 //   host                      the host backend (--host-plugin) in the same
@@ -49,6 +51,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 using namespace kjit::plugin;
@@ -333,7 +336,7 @@ struct Driver {
   BackendRef backend, hostBackend;
   bool haveHost = false;
   std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
-  unsigned repeat = 1, shared = 0, flags = 0;
+  unsigned repeat = 1, shared = 0, flags = 0, threads = 1;
   uint64_t stream = 0;
   bool time = false;
   std::array<uint32_t, 3> cluster = {0, 0, 0};
@@ -461,6 +464,8 @@ struct Driver {
     launch.stream = stream;
     for (int i = 0; i < 3; ++i)
       launch.cluster[i] = cluster[i];
+    if (threads > 1)
+      return launchFromThreads(launch, words);
     LaunchArgs args;
     args.parse(words);
     std::string line;
@@ -497,6 +502,51 @@ struct Driver {
     std::fputs(args.dump().c_str(), stdout);
     std::fflush(stdout);
     repeat = 1;
+    time = false;
+    shared = flags = 0;
+    stream = 0;
+    cluster = {0, 0, 0};
+  }
+
+  /// The launch from `threads` new threads at once, each with buffers of
+  /// its own, `repeat` times each; every thread's results must agree.
+  void launchFromThreads(kjit_backend_launch_args launch,
+                         const std::vector<std::string> &words) {
+    std::vector<std::unique_ptr<LaunchArgs>> all;
+    std::vector<std::string> lines(threads);
+    for (unsigned t = 0; t < threads; ++t) {
+      all.push_back(std::make_unique<LaunchArgs>());
+      all.back()->parse(words);
+      if (std::string placed = all.back()->place(backend); !placed.empty())
+        lines[t] = placed;
+    }
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t)
+      pool.emplace_back([&, t, launch]() mutable {
+        if (!lines[t].empty())
+          return;
+        launch.num_args = all[t]->args.size();
+        launch.args = all[t]->args.data();
+        absl::Status status;
+        for (unsigned i = 0; i < repeat && status.ok(); ++i)
+          status = backend.launchPrepared(launch);
+        lines[t] = status.ok() ? "launch ok" : "launch error: " + str(status);
+      });
+    for (std::thread &t : pool)
+      t.join();
+    if (absl::Status s = backend.synchronize(0, launch.stream); !s.ok())
+      say("synchronize error: " + str(s));
+    std::string first;
+    for (unsigned t = 0; t < threads; ++t) {
+      std::string back = all[t]->retrieve(backend);
+      std::string result = lines[t] + "\n" + back + all[t]->dump();
+      if (t == 0)
+        first = result;
+      else if (result != first)
+        say("thread " + std::to_string(t) + " disagrees: " + result);
+    }
+    say(std::to_string(threads) + " threads: " + first);
+    repeat = threads = 1;
     time = false;
     shared = flags = 0;
     stream = 0;
@@ -592,6 +642,9 @@ int main(int argc, char **argv) {
     } else if (w.rfind("--repeat=", 0) == 0) {
       d.repeat =
           unsigned(std::max(1ul, std::strtoul(rest(9).c_str(), nullptr, 10)));
+    } else if (w.rfind("--threads=", 0) == 0) {
+      d.threads =
+          unsigned(std::max(1ul, std::strtoul(rest(10).c_str(), nullptr, 10)));
     } else if (w == "--time") {
       d.time = true;
     } else if (w.rfind("--shared=", 0) == 0) {

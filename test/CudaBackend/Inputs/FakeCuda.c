@@ -93,7 +93,9 @@ static int env_int(const char *name, int fallback) {
 
 static int initialized, sticky;
 static int timing = -1; /* FAKE_CUDA_QUIET=2 without injected errors */
-static int current_ctx; /* 0: none; else device + 1 */
+/* The current context is per thread, as in the real driver: a thread that
+ * launches without making it current gets CUDA_ERROR_INVALID_CONTEXT. */
+static __thread int current_ctx; /* 0: none; else device + 1 */
 static int retained[8];
 
 static CUresult check(void) {
