@@ -342,8 +342,8 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
   k->cache_slots =
       k->num_params == SIZE_MAX ? CUDA_UNKNOWN_PARAMS_CACHE : k->num_params;
   if (k->cache_slots &&
-      !(k->pointer_cache =
-            calloc(k->cache_slots * CUDA_POINTER_WAYS, sizeof(uint64_t)))) {
+      !(k->pointer_cache = calloc(k->cache_slots * (CUDA_POINTER_WAYS + 1),
+                                  sizeof(uint64_t)))) {
     cu.cuModuleUnload(k->module);
     free_kernel(k);
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
@@ -439,7 +439,7 @@ static const char *arg_name(const kjit_arg *a, int *len) {
 
 /* Whether `bits` was validated as device memory for slot `n` of `k`. */
 static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
-  const uint64_t *ways = k->pointer_cache + n * CUDA_POINTER_WAYS;
+  const uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
   int w;
   if (n >= k->cache_slots)
     return 0;
@@ -521,10 +521,11 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
         return cuda_call_error(self, k->dev, r, "a pointer check", what);
       }
       if (device_address == bits && n < k->cache_slots) {
-        uint32_t way = __atomic_fetch_add(&k->cache_next, 1, __ATOMIC_RELAXED) %
-                       CUDA_POINTER_WAYS;
-        __atomic_store_n(&k->pointer_cache[n * CUDA_POINTER_WAYS + way], bits,
-                         __ATOMIC_RELAXED);
+        uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
+        uint64_t way =
+            __atomic_fetch_add(&ways[CUDA_POINTER_WAYS], 1, __ATOMIC_RELAXED) %
+            CUDA_POINTER_WAYS;
+        __atomic_store_n(&ways[way], bits, __ATOMIC_RELAXED);
       }
       bits = device_address;
     }

@@ -189,10 +189,10 @@ typedef struct cuda_kernel {
   size_t num_params; /**< SIZE_MAX when the driver cannot say. */
   uint32_t *param_sizes;
   /** Per parameter slot, CUDA_POINTER_WAYS addresses validated as device
-   *  memory (atomic, relaxed; 0: none), replaced round robin. */
+   *  memory (atomic, relaxed; 0: none), replaced round robin, then the
+   *  slot's insertion counter: CUDA_POINTER_WAYS + 1 words per slot. */
   uint64_t *pointer_cache;
   size_t cache_slots;
-  uint32_t cache_next; /**< Atomic: the way the next insertion takes. */
   /** The dynamic shared memory the function is configured for (atomic). */
   uint32_t smem_configured;
 } cuda_kernel;
