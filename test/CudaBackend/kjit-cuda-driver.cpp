@@ -589,8 +589,8 @@ struct Driver {
 bool isCommand(std::string_view w) {
   for (std::string_view c :
        {"describe", "options:", "finalize:", "load:", "unload",
-        "launch:", "--repeat=", "--time", "--shared=", "--flags=", "--cluster=",
-        "--stream=", "sync", "alloc:", "host", "async"})
+        "launch:", "--repeat=", "--time", "--threads=", "--shared=", "--flags=",
+        "--cluster=", "--stream=", "sync", "alloc:", "host", "async"})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;
