@@ -194,6 +194,33 @@ static int format_is(const kjit_backend_finalize_args *args, const char *f) {
          memcmp(args->format, f, args->format_len) == 0;
 }
 
+/* The architecture to finalize for: the device's sm_XY, or its
+ * architecture-specific variant (sm_90a, sm_100f) when the PTX's .target
+ * names one: ptxas and nvJitLink refuse to assemble PTX for sm_90a into
+ * plain sm_90, and the variant runs only on that very architecture, which
+ * the device has. PTX for another (older) target is compiled for the
+ * device's own. */
+static void ptx_arch(const uint8_t *ptx, size_t size, const char *device,
+                     char *out, size_t out_size) {
+  static const char directive[] = ".target";
+  size_t n = strlen(device), i, limit = size < 65536 ? size : 65536;
+  snprintf(out, out_size, "%s", device);
+  for (i = 0; i + sizeof directive + n < limit; ++i) {
+    const char *p = (const char *)ptx + i;
+    if (memcmp(p, directive, sizeof directive - 1) != 0)
+      continue;
+    p += sizeof directive - 1;
+    while ((size_t)(p - (const char *)ptx) < limit && (*p == ' ' || *p == '\t'))
+      ++p;
+    if ((size_t)(p - (const char *)ptx) + n + 2 <= limit &&
+        memcmp(p, device, n) == 0 && (p[n] == 'a' || p[n] == 'f') &&
+        !(p[n + 1] == '_' || (p[n + 1] >= '0' && p[n + 1] <= '9') ||
+          (p[n + 1] >= 'a' && p[n + 1] <= 'z')))
+      snprintf(out, out_size, "%s%c", device, p[n]);
+    return; /* only the first .target counts */
+  }
+}
+
 static kjit_status *cuda_finalize(void *self,
                                   kjit_backend_finalize_args *args) {
   int32_t device = KJIT_HAS_FIELD(args, kjit_backend_finalize_args, device)
@@ -212,8 +239,10 @@ static kjit_status *cuda_finalize(void *self,
       return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
                         "finalize of kernel '%.*s': the PTX is empty", name_len,
                         name);
+    char arch[sizeof dev->arch + 2];
+    ptx_arch(args->artifact, args->artifact_size, dev->arch, arch, sizeof arch);
     if ((status = cuda_finalize_ptx(self, (const char *)args->artifact,
-                                    args->artifact_size, dev->arch, name,
+                                    args->artifact_size, arch, name,
                                     (size_t)name_len, &out, &out_size)))
       return status;
   } else if (format_is(args, fmt_cubin)) {
