@@ -1,0 +1,898 @@
+/*===- CudaBackend.c - the CUDA backend plugin --------------------*- C -*-===*\
+|*                                                                            *|
+|* libkjit-cuda.so: the backend named "cuda". It finalizes PTX to a cubin for *|
+|* the device's sm_XY (Toolkit.c), loads cubins into the device's primary     *|
+|* context, and launches them on the caller's stream through the driver API,  *|
+|* which it opens at run time (Driver.c). Built only against include/kjit-c   *|
+|* and the private CudaApi.h: no cuda.h, no link to libcuda.                  *|
+|* docs/CudaBackend.md describes behaviour, messages and settings.            *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#define _GNU_SOURCE 1
+
+#include "Internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/** The version of this backend; joins the fingerprint. Bump it whenever
+ *  the way kernels are finalized or run changes in a way a cached artifact
+ *  could notice. */
+#define CUDA_BACKEND_VERSION "1.0.0"
+
+/* Dynamic shared memory a function may use without opting in. */
+enum { CUDA_DEFAULT_SMEM = 48 * 1024 };
+/* Arguments whose storage lives on the launching thread's stack. */
+enum { CUDA_STACK_ARGS = 64 };
+
+static unsigned cuda_users;
+static pthread_mutex_t cuda_users_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*===----------------------------------------------------------------------===*\
+|* describe, device_count, fingerprint, options                               *|
+\*===----------------------------------------------------------------------===*/
+
+static const char fmt_ptx[] = "ptx", fmt_cubin[] = "cubin";
+static const kjit_artifact_format cuda_format_ptx = {
+    sizeof(kjit_artifact_format), NULL, fmt_ptx, sizeof fmt_ptx - 1};
+static const kjit_artifact_format cuda_format_cubin = {
+    sizeof(kjit_artifact_format), NULL, fmt_cubin, sizeof fmt_cubin - 1};
+static const kjit_artifact_format *const cuda_formats[] = {&cuda_format_ptx,
+                                                           &cuda_format_cubin};
+
+static void build_options(cuda_device *dev) {
+  const char *libdevice;
+  size_t n = 0;
+  if (__atomic_load_n(&dev->options_ready, __ATOMIC_ACQUIRE))
+    return;
+  pthread_mutex_lock(&dev->lock);
+  if (!dev->options_ready) {
+    kjit_option *o = &dev->options[n++];
+    o->struct_size = sizeof *o;
+    o->name = "ptx";
+    o->name_len = 3;
+    o->value = dev->ptx;
+    o->value_len = strlen(dev->ptx);
+    if ((libdevice = cuda_libdevice_path())) {
+      o = &dev->options[n++];
+      o->struct_size = sizeof *o;
+      o->name = "libdevice";
+      o->name_len = 9;
+      o->value = libdevice;
+      o->value_len = strlen(libdevice);
+    }
+    dev->option_list[0] = &dev->options[0];
+    dev->option_list[1] = &dev->options[1];
+    dev->num_options = n;
+    __atomic_store_n(&dev->options_ready, 1, __ATOMIC_RELEASE);
+  }
+  pthread_mutex_unlock(&dev->lock);
+}
+
+static kjit_status *cuda_describe(void *self,
+                                  kjit_backend_describe_args *args) {
+  cuda_device *dev;
+  kjit_status *status;
+  (void)self;
+  if ((status = cuda_get_device(args->device, "describe", &dev)))
+    return status;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, arch_len)) {
+    args->target = "cuda";
+    args->target_len = 4;
+    args->arch = dev->arch;
+    args->arch_len = strlen(dev->arch);
+  }
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, warp_size))
+    args->warp_size = 32;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, formats)) {
+    args->num_formats = 2;
+    args->formats = cuda_formats;
+  }
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, multiprocessor_count))
+    args->multiprocessor_count = dev->sms;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, max_threads_per_block))
+    args->max_threads_per_block = dev->max_threads;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args,
+                     max_shared_memory_per_block))
+    args->max_shared_memory_per_block = dev->max_smem_optin;
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, uuid))
+    memcpy(args->uuid, dev->uuid, sizeof args->uuid);
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, compile_options)) {
+    build_options(dev);
+    args->num_compile_options = dev->num_options;
+    args->compile_options = dev->option_list;
+  }
+  return NULL;
+}
+
+static kjit_status *cuda_device_count(void *self,
+                                      kjit_backend_device_count_args *args) {
+  kjit_status *status = cuda_driver_status();
+  if (status) {
+    const char *message;
+    size_t len;
+    cuda_host_api->status_message(status, &message, &len);
+    cuda_verbose(self, "device_count 0: %.*s", (int)len, message);
+    cuda_host_api->status_destroy(status);
+  }
+  if (KJIT_HAS_FIELD(args, kjit_backend_device_count_args, count))
+    args->count = status ? 0 : cuda_num_devices;
+  return NULL;
+}
+
+static void release_malloced(void *owner, const uint8_t *data, size_t size) {
+  (void)data;
+  (void)size;
+  free(owner);
+}
+
+static kjit_status *
+cuda_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
+  char toolkit[512], *text;
+  kjit_status *status;
+  cuda_device *dev;
+  size_t len = 0;
+  int n;
+  (void)self;
+  if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: fingerprint arguments too small");
+  if ((status = cuda_get_device(args->device, "fingerprint", &dev)))
+    return status;
+  if ((status = cuda_toolkit_fingerprint(toolkit, sizeof toolkit, &len)))
+    return status;
+  if (!(text = malloc(len + 128)))
+    return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  n = snprintf(text, len + 128,
+               "kjit-cuda-backend;version=" CUDA_BACKEND_VERSION
+               ";target=cuda;arch=%s;ptx=%s;%s",
+               dev->arch, dev->ptx, toolkit);
+  args->fingerprint.data = (const uint8_t *)text;
+  args->fingerprint.size = n < 0 ? 0 : (size_t)n;
+  args->fingerprint.owner = text;
+  args->fingerprint.release = release_malloced;
+  return NULL;
+}
+
+/* No options: what changes code (the finalizer, the toolkit) comes from the
+ * environment, read once per process, and joins the fingerprint. */
+static kjit_status *cuda_parse_options(void *self,
+                                       kjit_backend_parse_options_args *args) {
+  (void)self;
+  if (args->num_options > 0 && args->options && args->options[0]) {
+    const kjit_option *o = args->options[0];
+    return cuda_error(
+        KJIT_STATUS_INVALID_ARGUMENT,
+        "unknown option '%.*s=%.*s': the cuda backend takes no options (set "
+        "KJIT_CUDA_FINALIZER, KJIT_CUDA_HOME or KJIT_CUDA_PTXAS in the "
+        "environment)",
+        o->name ? (int)o->name_len : 0, o->name ? o->name : "",
+        o->value ? (int)o->value_len : 0, o->value ? o->value : "");
+  }
+  args->options_handle = NULL;
+  return NULL;
+}
+
+static void cuda_destroy_options(void *self, void *handle) {
+  (void)self;
+  (void)handle;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* finalize                                                                   *|
+\*===----------------------------------------------------------------------===*/
+
+static int is_elf(const uint8_t *bytes, size_t size) {
+  return bytes && size >= 4 && bytes[0] == 0x7f && bytes[1] == 'E' &&
+         bytes[2] == 'L' && bytes[3] == 'F';
+}
+
+static int format_is(const kjit_backend_finalize_args *args, const char *f) {
+  return args->format && args->format_len == strlen(f) &&
+         memcmp(args->format, f, args->format_len) == 0;
+}
+
+/* The architecture to finalize for: the device's sm_XY, or its
+ * architecture-specific variant (sm_90a, sm_100f) when the PTX's .target
+ * names one: ptxas and nvJitLink refuse to assemble PTX for sm_90a into
+ * plain sm_90, and the variant runs only on that very architecture, which
+ * the device has. PTX for another (older) target is compiled for the
+ * device's own. */
+static void ptx_arch(const uint8_t *ptx, size_t size, const char *device,
+                     char *out, size_t out_size) {
+  static const char directive[] = ".target";
+  size_t n = strlen(device), i, limit = size < 65536 ? size : 65536;
+  snprintf(out, out_size, "%s", device);
+  for (i = 0; i + sizeof directive + n < limit; ++i) {
+    const char *p = (const char *)ptx + i;
+    if (memcmp(p, directive, sizeof directive - 1) != 0)
+      continue;
+    p += sizeof directive - 1;
+    while ((size_t)(p - (const char *)ptx) < limit && (*p == ' ' || *p == '\t'))
+      ++p;
+    if ((size_t)(p - (const char *)ptx) + n + 2 <= limit &&
+        memcmp(p, device, n) == 0 && (p[n] == 'a' || p[n] == 'f') &&
+        !(p[n + 1] == '_' || (p[n + 1] >= '0' && p[n + 1] <= '9') ||
+          (p[n + 1] >= 'a' && p[n + 1] <= 'z')))
+      snprintf(out, out_size, "%s%c", device, p[n]);
+    return; /* only the first .target counts */
+  }
+}
+
+static kjit_status *cuda_finalize(void *self,
+                                  kjit_backend_finalize_args *args) {
+  int32_t device = KJIT_HAS_FIELD(args, kjit_backend_finalize_args, device)
+                       ? args->device
+                       : 0;
+  int name_len = args->kernel_name ? (int)args->kernel_name_len : 0;
+  const char *name = args->kernel_name ? args->kernel_name : "";
+  kjit_status *status;
+  cuda_device *dev;
+  uint8_t *out = NULL;
+  size_t out_size = 0;
+  if ((status = cuda_get_device(device, "finalize", &dev)))
+    return status;
+  if (format_is(args, fmt_ptx)) {
+    if (!args->artifact || args->artifact_size == 0)
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "finalize of kernel '%.*s': the PTX is empty", name_len,
+                        name);
+    char arch[sizeof dev->arch + 2];
+    ptx_arch(args->artifact, args->artifact_size, dev->arch, arch, sizeof arch);
+    if ((status = cuda_finalize_ptx(self, (const char *)args->artifact,
+                                    args->artifact_size, arch, name,
+                                    (size_t)name_len, &out, &out_size)))
+      return status;
+  } else if (format_is(args, fmt_cubin)) {
+    if (!is_elf(args->artifact, args->artifact_size))
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "finalize of kernel '%.*s': the cubin is not an ELF "
+                        "file (%zu bytes)",
+                        name_len, name, args->artifact_size);
+    if (!(out = malloc(args->artifact_size)))
+      return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    memcpy(out, args->artifact, args->artifact_size);
+    out_size = args->artifact_size;
+  } else {
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "format '%.*s' is not accepted by the cuda backend "
+                      "(accepted: ptx, cubin)",
+                      args->format ? (int)args->format_len : 0,
+                      args->format ? args->format : "");
+  }
+  args->loadable.data = out;
+  args->loadable.size = out_size;
+  args->loadable.owner = out;
+  args->loadable.release = release_malloced;
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* load and unload                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+static void free_kernel(cuda_kernel *k) {
+  free(k->param_sizes);
+  free(k->pointer_cache);
+  free(k);
+}
+
+/* The parameter sizes, when the driver can say (CUDA 12.4+). */
+static void read_params(cuda_kernel *k) {
+  size_t cap = 0, n = 0, offset, size;
+  uint32_t *sizes = NULL;
+  k->num_params = SIZE_MAX;
+  if (!cu.cuFuncGetParamInfo)
+    return;
+  for (;;) {
+    CUresult r = cu.cuFuncGetParamInfo(k->function, n, &offset, &size);
+    if (r == CUDA_ERROR_INVALID_VALUE)
+      break; /* past the last parameter */
+    if (r != CUDA_SUCCESS || n >= 4096) {
+      free(sizes);
+      return; /* unknown: launches are not checked */
+    }
+    if (n == cap) {
+      uint32_t *grown = realloc(sizes, (cap = cap ? 2 * cap : 16) * 4);
+      if (!grown) {
+        free(sizes);
+        return;
+      }
+      sizes = grown;
+    }
+    sizes[n++] = (uint32_t)size;
+  }
+  k->param_sizes = sizes;
+  k->num_params = n;
+}
+
+static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
+  int name_len = args->kernel_name ? (int)args->kernel_name_len : 0;
+  const char *name = args->kernel_name ? args->kernel_name : "";
+  kjit_status *status;
+  cuda_device *dev;
+  cuda_kernel *k;
+  CUresult r;
+  char what[512];
+  void *aligned = NULL;
+  const void *image = args->loadable;
+  if ((status = cuda_get_device(args->device, "load", &dev)))
+    return status;
+  if ((status = cuda_sticky_status(dev)))
+    return status;
+  if (name_len == 0 || name_len > 1024 || memchr(name, '\0', (size_t)name_len))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: load with an empty, overlong or "
+                      "NUL-containing kernel name");
+  if (!is_elf(args->loadable, args->loadable_size))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cannot load kernel '%.*s': the loadable bytes are not "
+                      "a cubin (no ELF magic in %zu bytes)",
+                      name_len, name, args->loadable_size);
+  if ((status = cuda_make_current(dev)))
+    return status;
+  if (!(k = calloc(1, sizeof *k)) ||
+      !(k->name = cuda_intern_name(name, (size_t)name_len))) {
+    free(k);
+    return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  k->dev = dev;
+  /* The driver parses the ELF in place: give it aligned bytes. */
+  if ((uintptr_t)image % 8) {
+    if (!(aligned = malloc(args->loadable_size))) {
+      free_kernel(k);
+      return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    }
+    memcpy(aligned, image, args->loadable_size);
+    image = aligned;
+  }
+  r = cu.cuModuleLoadData(&k->module, image);
+  free(aligned);
+  if (r != CUDA_SUCCESS) {
+    snprintf(what, sizeof what,
+             "cannot load kernel '%s' on device %d: cuModuleLoadData failed",
+             k->name, (int)dev->index);
+    free_kernel(k);
+    return cuda_call_error(self, dev, r, "load", what);
+  }
+  if ((r = cu.cuModuleGetFunction(&k->function, k->module, k->name)) !=
+      CUDA_SUCCESS) {
+    snprintf(what, sizeof what,
+             "cannot load kernel '%s': the cubin has no kernel of that name "
+             "(cuModuleGetFunction)",
+             k->name);
+    cu.cuModuleUnload(k->module);
+    free_kernel(k);
+    return cuda_call_error(self, dev, r, "load", what);
+  }
+  read_params(k);
+  k->cache_slots =
+      k->num_params == SIZE_MAX ? CUDA_UNKNOWN_PARAMS_CACHE : k->num_params;
+  if (k->cache_slots &&
+      !(k->pointer_cache = calloc(k->cache_slots * (CUDA_POINTER_WAYS + 1),
+                                  sizeof(uint64_t)))) {
+    cu.cuModuleUnload(k->module);
+    free_kernel(k);
+    return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
+  args->kernel = k;
+  return NULL;
+}
+
+static kjit_status *cuda_unload(void *self, kjit_backend_unload_args *args) {
+  cuda_kernel *k = args->kernel;
+  kjit_status *status = NULL;
+  CUresult r;
+  char what[512];
+  if (!k)
+    return NULL;
+  /* A context that is unusable took its modules with it. */
+  if (!__atomic_load_n(&k->dev->sticky, __ATOMIC_ACQUIRE) &&
+      !(status = cuda_make_current(k->dev)) &&
+      (r = cu.cuModuleUnload(k->module)) != CUDA_SUCCESS) {
+    snprintf(what, sizeof what, "unload of kernel '%s': cuModuleUnload failed",
+             k->name);
+    status = cuda_call_error(self, k->dev, r, "unload", what);
+  }
+  free_kernel(k);
+  return status;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* launch                                                                     *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *check_launch(const cuda_kernel *k,
+                                 const kjit_backend_launch_args *args,
+                                 uint32_t flags, const uint32_t *cluster) {
+  const cuda_device *dev = k->dev;
+  uint32_t nw = args->num_warps;
+  uint32_t unknown = flags & ~(KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL);
+  if (nw == 0 || (nw & (nw - 1)) != 0)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': num_warps must be a power of 2 "
+                      "(got %u)",
+                      k->name, (unsigned)nw);
+  if (dev->max_threads && nw > dev->max_threads / 32)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': num_warps=%u means %llu threads "
+                      "per block, but device %d allows at most %u",
+                      k->name, (unsigned)nw, 32ull * nw, (int)dev->index,
+                      (unsigned)dev->max_threads);
+  if (unknown)
+    return cuda_error(KJIT_STATUS_UNIMPLEMENTED,
+                      "launch of kernel '%s': launch flags 0x%x are not known "
+                      "to the cuda backend",
+                      k->name, (unsigned)unknown);
+  if ((flags & KJIT_LAUNCH_COOPERATIVE) && !dev->cooperative)
+    return cuda_error(KJIT_STATUS_UNIMPLEMENTED,
+                      "launch of kernel '%s': device %d does not support "
+                      "cooperative launches",
+                      k->name, (int)dev->index);
+  if (cluster && (cluster[0] || cluster[1] || cluster[2])) {
+    int i;
+    if (dev->major < 9)
+      return cuda_error(KJIT_STATUS_UNIMPLEMENTED,
+                        "launch of kernel '%s': clusters need sm_90 or newer, "
+                        "and device %d is %s",
+                        k->name, (int)dev->index, dev->arch);
+    for (i = 0; i < 3; ++i) {
+      uint32_t c = cluster[i] ? cluster[i] : 1;
+      if (args->grid[i] % c)
+        return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                          "launch of kernel '%s': grid %ux%ux%u is not a "
+                          "multiple of clusters of %ux%ux%u",
+                          k->name, args->grid[0], args->grid[1], args->grid[2],
+                          cluster[0] ? cluster[0] : 1,
+                          cluster[1] ? cluster[1] : 1,
+                          cluster[2] ? cluster[2] : 1);
+    }
+  }
+  if (args->shared_memory_bytes > CUDA_DEFAULT_SMEM && dev->max_smem_optin &&
+      args->shared_memory_bytes > dev->max_smem_optin)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': %u bytes of dynamic shared "
+                      "memory requested, but device %d allows at most %llu "
+                      "per block",
+                      k->name, (unsigned)args->shared_memory_bytes,
+                      (int)dev->index, (unsigned long long)dev->max_smem_optin);
+  return NULL;
+}
+
+static const char *arg_name(const kjit_arg *a, int *len) {
+  *len = a->name ? (int)a->name_len : 0;
+  return a->name ? a->name : "";
+}
+
+/* Whether `bits` was validated as device memory for slot `n` of `k`. */
+static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
+  const uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
+  int w;
+  if (n >= k->cache_slots)
+    return 0;
+  for (w = 0; w < CUDA_POINTER_WAYS; ++w)
+    if (__atomic_load_n(&ways[w], __ATOMIC_RELAXED) == bits)
+      return 1;
+  return 0;
+}
+
+/* Copies the arguments into slots (and params), checking them against the
+ * kernel's parameters; validates pointers (cached per slot). */
+static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
+                              const kjit_backend_launch_args *args,
+                              uint64_t *slots, void **params, size_t *count) {
+  size_t i, n = 0;
+  for (i = 0; i < args->num_args; ++i) {
+    const kjit_arg *a = args->args ? args->args[i] : NULL;
+    uint64_t bits;
+    int len;
+    const char *name;
+    if (!a)
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': argument %zu is NULL", k->name,
+                        i);
+    if (a->is_constexpr)
+      continue; /* folded into the code; the runtime does not pass them */
+    name = arg_name(a, &len);
+    if (!KJIT_HAS_FIELD(a, kjit_arg, bits_size))
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "launch of kernel '%s': argument %zu ('%.*s') is a "
+                        "kjit_arg of %zu bytes, without ABI 1.1's storage "
+                        "fields; the cuda backend needs a runtime of ABI 1.1 "
+                        "or newer",
+                        k->name, n, len, name, a->struct_size);
+    if (k->num_params != SIZE_MAX && n >= k->num_params) {
+      size_t given = n;
+      for (; i < args->num_args; ++i)
+        given += args->args[i] && !args->args[i]->is_constexpr;
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': %zu arguments given, but the "
+                        "compiled kernel takes %zu",
+                        k->name, given, k->num_params);
+    }
+    if (a->bits_size != 1 && a->bits_size != 2 && a->bits_size != 4 &&
+        a->bits_size != 8)
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': argument %zu ('%.*s') has "
+                        "bits_size %u; storage is 1, 2, 4 or 8 bytes",
+                        k->name, n, len, name, (unsigned)a->bits_size);
+    if (k->num_params != SIZE_MAX && a->bits_size != k->param_sizes[n])
+      return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': argument %zu ('%.*s', %.*s) "
+                        "has %u bytes, but parameter %zu of the compiled "
+                        "kernel has %u",
+                        k->name, n, len, name, a->type ? (int)a->type_len : 0,
+                        a->type ? a->type : "", (unsigned)a->bits_size, n,
+                        (unsigned)k->param_sizes[n]);
+    bits = a->bits;
+    if (a->bits_size < 8)
+      bits &= (UINT64_C(1) << (8 * a->bits_size)) - 1;
+    if ((a->flags & KJIT_ARG_FLAG_POINTER) &&
+        !(a->flags & KJIT_ARG_FLAG_NULL) && bits != 0 &&
+        !pointer_cached(k, n, bits)) {
+      CUdeviceptr device_address = 0;
+      CUresult r = cu.cuPointerGetAttribute(
+          &device_address, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, bits);
+      if (r == CUDA_ERROR_INVALID_VALUE)
+        return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                          "launch of kernel '%s': Pointer argument (at %zu) "
+                          "cannot be accessed from Triton (cpu tensor?): "
+                          "'%.*s' is 0x%llx, which is not CUDA memory",
+                          k->name, n, len, name, (unsigned long long)bits);
+      if (r != CUDA_SUCCESS) {
+        char what[512];
+        snprintf(what, sizeof what,
+                 "launch of kernel '%s': checking pointer argument %zu "
+                 "('%.*s' = 0x%llx) failed: cuPointerGetAttribute",
+                 k->name, n, len, name, (unsigned long long)bits);
+        return cuda_call_error(self, k->dev, r, "a pointer check", what);
+      }
+      if (device_address == bits && n < k->cache_slots) {
+        uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
+        uint64_t way =
+            __atomic_fetch_add(&ways[CUDA_POINTER_WAYS], 1, __ATOMIC_RELAXED) %
+            CUDA_POINTER_WAYS;
+        __atomic_store_n(&ways[way], bits, __ATOMIC_RELAXED);
+      }
+      bits = device_address;
+    }
+    slots[n] = bits;
+    params[n] = &slots[n];
+    ++n;
+  }
+  if (k->num_params != SIZE_MAX && n != k->num_params)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': %zu argument%s given, but the "
+                      "compiled kernel takes %zu",
+                      k->name, n, n == 1 ? "" : "s", k->num_params);
+  *count = n;
+  return NULL;
+}
+
+static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
+  cuda_kernel *k = args->kernel;
+  uint64_t stack_slots[CUDA_STACK_ARGS];
+  void *stack_params[CUDA_STACK_ARGS];
+  uint64_t *slots = stack_slots;
+  void **params = stack_params;
+  const uint32_t *cluster = NULL;
+  uint32_t flags = 0, smem = args->shared_memory_bytes;
+  kjit_status *status;
+  size_t count = 0;
+  CUresult r;
+  if (!k)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: launch of a NULL kernel handle");
+  if ((status = cuda_sticky_status(k->dev)))
+    return status;
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, cluster)) {
+    flags = args->flags;
+    cluster = args->cluster;
+  }
+  if ((status = check_launch(k, args, flags, cluster)))
+    return status;
+  if (args->num_args > CUDA_STACK_ARGS) {
+    slots = malloc(args->num_args * sizeof *slots);
+    params = malloc(args->num_args * sizeof *params);
+    if (!slots || !params) {
+      status = cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+      goto out;
+    }
+  }
+  if ((status = cuda_make_current(k->dev)))
+    goto out;
+  if ((status = copy_args(self, k, args, slots, params, &count)))
+    goto out;
+  if (!args->grid[0] || !args->grid[1] || !args->grid[2])
+    goto out; /* an empty grid runs nothing */
+  if (smem > CUDA_DEFAULT_SMEM &&
+      smem > __atomic_load_n(&k->smem_configured, __ATOMIC_RELAXED)) {
+    if ((r = cu.cuFuncSetAttribute(
+             k->function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+             (int)smem)) != CUDA_SUCCESS) {
+      char what[256];
+      snprintf(what, sizeof what,
+               "launch of kernel '%s': cannot allow %u bytes of dynamic "
+               "shared memory (cuFuncSetAttribute)",
+               k->name, (unsigned)smem);
+      status = cuda_call_error(self, k->dev, r, "cuFuncSetAttribute", what);
+      goto out;
+    }
+    __atomic_store_n(&k->smem_configured, smem, __ATOMIC_RELAXED);
+  }
+  if (flags || (cluster && (cluster[0] || cluster[1] || cluster[2]))) {
+    CUlaunchAttribute attrs[3];
+    CUlaunchConfig config;
+    unsigned n = 0;
+    memset(attrs, 0, sizeof attrs);
+    if (flags & KJIT_LAUNCH_COOPERATIVE) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+      attrs[n++].value.cooperative = 1;
+    }
+    if (flags & KJIT_LAUNCH_PDL) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
+    if (cluster && (cluster[0] || cluster[1] || cluster[2])) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[n].value.clusterDim.x = cluster[0] ? cluster[0] : 1;
+      attrs[n].value.clusterDim.y = cluster[1] ? cluster[1] : 1;
+      attrs[n++].value.clusterDim.z = cluster[2] ? cluster[2] : 1;
+    }
+    memset(&config, 0, sizeof config);
+    config.gridDimX = args->grid[0];
+    config.gridDimY = args->grid[1];
+    config.gridDimZ = args->grid[2];
+    config.blockDimX = 32 * args->num_warps;
+    config.blockDimY = config.blockDimZ = 1;
+    config.sharedMemBytes = smem;
+    config.hStream = (CUstream)(uintptr_t)args->stream;
+    config.attrs = attrs;
+    config.numAttrs = n;
+    r = cu.cuLaunchKernelEx(&config, k->function, count ? params : NULL, NULL);
+  } else {
+    r = cu.cuLaunchKernel(k->function, args->grid[0], args->grid[1],
+                          args->grid[2], 32 * args->num_warps, 1, 1, smem,
+                          (CUstream)(uintptr_t)args->stream,
+                          count ? params : NULL, NULL);
+  }
+  if (r != CUDA_SUCCESS) {
+    char what[512];
+    snprintf(what, sizeof what,
+             "launch of kernel '%s' (grid %ux%ux%u, %u threads, %u bytes of "
+             "dynamic shared memory, stream 0x%llx) failed",
+             k->name, args->grid[0], args->grid[1], args->grid[2],
+             32 * args->num_warps, (unsigned)smem,
+             (unsigned long long)args->stream);
+    char entry[300];
+    snprintf(entry, sizeof entry, "the launch of kernel '%s'", k->name);
+    status = cuda_call_error(self, k->dev, r, entry, what);
+    goto out;
+  }
+  if (__atomic_load_n(&k->dev->last_kernel, __ATOMIC_RELAXED) != k->name)
+    __atomic_store_n(&k->dev->last_kernel, k->name, __ATOMIC_RELAXED);
+out:
+  if (slots != stack_slots)
+    free(slots);
+  if (params != stack_params)
+    free(params);
+  return status;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* synchronize and device memory                                              *|
+\*===----------------------------------------------------------------------===*/
+
+static kjit_status *cuda_synchronize(void *self,
+                                     kjit_backend_synchronize_args *args) {
+  kjit_status *status;
+  cuda_device *dev;
+  CUresult r;
+  char what[256];
+  if ((status = cuda_get_device(args->device, "synchronize", &dev)))
+    return status;
+  if ((status = cuda_sticky_status(dev)) || (status = cuda_make_current(dev)))
+    return status;
+  if ((r = cu.cuStreamSynchronize((CUstream)(uintptr_t)args->stream)) ==
+      CUDA_SUCCESS)
+    return NULL;
+  snprintf(what, sizeof what,
+           "synchronize of stream 0x%llx on device %d failed",
+           (unsigned long long)args->stream, (int)dev->index);
+  return cuda_call_error(self, dev, r, "synchronize", what);
+}
+
+static kjit_status *cuda_allocate(void *self,
+                                  kjit_backend_allocate_args *args) {
+  kjit_status *status;
+  cuda_device *dev;
+  CUdeviceptr p = 0;
+  CUresult r;
+  char what[256];
+  if (!KJIT_HAS_FIELD(args, kjit_backend_allocate_args, address))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: allocate arguments too small");
+  if ((status = cuda_get_device(args->device, "allocate", &dev)))
+    return status;
+  if (args->size == 0 || args->size > (uint64_t)SIZE_MAX)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: cannot allocate %llu bytes",
+                      (unsigned long long)args->size);
+  if ((status = cuda_sticky_status(dev)) || (status = cuda_make_current(dev)))
+    return status;
+  if ((r = cu.cuMemAlloc(&p, (size_t)args->size)) != CUDA_SUCCESS) {
+    snprintf(what, sizeof what,
+             "cuda backend: cannot allocate %llu bytes on device %d",
+             (unsigned long long)args->size, (int)dev->index);
+    return cuda_call_error(self, dev, r, "allocate", what);
+  }
+  args->address = p;
+  return NULL;
+}
+
+static kjit_status *cuda_deallocate(void *self,
+                                    kjit_backend_deallocate_args *args) {
+  kjit_status *status;
+  cuda_device *dev;
+  CUresult r;
+  char what[256];
+  if (!KJIT_HAS_FIELD(args, kjit_backend_deallocate_args, address))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: deallocate arguments too small");
+  if ((status = cuda_get_device(args->device, "deallocate", &dev)))
+    return status;
+  if (!args->address)
+    return NULL;
+  if ((status = cuda_make_current(dev)))
+    return status;
+  if ((r = cu.cuMemFree(args->address)) != CUDA_SUCCESS) {
+    snprintf(what, sizeof what, "cuda backend: cannot free 0x%llx on device %d",
+             (unsigned long long)args->address, (int)dev->index);
+    return cuda_call_error(self, dev, r, "deallocate", what);
+  }
+  return NULL;
+}
+
+static kjit_status *cuda_copy(void *self, kjit_backend_copy_args *args) {
+  kjit_status *status;
+  cuda_device *dev;
+  CUstream stream;
+  CUresult r;
+  const char *step;
+  char what[256];
+  if (!KJIT_HAS_FIELD(args, kjit_backend_copy_args, stream))
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: copy arguments too small");
+  if ((status = cuda_get_device(args->device, "copy", &dev)))
+    return status;
+  if (args->size == 0)
+    return NULL;
+  if (!args->host || !args->address)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: copy of %llu bytes with a null %s "
+                      "pointer",
+                      (unsigned long long)args->size,
+                      args->host ? "device" : "host");
+  if (args->direction != KJIT_COPY_HOST_TO_DEVICE &&
+      args->direction != KJIT_COPY_DEVICE_TO_HOST)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "cuda backend: copy direction %u is not "
+                      "KJIT_COPY_HOST_TO_DEVICE (1) or "
+                      "KJIT_COPY_DEVICE_TO_HOST (2)",
+                      (unsigned)args->direction);
+  if ((status = cuda_sticky_status(dev)) || (status = cuda_make_current(dev)))
+    return status;
+  stream = (CUstream)(uintptr_t)args->stream;
+  if (args->direction == KJIT_COPY_HOST_TO_DEVICE) {
+    step = "cuMemcpyHtoDAsync";
+    r = cu.cuMemcpyHtoDAsync(args->address, args->host, (size_t)args->size,
+                             stream);
+  } else {
+    step = "cuMemcpyDtoHAsync";
+    r = cu.cuMemcpyDtoHAsync(args->host, args->address, (size_t)args->size,
+                             stream);
+  }
+  if (r == CUDA_SUCCESS) {
+    step = "cuStreamSynchronize";
+    r = cu.cuStreamSynchronize(stream);
+  }
+  if (r == CUDA_SUCCESS)
+    return NULL;
+  snprintf(what, sizeof what,
+           "cuda backend: copy of %llu bytes %s 0x%llx on device %d failed "
+           "(%s)",
+           (unsigned long long)args->size,
+           args->direction == KJIT_COPY_HOST_TO_DEVICE ? "to" : "from",
+           (unsigned long long)args->address, (int)dev->index, step);
+  return cuda_call_error(self, dev, r, "copy", what);
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Plugin table                                                               *|
+\*===----------------------------------------------------------------------===*/
+
+/* Each init gets its own instance (for the host's log and async errors);
+ * the driver, devices and toolkit are process-wide: the first init sets
+ * them up, the last fini releases the primary contexts. */
+static kjit_status *cuda_init(const kjit_host_api *host, kjit_host_context *ctx,
+                              void **self) {
+  cuda_instance *instance = malloc(sizeof *instance);
+  if (!instance)
+    return host->status_create(KJIT_STATUS_RESOURCE_EXHAUSTED,
+                               "cuda backend: out of memory", 27);
+  instance->host = host;
+  instance->ctx = ctx;
+  pthread_mutex_lock(&cuda_users_lock);
+  if (cuda_users++ == 0) {
+    cuda_host_api = host;
+    cuda_toolkit_init();
+  }
+  pthread_mutex_unlock(&cuda_users_lock);
+  *self = instance;
+  return NULL;
+}
+
+static void cuda_fini(void *self) {
+  pthread_mutex_lock(&cuda_users_lock);
+  if (--cuda_users == 0) {
+    cuda_release_contexts();
+    cuda_free_names();
+  }
+  pthread_mutex_unlock(&cuda_users_lock);
+  free(self);
+}
+
+static const kjit_backend_table cuda_backend = {
+    .struct_size = sizeof(kjit_backend_table),
+    .name = "cuda",
+    .name_len = 4,
+    .describe = cuda_describe,
+    .fingerprint = cuda_fingerprint_entry,
+    .parse_options = cuda_parse_options,
+    .destroy_options = cuda_destroy_options,
+    .finalize = cuda_finalize,
+    .load = cuda_load,
+    .launch = cuda_launch,
+    .unload = cuda_unload,
+    .device_count = cuda_device_count,
+    .synchronize = cuda_synchronize,
+    .allocate = cuda_allocate,
+    .deallocate = cuda_deallocate,
+    .copy = cuda_copy,
+};
+
+static const kjit_plugin_api cuda_plugin = {
+    .struct_size = sizeof(kjit_plugin_api),
+    .name = "cuda",
+    .name_len = 4,
+    .version = CUDA_BACKEND_VERSION,
+    .version_len = sizeof CUDA_BACKEND_VERSION - 1,
+    /* Every entry may run concurrently: launches touch only atomics and the
+     * driver (which is thread-safe); slow paths take per-device locks. */
+    .capabilities = KJIT_CAP_THREAD_SAFE,
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .backend = &cuda_backend,
+};
+
+static const char cuda_needs_1_1[] =
+    "the cuda backend reads the launch arguments' storage fields of ABI 1.1 "
+    "and needs a host of ABI 1.1 or newer";
+
+KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
+  if (!io || io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin))
+    return KJIT_STATUS_INVALID_ARGUMENT;
+  if (io->host_max_minor < 1) {
+    if (KJIT_HAS_FIELD(io, kjit_negotiate, reject_reason_len)) {
+      io->reject_reason = cuda_needs_1_1;
+      io->reject_reason_len = sizeof cuda_needs_1_1 - 1;
+    }
+    return KJIT_STATUS_FAILED_PRECONDITION;
+  }
+  io->plugin_abi_major = KJIT_ABI_MAJOR;
+  io->plugin_abi_minor = KJIT_ABI_MINOR;
+  io->plugin = &cuda_plugin;
+  return KJIT_STATUS_OK;
+}

@@ -1,0 +1,694 @@
+/*===- Toolkit.c - CUDA toolkit discovery and the two finalizers --*- C -*-===*\
+|*                                                                            *|
+|* The toolkit is found once per process: KJIT_CUDA_HOME, CUDA_HOME,          *|
+|* CUDA_PATH, else /usr/local/cuda. From it come ptxas (bin/ptxas, or         *|
+|* KJIT_CUDA_PTXAS), libdevice (nvvm/libdevice/libdevice.10.bc) and           *|
+|* nvJitLink (KJIT_CUDA_NVJITLINK, else lib64/libnvJitLink.so.13, else the   *|
+|* loader's default path).                                                    *|
+|*                                                                            *|
+|* PTX becomes a cubin through one of two finalizers (KJIT_CUDA_FINALIZER):   *|
+|* ptxas as a child process, whose fixed cost is a process start, or          *|
+|* nvJitLink in process, whose fixed cost is opening a 100 MB library once.   *|
+|* "auto" (the default) uses ptxas for the first kernel of a process, opens   *|
+|* nvJitLink in the background meanwhile, and uses it once it is ready        *|
+|* (docs/CudaBackend.md has the measurements behind this).                    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#define _GNU_SOURCE 1
+
+#include "Internal.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { CUDA_PATH_MAX = 4096 };
+
+/*===----------------------------------------------------------------------===*\
+|* Discovery                                                                  *|
+\*===----------------------------------------------------------------------===*/
+
+static struct {
+  char home[CUDA_PATH_MAX];
+  const char *home_from; /* "KJIT_CUDA_HOME", ..., or "the default" */
+  char ptxas[CUDA_PATH_MAX];
+  const char *ptxas_from;        /* "KJIT_CUDA_PTXAS" or NULL (the toolkit's) */
+  char nvjitlink[CUDA_PATH_MAX]; /* KJIT_CUDA_NVJITLINK, or "" */
+  int has_ptxas;
+  char libdevice[CUDA_PATH_MAX];
+  int has_libdevice;
+  char finalizer[32]; /* KJIT_CUDA_FINALIZER as given ("" = auto) */
+  int policy;         /* -1: bad KJIT_CUDA_FINALIZER */
+} tk;
+
+static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
+
+static int is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void find_toolkit(void) {
+  static const char *const vars[] = {"KJIT_CUDA_HOME", "CUDA_HOME",
+                                     "CUDA_PATH"};
+  const char *v;
+  size_t i;
+  snprintf(tk.home, sizeof tk.home, "/usr/local/cuda");
+  tk.home_from = "the default";
+  for (i = 0; i < sizeof vars / sizeof vars[0]; ++i)
+    if ((v = getenv(vars[i])) && *v) {
+      snprintf(tk.home, sizeof tk.home, "%s", v);
+      tk.home_from = vars[i];
+      break;
+    }
+  if ((v = getenv("KJIT_CUDA_PTXAS")) && *v) {
+    snprintf(tk.ptxas, sizeof tk.ptxas, "%s", v);
+    tk.ptxas_from = "KJIT_CUDA_PTXAS";
+  } else {
+    snprintf(tk.ptxas, sizeof tk.ptxas, "%s/bin/ptxas", tk.home);
+  }
+  tk.has_ptxas = access(tk.ptxas, X_OK) == 0 && is_file(tk.ptxas);
+  if ((v = getenv("KJIT_CUDA_NVJITLINK")) && *v)
+    snprintf(tk.nvjitlink, sizeof tk.nvjitlink, "%s", v);
+  snprintf(tk.libdevice, sizeof tk.libdevice,
+           "%s/nvvm/libdevice/libdevice.10.bc", tk.home);
+  tk.has_libdevice = is_file(tk.libdevice);
+  v = getenv("KJIT_CUDA_FINALIZER");
+  snprintf(tk.finalizer, sizeof tk.finalizer, "%s", v ? v : "");
+  if (!v || !*v || strcmp(v, "auto") == 0)
+    tk.policy = CUDA_FINALIZER_AUTO;
+  else if (strcmp(v, "ptxas") == 0)
+    tk.policy = CUDA_FINALIZER_PTXAS;
+  else if (strcmp(v, "nvjitlink") == 0)
+    tk.policy = CUDA_FINALIZER_NVJITLINK;
+  else
+    tk.policy = -1;
+}
+
+void cuda_toolkit_init(void) { pthread_once(&toolkit_once, find_toolkit); }
+
+kjit_status *cuda_finalizer_policy(int *policy) {
+  cuda_toolkit_init();
+  if (tk.policy < 0)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "KJIT_CUDA_FINALIZER is '%s'; expected auto, ptxas or "
+                      "nvjitlink",
+                      tk.finalizer);
+  *policy = tk.policy;
+  return NULL;
+}
+
+const char *cuda_libdevice_path(void) {
+  cuda_toolkit_init();
+  return tk.has_libdevice ? tk.libdevice : NULL;
+}
+
+/* "the CUDA toolkit at X (from CUDA_HOME)", for messages. */
+static void describe_home(char *buf, size_t size) {
+  snprintf(buf, size, "the CUDA toolkit at %s (from %s)", tk.home,
+           tk.home_from);
+}
+
+static void describe_ptxas_missing(char *buf, size_t size) {
+  char home[CUDA_PATH_MAX + 64];
+  describe_home(home, sizeof home);
+  if (tk.ptxas_from)
+    snprintf(buf, size, "ptxas %s (from KJIT_CUDA_PTXAS) is not an executable",
+             tk.ptxas);
+  else
+    snprintf(buf, size, "%s has no executable bin/ptxas", home);
+}
+
+/*===----------------------------------------------------------------------===*\
+|* nvJitLink, opened once (in the background under "auto")                    *|
+\*===----------------------------------------------------------------------===*/
+
+enum { NVJ_NOT_STARTED, NVJ_LOADING, NVJ_READY, NVJ_FAILED };
+
+static struct {
+  pthread_mutex_t lock;
+  pthread_cond_t done;
+  int state;
+  char path[CUDA_PATH_MAX]; /* what dlopen opened */
+  char error[2048];
+  uint64_t load_ns;
+  nvJitLinkCreate_fn create;
+  nvJitLinkDestroy_fn destroy;
+  nvJitLinkAddData_fn add_data;
+  nvJitLinkComplete_fn complete;
+  nvJitLinkGetSize_fn cubin_size;
+  nvJitLinkGetBytes_fn cubin;
+  nvJitLinkGetSize_fn error_log_size;
+  nvJitLinkGetLog_fn error_log;
+} nvj = {.lock = PTHREAD_MUTEX_INITIALIZER,
+         .done = PTHREAD_COND_INITIALIZER,
+         .state = NVJ_NOT_STARTED};
+
+/* Candidates: the toolkit's lib64 and lib, then the loader's path. */
+static void *open_nvjitlink(char *tried, size_t size) {
+  const char *const dirs[] = {"lib64", "lib"};
+  char path[CUDA_PATH_MAX + 64];
+  size_t i, used = 0;
+  void *dl;
+  tried[0] = '\0';
+  if (tk.nvjitlink[0]) { /* KJIT_CUDA_NVJITLINK: that file, nothing else */
+    if ((dl = dlopen(tk.nvjitlink, RTLD_NOW | RTLD_LOCAL))) {
+      snprintf(nvj.path, sizeof nvj.path, "%s", tk.nvjitlink);
+      return dl;
+    }
+    snprintf(tried, size, "%s from KJIT_CUDA_NVJITLINK (%s)", tk.nvjitlink,
+             dlerror());
+    return NULL;
+  }
+  for (i = 0; i < 2; ++i) {
+    snprintf(path, sizeof path, "%s/%s/libnvJitLink.so.13", tk.home, dirs[i]);
+    if (!is_file(path))
+      continue;
+    if ((dl = dlopen(path, RTLD_NOW | RTLD_LOCAL))) {
+      snprintf(nvj.path, sizeof nvj.path, "%s", path);
+      return dl;
+    }
+    used += (size_t)snprintf(tried + used, used < size ? size - used : 0,
+                             "%s (%s); ", path, dlerror());
+  }
+  if ((dl = dlopen("libnvJitLink.so.13", RTLD_NOW | RTLD_LOCAL))) {
+    snprintf(nvj.path, sizeof nvj.path, "libnvJitLink.so.13");
+    return dl;
+  }
+  snprintf(tried + (used < size ? used : size - 1),
+           used < size ? size - used : 1, "libnvJitLink.so.13 (%s)", dlerror());
+  return NULL;
+}
+
+static void load_nvjitlink(void) {
+  char tried[1536], home[CUDA_PATH_MAX + 64];
+  uint64_t start = cuda_now_ns();
+  void *dl = open_nvjitlink(tried, sizeof tried);
+  void *fn[8];
+  const char *names[8] = {"__nvJitLinkCreate_13_0",
+                          "__nvJitLinkDestroy_13_0",
+                          "__nvJitLinkAddData_13_0",
+                          "__nvJitLinkComplete_13_0",
+                          "__nvJitLinkGetLinkedCubinSize_13_0",
+                          "__nvJitLinkGetLinkedCubin_13_0",
+                          "__nvJitLinkGetErrorLogSize_13_0",
+                          "__nvJitLinkGetErrorLog_13_0"};
+  int i, state = NVJ_READY;
+  if (!dl && tk.nvjitlink[0]) {
+    snprintf(nvj.error, sizeof nvj.error, "nvJitLink cannot be opened: %s",
+             tried);
+    state = NVJ_FAILED;
+  } else if (!dl) {
+    describe_home(home, sizeof home);
+    snprintf(nvj.error, sizeof nvj.error,
+             "nvJitLink cannot be opened: %s has no lib64/libnvJitLink.so.13 "
+             "that loads, nor has the loader's path one (tried: %s)",
+             home, tried);
+    state = NVJ_FAILED;
+  } else {
+    for (i = 0; i < 8 && state == NVJ_READY; ++i)
+      if (!(fn[i] = dlsym(dl, names[i]))) {
+        snprintf(nvj.error, sizeof nvj.error,
+                 "nvJitLink %s has no symbol %s (not nvJitLink of CUDA 13)",
+                 nvj.path, names[i]);
+        state = NVJ_FAILED;
+      }
+    if (state == NVJ_READY) {
+      memcpy(&nvj.create, &fn[0], sizeof fn[0]);
+      memcpy(&nvj.destroy, &fn[1], sizeof fn[1]);
+      memcpy(&nvj.add_data, &fn[2], sizeof fn[2]);
+      memcpy(&nvj.complete, &fn[3], sizeof fn[3]);
+      memcpy(&nvj.cubin_size, &fn[4], sizeof fn[4]);
+      memcpy(&nvj.cubin, &fn[5], sizeof fn[5]);
+      memcpy(&nvj.error_log_size, &fn[6], sizeof fn[6]);
+      memcpy(&nvj.error_log, &fn[7], sizeof fn[7]);
+    }
+  }
+  pthread_mutex_lock(&nvj.lock);
+  nvj.load_ns = cuda_now_ns() - start;
+  nvj.state = state;
+  pthread_cond_broadcast(&nvj.done);
+  pthread_mutex_unlock(&nvj.lock);
+}
+
+static void *nvjitlink_thread(void *unused) {
+  (void)unused;
+  load_nvjitlink();
+  return NULL;
+}
+
+/* Starts opening nvJitLink; in the background when `background`. */
+static void start_nvjitlink(int background) {
+  int start;
+  pthread_mutex_lock(&nvj.lock);
+  start = nvj.state == NVJ_NOT_STARTED;
+  if (start)
+    nvj.state = NVJ_LOADING;
+  pthread_mutex_unlock(&nvj.lock);
+  if (!start)
+    return;
+  if (background) {
+    pthread_t thread;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&thread, &attr, nvjitlink_thread, NULL) == 0) {
+      pthread_attr_destroy(&attr);
+      return;
+    }
+    pthread_attr_destroy(&attr);
+  }
+  load_nvjitlink();
+}
+
+/* The state, without waiting (wait = 0) or once loading has ended. */
+static int nvjitlink_state(int wait) {
+  int state;
+  pthread_mutex_lock(&nvj.lock);
+  while (wait && nvj.state == NVJ_LOADING)
+    pthread_cond_wait(&nvj.done, &nvj.lock);
+  state = nvj.state;
+  pthread_mutex_unlock(&nvj.lock);
+  return state;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Fingerprint                                                                *|
+\*===----------------------------------------------------------------------===*/
+
+static pthread_once_t fingerprint_once = PTHREAD_ONCE_INIT;
+static char fingerprint[512];
+static char fingerprint_error[CUDA_PATH_MAX + 256];
+
+/* A file's identity without running or reading it: size and mtime (which
+ * package managers keep, so machines with the same toolkit agree). */
+static void file_identity(const char *path, char *buf, size_t size) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    snprintf(buf, size, "missing");
+    return;
+  }
+  snprintf(buf, size, "size:%lld,mtime:%lld.%09ld", (long long)st.st_size,
+           (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
+}
+
+static void nvjitlink_candidate(char *buf, size_t size) {
+  const char *const dirs[] = {"lib64", "lib"};
+  int i;
+  if (tk.nvjitlink[0]) {
+    snprintf(buf, size, "%s", tk.nvjitlink);
+    return;
+  }
+  for (i = 0; i < 2; ++i) {
+    snprintf(buf, size, "%s/%s/libnvJitLink.so.13", tk.home, dirs[i]);
+    if (is_file(buf))
+      return;
+  }
+  buf[0] = '\0';
+}
+
+static void build_fingerprint(void) {
+  char ptxas[128] = "unused", nvjitlink[128] = "unused";
+  char sha[65] = "none", path[CUDA_PATH_MAX];
+  static const char *const names[] = {"auto", "ptxas", "nvjitlink"};
+  if (tk.policy != CUDA_FINALIZER_NVJITLINK)
+    file_identity(tk.ptxas, ptxas, sizeof ptxas);
+  if (tk.policy != CUDA_FINALIZER_PTXAS) {
+    nvjitlink_candidate(path, sizeof path);
+    if (path[0])
+      file_identity(path, nvjitlink, sizeof nvjitlink);
+    else
+      snprintf(nvjitlink, sizeof nvjitlink, "default-path");
+  }
+  if (tk.has_libdevice) {
+    FILE *f = fopen(tk.libdevice, "rb");
+    uint8_t *bytes = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)n + 1)) &&
+        fread(bytes, 1, (size_t)n, f) == (size_t)n) {
+      cuda_sha256_hex(bytes, (size_t)n, sha);
+    } else {
+      snprintf(fingerprint_error, sizeof fingerprint_error,
+               "cannot read libdevice %s: %s", tk.libdevice, strerror(errno));
+    }
+    free(bytes);
+    if (f)
+      fclose(f);
+  }
+  snprintf(fingerprint, sizeof fingerprint,
+           "finalizer=%s;ptxas=%s;nvjitlink=%s;libdevice=%s", names[tk.policy],
+           ptxas, nvjitlink, sha);
+}
+
+kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
+  kjit_status *status;
+  int policy = CUDA_FINALIZER_AUTO;
+  if ((status = cuda_finalizer_policy(&policy)))
+    return status;
+  pthread_once(&fingerprint_once, build_fingerprint);
+  if (fingerprint_error[0])
+    return cuda_error(KJIT_STATUS_UNAVAILABLE, "%s", fingerprint_error);
+  *len = (size_t)snprintf(buf, size, "%s", fingerprint);
+  if (*len >= size)
+    *len = size - 1;
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* ptxas                                                                      *|
+\*===----------------------------------------------------------------------===*/
+
+static int write_file(const char *path, const void *data, size_t size) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const char *p = data;
+  if (fd < 0)
+    return -1;
+  while (size) {
+    ssize_t n = write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      close(fd);
+      return -1;
+    }
+    p += n;
+    size -= (size_t)n;
+  }
+  return close(fd);
+}
+
+/* Reads a whole file (malloc'd, NUL-terminated); NULL when it cannot. */
+static uint8_t *read_file(const char *path, size_t *size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  uint8_t *bytes;
+  size_t used = 0;
+  if (fd < 0)
+    return NULL;
+  if (fstat(fd, &st) != 0 || !(bytes = malloc((size_t)st.st_size + 1))) {
+    close(fd);
+    return NULL;
+  }
+  while (used < (size_t)st.st_size) {
+    ssize_t n = read(fd, bytes + used, (size_t)st.st_size - used);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    used += (size_t)n;
+  }
+  close(fd);
+  bytes[used] = '\0';
+  *size = used;
+  return bytes;
+}
+
+/* The log without trailing newlines, at most `max` bytes of it. */
+static int log_len(const char *log, size_t size) {
+  while (size && (log[size - 1] == '\n' || log[size - 1] == '\r'))
+    --size;
+  return (int)(size > 16384 ? 16384 : size);
+}
+
+static kjit_status *run_ptxas(const char *ptx, size_t ptx_size,
+                              const char *arch, const char *kernel,
+                              uint8_t **cubin, size_t *cubin_size) {
+  const char *tmp = getenv("TMPDIR");
+  char dir[CUDA_PATH_MAX], in[CUDA_PATH_MAX + 16], out[CUDA_PATH_MAX + 16];
+  char log[CUDA_PATH_MAX + 16], arch_flag[32];
+  char *argv[7];
+  posix_spawn_file_actions_t actions;
+  kjit_status *status = NULL;
+  uint8_t *log_bytes = NULL;
+  size_t log_size = 0;
+  pid_t pid;
+  int rc, wstatus = 0;
+  if (!tmp || !*tmp)
+    tmp = "/tmp";
+  snprintf(dir, sizeof dir, "%s/kjit-cuda-XXXXXX", tmp);
+  if (!mkdtemp(dir))
+    return cuda_error(KJIT_STATUS_UNAVAILABLE,
+                      "finalize of kernel '%s' for %s: cannot create a "
+                      "temporary directory in %s: %s",
+                      kernel, arch, tmp, strerror(errno));
+  snprintf(in, sizeof in, "%s/kernel.ptx", dir);
+  snprintf(out, sizeof out, "%s/kernel.cubin", dir);
+  snprintf(log, sizeof log, "%s/ptxas.log", dir);
+  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
+  if (write_file(in, ptx, ptx_size) != 0) {
+    status = cuda_error(KJIT_STATUS_UNAVAILABLE,
+                        "finalize of kernel '%s' for %s: cannot write %s: %s",
+                        kernel, arch, in, strerror(errno));
+    goto cleanup;
+  }
+  argv[0] = tk.ptxas;
+  argv[1] = arch_flag;
+  argv[2] = "-O3";
+  argv[3] = in;
+  argv[4] = "-o";
+  argv[5] = out;
+  argv[6] = NULL;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, log,
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  rc = posix_spawn(&pid, tk.ptxas, &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    status = cuda_error(KJIT_STATUS_UNAVAILABLE,
+                        "finalize of kernel '%s' for %s: cannot run ptxas "
+                        "%s: %s",
+                        kernel, arch, tk.ptxas, strerror(rc));
+    goto cleanup;
+  }
+  while (waitpid(pid, &wstatus, 0) < 0)
+    if (errno != EINTR) {
+      status = cuda_error(KJIT_STATUS_INTERNAL,
+                          "finalize of kernel '%s' for %s: waiting for ptxas "
+                          "failed: %s",
+                          kernel, arch, strerror(errno));
+      goto cleanup;
+    }
+  log_bytes = read_file(log, &log_size);
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
+    char how[64];
+    if (WIFEXITED(wstatus))
+      snprintf(how, sizeof how, "exit status %d", WEXITSTATUS(wstatus));
+    else
+      snprintf(how, sizeof how, "signal %d",
+               WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0);
+    status = cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "finalize of kernel '%s' for %s: ptxas %s failed "
+                        "(%s):\n%.*s",
+                        kernel, arch, tk.ptxas, how,
+                        log_bytes ? log_len((char *)log_bytes, log_size) : 0,
+                        log_bytes ? (char *)log_bytes : "");
+    goto cleanup;
+  }
+  if (!(*cubin = read_file(out, cubin_size)) || *cubin_size == 0) {
+    free(*cubin);
+    *cubin = NULL;
+    status = cuda_error(KJIT_STATUS_INTERNAL,
+                        "finalize of kernel '%s' for %s: ptxas %s exited with "
+                        "0 but wrote no cubin",
+                        kernel, arch, tk.ptxas);
+  }
+cleanup:
+  free(log_bytes);
+  unlink(in);
+  unlink(out);
+  unlink(log);
+  rmdir(dir);
+  return status;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* nvJitLink                                                                  *|
+\*===----------------------------------------------------------------------===*/
+
+static const char *nvjitlink_result_name(nvJitLinkResult r) {
+  static const char *const names[] = {"NVJITLINK_SUCCESS",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_OPTION",
+                                      "NVJITLINK_ERROR_MISSING_ARCH",
+                                      "NVJITLINK_ERROR_INVALID_INPUT",
+                                      "NVJITLINK_ERROR_PTX_COMPILE",
+                                      "NVJITLINK_ERROR_NVVM_COMPILE",
+                                      "NVJITLINK_ERROR_INTERNAL",
+                                      "NVJITLINK_ERROR_THREADPOOL",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_INPUT",
+                                      "NVJITLINK_ERROR_FINALIZE",
+                                      "NVJITLINK_ERROR_NULL_INPUT",
+                                      "NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS",
+                                      "NVJITLINK_ERROR_INCORRECT_INPUT_TYPE",
+                                      "NVJITLINK_ERROR_ARCH_MISMATCH",
+                                      "NVJITLINK_ERROR_OUTDATED_LIBRARY",
+                                      "NVJITLINK_ERROR_MISSING_FATBIN",
+                                      "NVJITLINK_ERROR_UNRECOGNIZED_ARCH",
+                                      "NVJITLINK_ERROR_UNSUPPORTED_ARCH",
+                                      "NVJITLINK_ERROR_LTO_NOT_ENABLED"};
+  if (r >= 0 && (size_t)r < sizeof names / sizeof names[0])
+    return names[r];
+  return "an unknown nvJitLink result";
+}
+
+static kjit_status *run_nvjitlink(const char *ptx, size_t ptx_size,
+                                  const char *arch, const char *kernel,
+                                  uint8_t **cubin, size_t *cubin_size) {
+  char arch_flag[32];
+  const char *options[2];
+  nvJitLinkHandle handle = NULL;
+  nvJitLinkResult r;
+  const char *step;
+  kjit_status *status = NULL;
+  size_t size = 0;
+  snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
+  options[0] = arch_flag;
+  options[1] = "-O3";
+  step = "nvJitLinkCreate";
+  if ((r = nvj.create(&handle, 2, options)) != NVJITLINK_SUCCESS)
+    goto fail;
+  step = "nvJitLinkAddData";
+  if ((r = nvj.add_data(handle, NVJITLINK_INPUT_PTX, ptx, ptx_size,
+                        "kernel.ptx")) != NVJITLINK_SUCCESS)
+    goto fail;
+  step = "nvJitLinkComplete";
+  if ((r = nvj.complete(handle)) != NVJITLINK_SUCCESS)
+    goto fail;
+  step = "nvJitLinkGetLinkedCubinSize";
+  if ((r = nvj.cubin_size(handle, &size)) != NVJITLINK_SUCCESS)
+    goto fail;
+  if (!(*cubin = malloc(size ? size : 1))) {
+    nvj.destroy(&handle);
+    return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
+                      "finalize of kernel '%s': out of memory", kernel);
+  }
+  step = "nvJitLinkGetLinkedCubin";
+  if ((r = nvj.cubin(handle, *cubin)) != NVJITLINK_SUCCESS) {
+    free(*cubin);
+    *cubin = NULL;
+    goto fail;
+  }
+  *cubin_size = size;
+  nvj.destroy(&handle);
+  return NULL;
+fail: {
+  char *log = NULL;
+  size_t log_size = 0;
+  if (handle && nvj.error_log_size(handle, &log_size) == NVJITLINK_SUCCESS &&
+      log_size && (log = malloc(log_size + 1))) {
+    if (nvj.error_log(handle, log) != NVJITLINK_SUCCESS)
+      log[0] = '\0';
+    log[log_size] = '\0';
+  }
+  status = cuda_error(
+      KJIT_STATUS_INVALID_ARGUMENT,
+      "finalize of kernel '%s' for %s: nvJitLink (%s) failed in %s: %s "
+      "(%d)%s%.*s",
+      kernel, arch, nvj.path, step, nvjitlink_result_name(r), (int)r,
+      log && log[0] ? ":\n" : "", log ? log_len(log, strlen(log)) : 0,
+      log ? log : "");
+  free(log);
+  if (handle)
+    nvj.destroy(&handle);
+  return status;
+}
+}
+
+/*===----------------------------------------------------------------------===*\
+|* The policy                                                                 *|
+\*===----------------------------------------------------------------------===*/
+
+static uint64_t finalize_count;   /* atomic: kernels finalized so far */
+static uint64_t finalize_started; /* atomic: finalizes begun so far */
+
+kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
+                               size_t ptx_size, const char *arch,
+                               const char *kernel, size_t kernel_len,
+                               uint8_t **cubin, size_t *cubin_size) {
+  char name[256], why[CUDA_PATH_MAX + 128];
+  kjit_status *status;
+  int policy = CUDA_FINALIZER_AUTO, use_nvjitlink = 0, state, first;
+  uint64_t start, n;
+  const char *waited = "";
+  snprintf(name, sizeof name, "%.*s",
+           (int)(kernel_len > 200 ? 200 : kernel_len), kernel);
+  if ((status = cuda_finalizer_policy(&policy)))
+    return status;
+  switch (policy) {
+  case CUDA_FINALIZER_PTXAS:
+    if (!tk.has_ptxas) {
+      describe_ptxas_missing(why, sizeof why);
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "finalize of kernel '%s' for %s with "
+                        "KJIT_CUDA_FINALIZER=ptxas: %s",
+                        name, arch, why);
+    }
+    break;
+  case CUDA_FINALIZER_NVJITLINK:
+    start_nvjitlink(0);
+    if (nvjitlink_state(1) != NVJ_READY)
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "finalize of kernel '%s' for %s with "
+                        "KJIT_CUDA_FINALIZER=nvjitlink: %s",
+                        name, arch, nvj.error);
+    use_nvjitlink = 1;
+    break;
+  default:
+    /* auto: the first kernel of the process goes to ptxas (a process start
+     * is cheaper than opening nvJitLink and its first link), and opening
+     * nvJitLink starts now, in the background; later kernels take
+     * nvJitLink once it is open, ptxas until then. */
+    start_nvjitlink(1);
+    first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
+    state =
+        first && tk.has_ptxas ? NVJ_LOADING : nvjitlink_state(!tk.has_ptxas);
+    if (state == NVJ_READY) {
+      use_nvjitlink = 1;
+      if (!tk.has_ptxas)
+        waited = ", after waiting for nvJitLink to open";
+    } else if (!tk.has_ptxas) {
+      describe_ptxas_missing(why, sizeof why);
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "finalize of kernel '%s' for %s: no finalizer: %s, "
+                        "and %s",
+                        name, arch, why, nvj.error);
+    }
+  }
+  start = cuda_now_ns();
+  if (use_nvjitlink)
+    status = run_nvjitlink(ptx, ptx_size, arch, name, cubin, cubin_size);
+  else
+    status = run_ptxas(ptx, ptx_size, arch, name, cubin, cubin_size);
+  n = __atomic_add_fetch(&finalize_count, 1, __ATOMIC_RELAXED);
+  {
+    uint64_t ns = cuda_now_ns() - start;
+    cuda_verbose(self,
+                 "finalize of kernel '%s' for %s: %s, %llu.%03llu ms (kernel "
+                 "%llu of the process%s)%s",
+                 name, arch, use_nvjitlink ? "nvJitLink" : "ptxas",
+                 (unsigned long long)(ns / 1000000),
+                 (unsigned long long)(ns / 1000 % 1000), (unsigned long long)n,
+                 waited, status ? ", failed" : "");
+    if (use_nvjitlink && n >= 1) {
+      static int said;
+      if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+        cuda_verbose(self, "nvJitLink %s was opened in %llu.%03llu ms",
+                     nvj.path, (unsigned long long)(nvj.load_ns / 1000000),
+                     (unsigned long long)(nvj.load_ns / 1000 % 1000));
+    }
+  }
+  return status;
+}

@@ -1,0 +1,656 @@
+/*===- FakeCuda.c - a scripted CUDA driver for the cuda backend's tests ---===*\
+|*                                                                            *|
+|* A shared library that stands in for libcuda.so.1 (KJIT_CUDA_DRIVER=path). *|
+|* Like the real driver it exports cuGetProcAddress_v2 and hands out the      *|
+|* other entry points through it; unlike it, it exports no plain names, so a  *|
+|* plugin that took one with dlsym would fail here. Device memory is host     *|
+|* memory; a module "loads" the fake cubins the fake finalizers write (the    *|
+|* bytes \x7fELF, a 4-byte little-endian length, then text that lists         *|
+|* ".entry NAME" and "// params NAME S0 S1 ..."); a launch runs nothing and   *|
+|* logs what it was given to stderr ("fake-cuda: ..."). Pointers into fake    *|
+|* allocations are logged as dev<N>+<offset>, so logs are deterministic.      *|
+|*                                                                            *|
+|* Environment:                                                               *|
+|*   FAKE_CUDA_INIT_ERROR=N       cuInit returns N                            *|
+|*   FAKE_CUDA_DEVICES=N          N devices (default 1; 0 is allowed)         *|
+|*   FAKE_CUDA_CC=XY              compute capability (default 90)             *|
+|*   FAKE_CUDA_COOPERATIVE=0      the device cannot launch cooperatively      *|
+|*   FAKE_CUDA_MISSING=NAME       cuGetProcAddress_v2 does not know NAME      *|
+|*   FAKE_CUDA_LAUNCH_ERROR=N     every launch returns N at once              *|
+|*   FAKE_CUDA_STICKY=K:N         launching kernel K succeeds but makes the   *|
+|*                                context sticky with N: every later call     *|
+|*                                returns N                                   *|
+|*   FAKE_CUDA_RETAIN_ERROR=N     cuDevicePrimaryCtxRetain returns N          *|
+|*   FAKE_CUDA_QUIET=1            log launches only (2: nothing, for timing)  *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#define _GNU_SOURCE 1
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int CUresult;
+
+enum {
+  OK = 0,
+  INVALID_VALUE = 1,
+  OUT_OF_MEMORY = 2,
+  NOT_INITIALIZED = 3,
+  NO_DEVICE = 100,
+  INVALID_DEVICE = 101,
+  INVALID_IMAGE = 200,
+  INVALID_CONTEXT = 201,
+  INVALID_HANDLE = 400,
+  NOT_FOUND = 500,
+  NOT_SUPPORTED = 801
+};
+
+static const struct {
+  int code;
+  const char *name, *text;
+} errors[] = {
+    {0, "CUDA_SUCCESS", "no error"},
+    {1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {3, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+    {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
+     "an illegal memory access was encountered"},
+    {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {801, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+static int quiet(void) {
+  const char *q = getenv("FAKE_CUDA_QUIET");
+  return q && (*q == '1' || *q == '2');
+}
+
+#define LOG(...)                                                               \
+  do {                                                                         \
+    if (!quiet()) {                                                            \
+      fprintf(stderr, "fake-cuda: " __VA_ARGS__);                              \
+      fputc('\n', stderr);                                                     \
+    }                                                                          \
+  } while (0)
+
+static int env_int(const char *name, int fallback) {
+  const char *v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
+}
+
+static int initialized, sticky;
+static int timing = -1; /* FAKE_CUDA_QUIET=2 without injected errors */
+/* The current context is per thread, as in the real driver: a thread that
+ * launches without making it current gets CUDA_ERROR_INVALID_CONTEXT. */
+static __thread int current_ctx; /* 0: none; else device + 1 */
+static int retained[8];
+
+static CUresult check(void) {
+  if (!initialized)
+    return NOT_INITIALIZED;
+  return sticky;
+}
+
+/*===--- memory: host malloc, remembered for pointer attributes ---------===*/
+
+enum { MAX_ALLOCS = 256 };
+static struct {
+  uintptr_t base;
+  size_t size;
+  void *raw;
+} allocs[MAX_ALLOCS];
+static int num_allocs;
+
+static int find_alloc(uint64_t p, size_t *offset) {
+  int i;
+  for (i = 0; i < num_allocs; ++i)
+    if (allocs[i].raw && p >= allocs[i].base &&
+        p < allocs[i].base + allocs[i].size) {
+      *offset = (size_t)(p - allocs[i].base);
+      return i;
+    }
+  return -1;
+}
+
+static void show_pointer(uint64_t p, char *buf, size_t size) {
+  size_t offset;
+  int i = find_alloc(p, &offset);
+  if (i >= 0)
+    snprintf(buf, size, "dev%d+%zu", i, offset);
+  else if (p == 0)
+    snprintf(buf, size, "null");
+  else
+    snprintf(buf, size, "host-or-unknown");
+}
+
+static CUresult fake_cuMemAlloc(uint64_t *p, size_t size) {
+  CUresult r = check();
+  void *raw;
+  if (r)
+    return r;
+  if (!current_ctx)
+    return INVALID_CONTEXT;
+  if (size == 0 || num_allocs == MAX_ALLOCS)
+    return INVALID_VALUE;
+  if (size > ((size_t)1 << 30))
+    return OUT_OF_MEMORY; /* the fake device has 1 GiB */
+  if (!(raw = malloc(size + 256)))
+    return OUT_OF_MEMORY;
+  allocs[num_allocs].raw = raw;
+  allocs[num_allocs].base = ((uintptr_t)raw + 255) & ~(uintptr_t)255;
+  allocs[num_allocs].size = size;
+  *p = allocs[num_allocs].base;
+  LOG("cuMemAlloc %zu bytes -> dev%d", size, num_allocs);
+  ++num_allocs;
+  return OK;
+}
+
+static CUresult fake_cuMemFree(uint64_t p) {
+  size_t offset;
+  int i = find_alloc(p, &offset);
+  if (sticky)
+    return sticky;
+  if (i < 0 || offset)
+    return INVALID_VALUE;
+  LOG("cuMemFree dev%d", i);
+  free(allocs[i].raw);
+  allocs[i].raw = NULL;
+  return OK;
+}
+
+static CUresult fake_copy(void *dst, const void *src, size_t size,
+                          uint64_t device, const char *what) {
+  size_t offset;
+  int i = find_alloc(device, &offset);
+  CUresult r = check();
+  if (r)
+    return r;
+  if (i < 0 || offset + size > allocs[i].size)
+    return INVALID_VALUE;
+  memcpy(dst, src, size);
+  LOG("%s %zu bytes dev%d+%zu", what, size, i, offset);
+  return OK;
+}
+
+static CUresult fake_cuMemcpyHtoDAsync(uint64_t dst, const void *src,
+                                       size_t size, void *stream) {
+  (void)stream;
+  return fake_copy((void *)(uintptr_t)dst, src, size, dst, "cuMemcpyHtoDAsync");
+}
+
+static CUresult fake_cuMemcpyDtoHAsync(void *dst, uint64_t src, size_t size,
+                                       void *stream) {
+  (void)stream;
+  return fake_copy(dst, (const void *)(uintptr_t)src, size, src,
+                   "cuMemcpyDtoHAsync");
+}
+
+static CUresult fake_cuPointerGetAttribute(void *data, int attribute,
+                                           uint64_t p) {
+  size_t offset;
+  char shown[64];
+  if (!initialized)
+    return NOT_INITIALIZED;
+  show_pointer(p, shown, sizeof shown);
+  LOG("cuPointerGetAttribute %d %s", attribute, shown);
+  if (attribute != 3 || find_alloc(p, &offset) < 0)
+    return INVALID_VALUE;
+  memcpy(data, &p, sizeof p);
+  return OK;
+}
+
+/*===--- devices and contexts ------------------------------------------===*/
+
+static CUresult fake_cuInit(unsigned flags) {
+  int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
+  (void)flags;
+  if (e)
+    return e;
+  initialized = 1;
+  return OK;
+}
+
+static CUresult fake_cuDriverGetVersion(int *v) {
+  *v = 13000;
+  return OK;
+}
+
+static CUresult fake_cuGetErrorName(CUresult e, const char **name) {
+  size_t i;
+  for (i = 0; i < sizeof errors / sizeof errors[0]; ++i)
+    if (errors[i].code == e) {
+      *name = errors[i].name;
+      return OK;
+    }
+  return INVALID_VALUE;
+}
+
+static CUresult fake_cuGetErrorString(CUresult e, const char **text) {
+  size_t i;
+  for (i = 0; i < sizeof errors / sizeof errors[0]; ++i)
+    if (errors[i].code == e) {
+      *text = errors[i].text;
+      return OK;
+    }
+  return INVALID_VALUE;
+}
+
+static CUresult fake_cuDeviceGetCount(int *n) {
+  if (!initialized)
+    return NOT_INITIALIZED;
+  *n = env_int("FAKE_CUDA_DEVICES", 1);
+  return OK;
+}
+
+static CUresult fake_cuDeviceGet(int *d, int ordinal) {
+  if (ordinal < 0 || ordinal >= env_int("FAKE_CUDA_DEVICES", 1))
+    return INVALID_DEVICE;
+  *d = ordinal;
+  return OK;
+}
+
+static CUresult fake_cuDeviceGetAttribute(int *v, int attribute, int device) {
+  int cc = env_int("FAKE_CUDA_CC", 90);
+  (void)device;
+  switch (attribute) {
+  case 1: /* max threads per block */
+    *v = 1024;
+    return OK;
+  case 16: /* SMs */
+    *v = 132;
+    return OK;
+  case 75:
+    *v = cc / 10;
+    return OK;
+  case 76:
+    *v = cc % 10;
+    return OK;
+  case 95: /* cooperative launch */
+    *v = env_int("FAKE_CUDA_COOPERATIVE", 1);
+    return OK;
+  case 97: /* max shared memory per block, opt-in */
+    *v = 232448;
+    return OK;
+  default:
+    return INVALID_VALUE;
+  }
+}
+
+static CUresult fake_cuDeviceGetUuid(char *uuid, int device) {
+  int i;
+  for (i = 0; i < 16; ++i)
+    uuid[i] = (char)(0xa0 + i + device);
+  return OK;
+}
+
+static CUresult fake_cuDevicePrimaryCtxRetain(void **ctx, int device) {
+  CUresult r = check();
+  if (r)
+    return r;
+  if ((r = env_int("FAKE_CUDA_RETAIN_ERROR", 0)))
+    return r;
+  ++retained[device & 7];
+  *ctx = (void *)(uintptr_t)(0x1000 + device);
+  LOG("cuDevicePrimaryCtxRetain device %d (references: %d)", device,
+      retained[device & 7]);
+  return OK;
+}
+
+static CUresult fake_cuDevicePrimaryCtxRelease(int device) {
+  --retained[device & 7];
+  LOG("cuDevicePrimaryCtxRelease device %d (references: %d)", device,
+      retained[device & 7]);
+  return OK;
+}
+
+static CUresult fake_cuCtxGetCurrent(void **ctx) {
+  *ctx = current_ctx ? (void *)(uintptr_t)(0x1000 + current_ctx - 1) : NULL;
+  return OK;
+}
+
+static CUresult fake_cuCtxSetCurrent(void *ctx) {
+  current_ctx = ctx ? (int)((uintptr_t)ctx - 0x1000) + 1 : 0;
+  LOG("cuCtxSetCurrent device %d", current_ctx - 1);
+  return OK;
+}
+
+static CUresult fake_cuStreamSynchronize(void *stream) {
+  CUresult r = check();
+  LOG("cuStreamSynchronize stream 0x%llx -> %d",
+      (unsigned long long)(uintptr_t)stream, r);
+  return r;
+}
+
+/*===--- modules and functions -----------------------------------------===*/
+
+typedef struct fake_module {
+  char *text;
+} fake_module;
+
+typedef struct fake_function {
+  fake_module *module;
+  char name[128];
+  size_t sizes[64];
+  int num_params; /* -1: no "// params" line */
+} fake_function;
+
+static CUresult fake_cuModuleLoadData(void **module, const void *image) {
+  const unsigned char *b = image;
+  uint32_t len;
+  fake_module *m;
+  CUresult r = check();
+  if (r)
+    return r;
+  if (!current_ctx)
+    return INVALID_CONTEXT;
+  if (memcmp(b, "\177ELF", 4) != 0)
+    return INVALID_IMAGE;
+  len = (uint32_t)b[4] | (uint32_t)b[5] << 8 | (uint32_t)b[6] << 16 |
+        (uint32_t)b[7] << 24;
+  if (len > (1u << 24))
+    return INVALID_IMAGE;
+  m = malloc(sizeof *m);
+  m->text = malloc(len + 1);
+  memcpy(m->text, b + 8, len);
+  m->text[len] = '\0';
+  if (strstr(m->text, "fake-invalid-image")) {
+    free(m->text);
+    free(m);
+    return INVALID_IMAGE;
+  }
+  *module = m;
+  LOG("cuModuleLoadData %u bytes: %.*s", len, (int)strcspn(m->text, "\n"),
+      m->text);
+  return OK;
+}
+
+static CUresult fake_cuModuleUnload(void *module) {
+  fake_module *m = module;
+  if (sticky)
+    return sticky;
+  LOG("cuModuleUnload");
+  free(m->text);
+  free(m);
+  return OK;
+}
+
+static int ident(char c) {
+  return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9');
+}
+
+/* "<prefix>NAME" followed by a non-identifier character. */
+static const char *find_word(const char *text, const char *prefix,
+                             const char *name) {
+  size_t pl = strlen(prefix), nl = strlen(name);
+  const char *p = text;
+  while ((p = strstr(p, prefix))) {
+    if (strncmp(p + pl, name, nl) == 0 && !ident(p[pl + nl]))
+      return p + pl + nl;
+    p += pl;
+  }
+  return NULL;
+}
+
+static CUresult fake_cuModuleGetFunction(void **function, void *module,
+                                         const char *name) {
+  fake_module *m = module;
+  fake_function *f;
+  const char *p;
+  CUresult r = check();
+  if (r)
+    return r;
+  if (!find_word(m->text, ".entry ", name))
+    return NOT_FOUND;
+  f = calloc(1, sizeof *f);
+  f->module = m;
+  snprintf(f->name, sizeof f->name, "%s", name);
+  f->num_params = -1;
+  if ((p = find_word(m->text, "// params ", name))) {
+    char *end;
+    f->num_params = 0;
+    for (;;) {
+      long v = strtol(p, &end, 10);
+      if (end == p || f->num_params == 64)
+        break;
+      f->sizes[f->num_params++] = (size_t)v;
+      p = end;
+    }
+  }
+  *function = f;
+  return OK;
+}
+
+static CUresult fake_cuFuncGetParamInfo(void *function, size_t index,
+                                        size_t *offset, size_t *size) {
+  fake_function *f = function;
+  size_t i, o = 0;
+  if (f->num_params < 0)
+    return NOT_SUPPORTED;
+  if (index >= (size_t)f->num_params)
+    return INVALID_VALUE;
+  for (i = 0; i < index; ++i)
+    o = (o + f->sizes[i] - 1) / f->sizes[i] * f->sizes[i] + f->sizes[i];
+  *offset = o;
+  *size = f->sizes[index];
+  return OK;
+}
+
+static CUresult fake_cuFuncSetAttribute(void *function, int attribute,
+                                        int value) {
+  fake_function *f = function;
+  LOG("cuFuncSetAttribute %s attribute %d = %d", f->name, attribute, value);
+  return OK;
+}
+
+/*===--- launches ------------------------------------------------------===*/
+
+typedef struct {
+  int id;
+  char pad[4];
+  union {
+    char pad[64];
+    struct {
+      unsigned x, y, z;
+    } cluster;
+    int value;
+  } v;
+} fake_attr;
+
+typedef struct {
+  unsigned gx, gy, gz, bx, by, bz, smem;
+  void *stream;
+  fake_attr *attrs;
+  unsigned num_attrs;
+} fake_config;
+
+/* Two kernels of Inputs/kernels.ptx run for real, on the host: "add"
+ * (out[i] = x[i] + y[i] for i < n, over the grid's threads) and "scalars"
+ * (out[0..3] = its scalar parameters' bytes, widened), so that tests see
+ * what reached the kernel. */
+static void run(const fake_function *f, const unsigned *grid,
+                const unsigned *block, void **params) {
+  if (!params)
+    return;
+  if (strcmp(f->name, "add") == 0 && f->num_params == 4) {
+    float *x, *y, *out;
+    int32_t n;
+    uint64_t threads = (uint64_t)grid[0] * block[0], i;
+    memcpy(&x, params[0], 8);
+    memcpy(&y, params[1], 8);
+    memcpy(&out, params[2], 8);
+    memcpy(&n, params[3], 4);
+    for (i = 0; i < threads && i < (uint64_t)(n < 0 ? 0 : n); ++i)
+      out[i] = x[i] + y[i];
+  } else if (strcmp(f->name, "scalars") == 0 && f->num_params == 5) {
+    uint64_t *out, v[4] = {0, 0, 0, 0};
+    memcpy(&out, params[0], 8);
+    memcpy(&v[0], params[1], 1);
+    memcpy(&v[1], params[2], 2);
+    memcpy(&v[2], params[3], 4);
+    memcpy(&v[3], params[4], 8);
+    memcpy(out, v, sizeof v);
+  }
+}
+
+static CUresult launch(fake_function *f, const unsigned *grid,
+                       const unsigned *block, unsigned smem, void *stream,
+                       void **params, const fake_attr *attrs, unsigned nattrs) {
+  char line[2048];
+  size_t used = 0;
+  int i;
+  unsigned a;
+  static const char *sticky_spec;
+  CUresult r = check();
+  if (r)
+    return r;
+  if (timing < 0)
+    sticky_spec = getenv("FAKE_CUDA_STICKY");
+  if (current_ctx != 1)
+    return INVALID_CONTEXT;
+  if (timing < 0)
+    timing = env_int("FAKE_CUDA_QUIET", 0) >= 2 && !sticky_spec &&
+             !env_int("FAKE_CUDA_LAUNCH_ERROR", 0);
+  if (timing)
+    return OK; /* nothing to log or inject: as cheap as a call can be */
+  if ((r = env_int("FAKE_CUDA_LAUNCH_ERROR", 0)))
+    return r;
+  used +=
+      (size_t)snprintf(line + used, sizeof line - used,
+                       "launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u "
+                       "stream=0x%llx params=[",
+                       f->name, grid[0], grid[1], grid[2], block[0], block[1],
+                       block[2], smem, (unsigned long long)(uintptr_t)stream);
+  for (i = 0; i < f->num_params && params; ++i) {
+    uint64_t v = 0;
+    char shown[64];
+    memcpy(&v, params[i], f->sizes[i] < 8 ? f->sizes[i] : 8);
+    if (f->sizes[i] == 8 && find_alloc(v, &(size_t){0}) >= 0)
+      show_pointer(v, shown, sizeof shown);
+    else
+      snprintf(shown, sizeof shown, "0x%llx:%zu", (unsigned long long)v,
+               f->sizes[i]);
+    used += (size_t)snprintf(line + used, sizeof line - used, "%s%s",
+                             i ? " " : "", shown);
+  }
+  used += (size_t)snprintf(line + used, sizeof line - used, "]");
+  for (a = 0; a < nattrs; ++a) {
+    if (attrs[a].id == 2)
+      used += (size_t)snprintf(line + used, sizeof line - used,
+                               " cooperative=%d", attrs[a].v.value);
+    else if (attrs[a].id == 6)
+      used += (size_t)snprintf(line + used, sizeof line - used, " pdl=%d",
+                               attrs[a].v.value);
+    else if (attrs[a].id == 4)
+      used += (size_t)snprintf(line + used, sizeof line - used,
+                               " cluster=%u,%u,%u", attrs[a].v.cluster.x,
+                               attrs[a].v.cluster.y, attrs[a].v.cluster.z);
+    else
+      used += (size_t)snprintf(line + used, sizeof line - used, " attr%d",
+                               attrs[a].id);
+  }
+  fprintf(stderr, "fake-cuda: %s\n", line);
+  run(f, grid, block, params);
+  if (sticky_spec) {
+    const char *colon = strchr(sticky_spec, ':');
+    if (colon && (size_t)(colon - sticky_spec) == strlen(f->name) &&
+        strncmp(sticky_spec, f->name, strlen(f->name)) == 0)
+      sticky = atoi(colon + 1); /* found by the next call */
+  }
+  return OK;
+}
+
+static CUresult fake_cuLaunchKernel(void *function, unsigned gx, unsigned gy,
+                                    unsigned gz, unsigned bx, unsigned by,
+                                    unsigned bz, unsigned smem, void *stream,
+                                    void **params, void **extra) {
+  unsigned grid[3], block[3];
+  (void)extra;
+  grid[0] = gx, grid[1] = gy, grid[2] = gz;
+  block[0] = bx, block[1] = by, block[2] = bz;
+  return launch(function, grid, block, smem, stream, params, NULL, 0);
+}
+
+static CUresult fake_cuLaunchKernelEx(const fake_config *c, void *function,
+                                      void **params, void **extra) {
+  unsigned grid[3], block[3];
+  (void)extra;
+  grid[0] = c->gx, grid[1] = c->gy, grid[2] = c->gz;
+  block[0] = c->bx, block[1] = c->by, block[2] = c->bz;
+  return launch(function, grid, block, c->smem, c->stream, params, c->attrs,
+                c->num_attrs);
+}
+
+/*===--- cuGetProcAddress_v2 -------------------------------------------===*/
+
+#define ENTRY(n) {#n, (void (*)(void))fake_##n}
+static const struct {
+  const char *name;
+  void (*fn)(void);
+} table[] = {
+    ENTRY(cuInit),
+    ENTRY(cuDriverGetVersion),
+    ENTRY(cuGetErrorName),
+    ENTRY(cuGetErrorString),
+    ENTRY(cuDeviceGetCount),
+    ENTRY(cuDeviceGet),
+    ENTRY(cuDeviceGetAttribute),
+    ENTRY(cuDeviceGetUuid),
+    ENTRY(cuDevicePrimaryCtxRetain),
+    ENTRY(cuDevicePrimaryCtxRelease),
+    ENTRY(cuCtxGetCurrent),
+    ENTRY(cuCtxSetCurrent),
+    ENTRY(cuModuleLoadData),
+    ENTRY(cuModuleUnload),
+    ENTRY(cuModuleGetFunction),
+    ENTRY(cuFuncGetParamInfo),
+    ENTRY(cuFuncSetAttribute),
+    ENTRY(cuLaunchKernel),
+    ENTRY(cuLaunchKernelEx),
+    ENTRY(cuPointerGetAttribute),
+    ENTRY(cuStreamSynchronize),
+    ENTRY(cuMemAlloc),
+    ENTRY(cuMemFree),
+    ENTRY(cuMemcpyHtoDAsync),
+    ENTRY(cuMemcpyDtoHAsync),
+};
+
+#ifndef FAKE_CUDA_NO_ENTRY
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
+                                    uint64_t flags, int *status) {
+  const char *missing = getenv("FAKE_CUDA_MISSING");
+  size_t i;
+  *pfn = NULL;
+  if (version != 13000 || flags != 0) {
+    /* The plugin must ask for the CUDA 13.0 ABI with the default flags. */
+    LOG("cuGetProcAddress_v2 %s version %d flags %llu: refused", symbol,
+        version, (unsigned long long)flags);
+    *status = 2; /* CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT */
+    return NOT_FOUND;
+  }
+  if (!(missing && strcmp(missing, symbol) == 0))
+    for (i = 0; i < sizeof table / sizeof table[0]; ++i)
+      if (strcmp(table[i].name, symbol) == 0) {
+        memcpy(pfn, &table[i].fn, sizeof *pfn);
+        *status = 0;
+        return OK;
+      }
+  *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+  return NOT_FOUND;
+}
+#else
+EXPORT int cuInit(unsigned flags) { return fake_cuInit(flags); }
+#endif
