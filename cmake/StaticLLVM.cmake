@@ -108,11 +108,24 @@ target_link_libraries(kjit_mlir_ee_deps INTERFACE
 # Redirect "LLVM" and "MLIR" in the interface of every static MLIR/LLVM
 # target. Only kjit-compiler-static links these targets; the shared dev build
 # links the targets "MLIR" and "LLVM" directly, which this does not change.
-foreach(t IN LISTS KJIT_STATIC_MLIR_LIBS KJIT_STATIC_LLVM_LIBS)
+# Every static target is redirected, also those left out above that an
+# included one names.
+foreach(t IN LISTS MLIR_EXPORTED_TARGETS LLVM_AVAILABLE_LIBS)
+  if(NOT TARGET ${t})
+    continue()
+  endif()
+  get_target_property(_type ${t} TYPE)
   get_target_property(_l ${t} INTERFACE_LINK_LIBRARIES)
-  if(_l)
+  if(_l AND _type STREQUAL "STATIC_LIBRARY")
     list(TRANSFORM _l REPLACE "^LLVM$" kjit_llvm_static)
     list(TRANSFORM _l REPLACE "^MLIR$" kjit_mlir_ee_deps)
+    list(TRANSFORM _l REPLACE "^\\$<LINK_ONLY:LLVM>$"
+         "$<LINK_ONLY:kjit_llvm_static>")
+    list(TRANSFORM _l REPLACE "^\\$<LINK_ONLY:MLIR>$"
+         "$<LINK_ONLY:kjit_mlir_ee_deps>")
+    # LLVMExtensions names Polly, whose archives Debian does not ship (Polly
+    # is the LLVMPolly.so plugin there); nothing kjit links calls it.
+    list(REMOVE_ITEM _l Polly PollyISL)
     set_target_properties(${t} PROPERTIES INTERFACE_LINK_LIBRARIES "${_l}")
   endif()
 endforeach()
