@@ -91,7 +91,13 @@ step() {
   fi
   echo "=== $name: $*" >> "$log"
   t0=$(date +%s.%N)
-  timeout --kill-after=10 "$step_timeout" "$@" > "$work/step.out" 2>&1
+  if [ "$(type -t "$1")" = function ]; then
+    # timeout runs programs only: a function runs in a child bash.
+    timeout --kill-after=10 "$step_timeout" bash -c '"$@"' bash "$@" \
+      > "$work/step.out" 2>&1
+  else
+    timeout --kill-after=10 "$step_timeout" "$@" > "$work/step.out" 2>&1
+  fi
   rc=$?
   t1=$(date +%s.%N)
   cat "$work/step.out" >> "$log"
@@ -122,6 +128,8 @@ example() { # BACKEND NAME FILE KERNEL PARAMS ARGS...
   # shellcheck disable=SC2086
   python3 "$B/scripts/reference.py" "$kernel" "$dir" $params
 }
+export -f example
+export B work
 example_step() { # NAME FILE KERNEL PARAMS ARGS... (backend from $backend)
   local name=$1
   step "example $backend: $name" example "$backend" "$@"

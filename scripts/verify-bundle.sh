@@ -40,21 +40,27 @@ else
 fi
 rc=${rc:-0}
 
-# Every object loaded by any process of the run.
-loaded=$(grep -h 'calling init:' "$tmp"/ld/ld.* | sed 's/.*calling init: //' | sort -u)
-outside=$(echo "$loaded" | grep -v "^$b/" | grep -vE \
-  '/(ld-linux-x86-64|libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libz|libzstd|libexpat|libffi|liblzma|libbz2|libuuid|libtinfo|libreadline|libmpdec|libsqlite3|libncursesw|libcrypt)\.so|/python3[.0-9]*/' || true)
+# Every object loaded by any process of the run (kjit-run, python3 for the
+# references, the system linker the host target runs, coreutils).
+loaded=$(grep -h 'calling init:' "$tmp"/ld/ld.* | sed 's/.*calling init: //' |
+  sed 's|/bin/\.\./lib/|/lib/|' | sort -u)
+outside=$(echo "$loaded" | grep -v "^$b/" | grep -v '^/proc/self/fd/' || true)
 echo "=== bundle libraries loaded:"
 echo "$loaded" | grep "^$b/" | sed "s|^$b/|  |"
+echo "=== loaded from the system (glibc, the C toolchain, python):"
+echo "$outside" | sed 's/^/  /'
 status=0
 if ! echo "$loaded" | grep -q "^$b/lib/libkjit-compiler.so$"; then
   echo "verify: the bundle's compiler module was never loaded" >&2
   status=1
 fi
-if [ -n "$outside" ]; then
-  echo "verify: loaded from outside the bundle:" >&2
-  echo "$outside" | sed 's/^/  /' >&2
-  echo "$outside" | grep -qE 'llvm-22|libLLVM|libMLIR|libz3|libicu|/work/' && status=1
+# LLVM/MLIR, the build tree, or a system copy of a library the bundle has.
+forbidden=$(echo "$outside" | grep -E \
+  'llvm-22|libLLVM|libMLIR|libz3|libicu|^/work/|libabsl|libcrypto|libbenchmark|libkjit' || true)
+if [ -n "$forbidden" ]; then
+  echo "verify: loaded from outside the bundle, but must not be:" >&2
+  echo "$forbidden" | sed 's/^/  /' >&2
+  status=1
 fi
 cat "$tmp/out/summary.txt" 2>/dev/null | tail -3
 if [ "$rc" -ne 0 ]; then
