@@ -72,6 +72,9 @@ fi
 # kjit finds its compiler and backends beside lib/libkjit-runtime.so; an
 # outer setting must not send it elsewhere.
 unset KJIT_COMPILER_LIBRARY KJIT_PLUGINS KJIT_INTERPRET
+# The CUDA toolkit (ptxas, libdevice, nvJitLink) where the GPU machine has it.
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+[ -d "$CUDA_HOME/bin" ] && export PATH="$PATH:$CUDA_HOME/bin"
 export PYTHONUNBUFFERED=1
 
 note() { echo "$*" | tee -a "$summary"; }
