@@ -98,8 +98,7 @@ public:
     if (host_)
       std::memcpy(data, host_.get(), bytes_);
     else
-      check(backend_->ref.copyToHost(0, data, address_, bytes_),
-            "copyToHost");
+      check(backend_->ref.copyToHost(0, data, address_, bytes_), "copyToHost");
   }
 
 private:

@@ -55,8 +55,7 @@ int main(int argc, char **argv) {
     else if (a == "--rounds")
       rounds = std::atol(value().c_str());
     else {
-      std::fprintf(stderr,
-                   "usage: %s [--backend T] [--iters N] [--rounds R]\n",
+      std::fprintf(stderr, "usage: %s [--backend T] [--iters N] [--rounds R]\n",
                    argv[0]);
       return 2;
     }

@@ -154,9 +154,9 @@ int bandwidth(const Options &o) {
   auto addModule = bench::check(
       Module::load(*setup.runtime, o.examples + "/vector_add.mlir"),
       "load vector_add.mlir");
-  auto softmaxModule = bench::check(
-      Module::load(*setup.runtime, o.examples + "/softmax.mlir"),
-      "load softmax.mlir");
+  auto softmaxModule =
+      bench::check(Module::load(*setup.runtime, o.examples + "/softmax.mlir"),
+                   "load softmax.mlir");
   Kernel *add = bench::check(addModule->kernel("add"), "kernel add");
   Kernel *softmax =
       bench::check(softmaxModule->kernel("softmax"), "kernel softmax");
@@ -196,7 +196,8 @@ int bandwidth(const Options &o) {
                 (unsigned long long)n, (unsigned long long)bad);
     if (bad)
       ++failures;
-    measures.push_back({"vector_add_n" + std::to_string(n), 3.0 * 4 * n,
+    measures.push_back({"vector_add_n" + std::to_string(n),
+                        3.0 * 4 * n,
                         [=, &setup]() {
                           auto r = add->launch(config, args);
                           if (!r.ok())
@@ -236,8 +237,8 @@ int bandwidth(const Options &o) {
         sum += std::exp(double(row[c]) - m);
       for (uint32_t c = 0; c < cols; ++c) {
         double want = std::exp(double(row[c]) - m) / sum;
-        worst = std::max(
-            worst, std::fabs(want - double(out[uint64_t(r) * cols + c])));
+        worst = std::max(worst,
+                         std::fabs(want - double(out[uint64_t(r) * cols + c])));
       }
     }
     bool ok = worst < 1e-5;
@@ -316,9 +317,9 @@ int firstLaunch(const Options &o) {
   auto saxpyModule = bench::check(
       Module::load(*setup.runtime, o.examples + "/saxpy.mlir"), "load saxpy");
   Kernel *saxpy = bench::check(saxpyModule->kernel("saxpy"), "kernel saxpy");
-  auto softmaxModule = bench::check(
-      Module::load(*setup.runtime, o.examples + "/softmax.mlir"),
-      "load softmax");
+  auto softmaxModule =
+      bench::check(Module::load(*setup.runtime, o.examples + "/softmax.mlir"),
+                   "load softmax");
   Kernel *softmax =
       bench::check(softmaxModule->kernel("softmax"), "kernel softmax");
   double t1 = bench::nowSeconds();

@@ -1,4 +1,5 @@
-/*===- raw_launch.c - the floor: cuLaunchKernel of an empty kernel ---------===//
+/*===- raw_launch.c - the floor: cuLaunchKernel of an empty kernel
+ * ---------===//
  *
  * Loads a cubin or PTX file (default: empty.ptx beside the binary's
  * share/ folder, or the path given), then times N back-to-back
@@ -32,8 +33,7 @@ typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef unsigned long long CUdeviceptr;
 
-typedef CUresult (*GetProcAddress)(const char *, void **, int, uint64_t,
-                                   int *);
+typedef CUresult (*GetProcAddress)(const char *, void **, int, uint64_t, int *);
 static CUresult (*cuInit)(unsigned);
 static CUresult (*cuDeviceGet)(CUdevice *, int);
 static CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
