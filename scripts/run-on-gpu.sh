@@ -190,7 +190,7 @@ else
     step "raw launch #$r" "$B/bin/kjit-raw-launch" --module \
       "$B/share/kjit/empty.ptx" --iters $iters --rounds 11
     step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
-      --iters $iters --rounds 11
+      --iters $((iters / 2)) --rounds 11
     [ $have_nvcc -eq 1 ] && step "anchor cuda_raw #$r" "$work/cuda_raw"
     step "anchor triton dispatch #$r" \
       env TRITON_CACHE_DIR=$work/tcache-dispatch python3 "$anchors/triton_anchor.py"
@@ -228,7 +228,7 @@ else
   step "kjit dispatch null backend" \
     env KJIT_BENCH_NULL_BACKEND="$B/lib/libkjit-bench-null-backend.so" \
     "$B/bin/kjit-bench-dispatch" \
-    --benchmark_min_time=0.2s --benchmark_format=console
+    --benchmark_min_time=0.2 --benchmark_format=console
 fi
 
 # The figures, one line each, in the summary.
