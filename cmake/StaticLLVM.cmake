@@ -130,10 +130,24 @@ foreach(t IN LISTS MLIR_EXPORTED_TARGETS LLVM_AVAILABLE_LIBS)
   endif()
 endforeach()
 
+# The linker (KJIT_STATIC_LINKER, top level).
+set(KJIT_STATIC_LINKER_OPTION "")
+set(_kjit_linker ${KJIT_STATIC_LINKER})
+if(_kjit_linker STREQUAL "auto")
+  find_program(KJIT_LD_LLD NAMES ld.lld)
+  set(_kjit_linker default)
+  if(KJIT_LD_LLD)
+    set(_kjit_linker lld)
+  endif()
+endif()
+if(NOT _kjit_linker STREQUAL "default")
+  set(KJIT_STATIC_LINKER_OPTION -fuse-ld=${_kjit_linker})
+endif()
+
 add_library(kjit_llvm_mlir_static INTERFACE)
 target_link_libraries(kjit_llvm_mlir_static INTERFACE
   ${KJIT_STATIC_MLIR_LIBS} kjit_llvm_static)
 list(LENGTH KJIT_STATIC_MLIR_LIBS _n_mlir)
 list(LENGTH KJIT_STATIC_LLVM_LIBS _n_llvm)
 message(STATUS "KJIT_BUNDLE: static compiler module over ${_n_mlir} MLIR and "
-               "${_n_llvm} LLVM archives")
+               "${_n_llvm} LLVM archives, linker: ${_kjit_linker}")
