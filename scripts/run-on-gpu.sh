@@ -33,6 +33,7 @@
 # Environment: KJIT_ANCHORS (the anchors' folder; default ./.anchors when
 # it exists, else the bundle's anchors/), KJIT_GPU_DEADLINE_S (default 480:
 # steps that would start later are skipped and count as failed),
+# KJIT_GPU_HARD_LIMIT_S (default 540: no step runs past it),
 # KJIT_STEP_TIMEOUT_S (default 150 per step).
 set -uo pipefail
 
@@ -56,7 +57,10 @@ log=$OUT_DIR/log.txt
 : > "$summary"; : > "$results"; : > "$log"
 work=$(mktemp -d /tmp/kjit-gpu-run.XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# No step starts after $deadline s, and none runs past $hard_limit s (the
+# device tool's limit is 600 s a command, the unpacking included).
 deadline=${KJIT_GPU_DEADLINE_S:-480}
+hard_limit=${KJIT_GPU_HARD_LIMIT_S:-540}
 step_timeout=${KJIT_STEP_TIMEOUT_S:-150}
 start=$(date +%s)
 failed=0
@@ -92,14 +96,16 @@ step() {
     failed=$((failed + 1))
     return 1
   fi
+  local limit=$step_timeout
+  [ $((hard_limit - elapsed)) -lt "$limit" ] && limit=$((hard_limit - elapsed))
   echo "=== $name: $*" >> "$log"
   t0=$(date +%s.%N)
   if [ "$(type -t "$1")" = function ]; then
     # timeout runs programs only: a function runs in a child bash.
-    timeout --kill-after=10 "$step_timeout" bash -c '"$@"' bash "$@" \
+    timeout --kill-after=5 "$limit" bash -c '"$@"' bash "$@" \
       > "$work/step.out" 2>&1
   else
-    timeout --kill-after=10 "$step_timeout" "$@" > "$work/step.out" 2>&1
+    timeout --kill-after=5 "$limit" "$@" > "$work/step.out" 2>&1
   fi
   rc=$?
   t1=$(date +%s.%N)
