@@ -51,8 +51,10 @@ if ! grep -q '^KJIT_BUNDLE:BOOL=ON' "$KJIT_BUILD/CMakeCache.txt"; then
        "llvm-22-dev's static archives installed?)" >&2
   exit 1
 fi
+plugins=(kjit-host kjit-trace)
 if ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null | grep -q '^kjit-cuda:'; then
   targets+=(kjit-cuda)
+  plugins+=(kjit-cuda)
 fi
 [ $build -eq 1 ] && cmake --build "$KJIT_BUILD" --target "${targets[@]}"
 
@@ -77,8 +79,10 @@ for l in kjit-model kjit-runtime; do
   ln -sf "$so" "$stage/lib/lib$l.so"
 done
 copy_lib "$B/bundle/lib/libkjit-compiler.so"     # the static module
-for p in kjit-host kjit-trace kjit-cuda; do
-  [ -f "$B/lib/lib$p.so" ] && copy_lib "$B/lib/lib$p.so"
+# Only the plugins the build defines (a stale file from another branch's
+# build stays out).
+for p in "${plugins[@]}"; do
+  copy_lib "$B/lib/lib$p.so"
 done
 copy_lib "$B/bench/libkjit-bench-null-backend.so"
 cp "$B/share/kjit/empty.ptx" "$stage/share/kjit/"
