@@ -56,6 +56,13 @@ if ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null | grep -q '^kjit-cuda:'; th
   targets+=(kjit-cuda)
   plugins+=(kjit-cuda)
 fi
+# The cuda backend's libc-only smoke test (plugins/cuda's tests), when built.
+smoke=0
+if ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null | grep -q '^kjit-cuda-smoke:' &&
+   [ -f "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" ]; then
+  targets+=(kjit-cuda-smoke)
+  smoke=1
+fi
 [ $build -eq 1 ] && cmake --build "$KJIT_BUILD" --target "${targets[@]}"
 
 echo "=== laying out $stage"
@@ -86,6 +93,11 @@ for p in "${plugins[@]}"; do
 done
 copy_lib "$B/bench/libkjit-bench-null-backend.so"
 cp "$B/share/kjit/empty.ptx" "$stage/share/kjit/"
+if [ $smoke -eq 1 ]; then
+  cp "$B/bin/kjit-cuda-smoke" "$stage/bin/"
+  cp "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" \
+     "$stage/share/kjit/cuda-smoke-kernels.ptx"
+fi
 cp "$KJIT_ROOT"/examples/*.mlir "$stage/examples/"
 [ -f "$KJIT_ROOT/examples/README.md" ] && cp "$KJIT_ROOT/examples/README.md" "$stage/examples/"
 cp "$KJIT_ROOT/scripts/run-on-gpu.sh" "$KJIT_ROOT/scripts/examples.sh" \

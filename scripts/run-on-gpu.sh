@@ -6,7 +6,8 @@
 # Steps, each logged, none stopping the others (the exit status is 1 if any
 # failed, 0 if all passed):
 #   1. nvidia-smi and the machine;
-#   2. every example of scripts/examples.sh (the main job's launches) with
+#   2. the cuda backend's own smoke test (kjit-cuda-smoke, when bundled);
+#      every example of scripts/examples.sh (the main job's launches) with
 #      kjit-run --backend cuda, checked against the plain-Python references
 #      of scripts/reference.py, then the same on --backend host;
 #   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
@@ -171,6 +172,11 @@ for backend in "${backends[@]}"; do
          "(plugins/cuda was not in the build)"
     failed=$((failed + 1))
     continue
+  fi
+  # The cuda backend alone, over the bare ABI (when the bundle has it).
+  if [ "$backend" = cuda ] && [ -x "$B/bin/kjit-cuda-smoke" ]; then
+    step "cuda backend smoke" "$B/bin/kjit-cuda-smoke" \
+      "$B/lib/libkjit-cuda.so" "$B/share/kjit/cuda-smoke-kernels.ptx" 100000
   fi
   kjit_for_each_example example_step
 done
