@@ -28,6 +28,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
@@ -133,12 +134,16 @@ std::vector<float> randomFloats(uint64_t n, uint32_t seed) {
   std::vector<float> v(n);
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  // Fill 64K with the generator and tile it: 2^28 draws would take seconds.
-  uint64_t tile = std::min<uint64_t>(n, 65536 + 7);
-  for (uint64_t i = 0; i < tile; ++i)
+  // Draw a tile of 64K + 7 values and repeat it by doubling copies: 2^28
+  // draws would take seconds.
+  uint64_t filled = std::min<uint64_t>(n, 65536 + 7);
+  for (uint64_t i = 0; i < filled; ++i)
     v[i] = dist(gen);
-  for (uint64_t i = tile; i < n; ++i)
-    v[i] = v[i % tile];
+  while (filled < n) {
+    uint64_t chunk = std::min(filled, n - filled);
+    std::memcpy(v.data() + filled, v.data(), chunk * sizeof(float));
+    filled += chunk;
+  }
   return v;
 }
 
