@@ -42,6 +42,10 @@ config.substitutions.append(
      "kjit-host-driver --plugin=" + os.path.join(config.kjit_lib_dir, "libkjit-host.so")))
 if os.path.exists(os.path.join(config.kjit_lib_dir, "libkjit-host.so")):
     config.available_features.add("host-backend")
+# The device bundle's static compiler module (KJIT_BUNDLE, test/Bundle).
+config.substitutions.append(("%kjit_bundle_lib", config.kjit_bundle_lib_dir))
+if config.kjit_bundle.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("kjit-bundle")
 
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.

@@ -1,0 +1,275 @@
+#!/usr/bin/env bash
+# Runs ON the GPU machine, from the unpacked device bundle (docs/Bundle.md):
+#
+#   tar xJf .bundle/kjit-bundle.tar.xz -C /tmp && /tmp/kjit-bundle/scripts/run-on-gpu.sh
+#
+# Steps, each logged, none stopping the others (the exit status is 1 if any
+# failed, 0 if all passed):
+#   1. nvidia-smi and the machine;
+#   2. the cuda backend's own smoke test (kjit-cuda-smoke, when bundled);
+#      every example of scripts/examples.sh (the main job's launches) with
+#      kjit-run --backend cuda, checked against the plain-Python references
+#      of scripts/reference.py, then the same on --backend host;
+#   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
+#      (kjit-raw-launch), kjit's dispatch (kjit-gpu-dispatch), Triton's
+#      dispatch anchor (anchors/triton_anchor.py), and the nvcc-built
+#      anchors/cuda_raw.cu when nvcc exists;
+#   4. bandwidth, ABAB: kjit vector add n = 2^28 and softmax on 3 shapes
+#      (kjit-gpu-bench bandwidth) against anchors/triton_softmax.py;
+#   5. first launch, CUDA_CACHE_DISABLE=1, empty caches: kjit-gpu-bench
+#      first-launch in fresh processes, Triton's triton_compile.py and
+#      triton_compile_later.py cold then warm;
+#   6. the host-side dispatch floor (kjit-bench-dispatch, null backend).
+#
+# Results go to "${OUT:-./gpu-out}": summary.txt (one line per step, the
+# figures), results.jsonl (every JSON line any step printed, tagged with its
+# step), log.txt (every step's full output) and nvidia-smi.txt: four files,
+# within what the device tool brings back. The summary is printed last.
+#
+#   --host-only      steps 2 (host backend only) and a short dispatch run:
+#                    what scripts/verify-bundle.sh runs on a machine
+#                    without a GPU
+#   --quick          fewer rounds everywhere (a smoke test)
+#
+# Environment: KJIT_ANCHORS (the anchors' folder; default ./.anchors when
+# it exists, else the bundle's anchors/), KJIT_GPU_DEADLINE_S (default 480:
+# steps that would start later are skipped and count as failed),
+# KJIT_GPU_HARD_LIMIT_S (default 540: no step runs past it),
+# KJIT_STEP_TIMEOUT_S (default 150 per step).
+set -uo pipefail
+
+B=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT_DIR=${OUT:-./gpu-out}
+mkdir -p "$OUT_DIR"
+OUT_DIR=$(cd "$OUT_DIR" && pwd)
+mode=full
+quick=0
+for a in "$@"; do
+  case "$a" in
+    --host-only) mode=host ;;
+    --quick) quick=1 ;;
+    *) echo "usage: $0 [--host-only] [--quick]" >&2; exit 2 ;;
+  esac
+done
+
+summary=$OUT_DIR/summary.txt
+results=$OUT_DIR/results.jsonl
+log=$OUT_DIR/log.txt
+: > "$summary"; : > "$results"; : > "$log"
+work=$(mktemp -d /tmp/kjit-gpu-run.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# No step starts after $deadline s, and none runs past $hard_limit s (the
+# device tool's limit is 600 s a command, the unpacking included).
+deadline=${KJIT_GPU_DEADLINE_S:-480}
+hard_limit=${KJIT_GPU_HARD_LIMIT_S:-540}
+step_timeout=${KJIT_STEP_TIMEOUT_S:-150}
+start=$(date +%s)
+failed=0
+passed=0
+
+if [ -n "${KJIT_ANCHORS:-}" ]; then
+  anchors=$KJIT_ANCHORS
+elif [ -d ./.anchors ]; then
+  anchors=$(cd ./.anchors && pwd)
+else
+  anchors=$B/anchors
+fi
+# kjit finds its compiler and backends beside lib/libkjit-runtime.so; an
+# outer setting must not send it elsewhere.
+unset KJIT_COMPILER_LIBRARY KJIT_PLUGINS KJIT_INTERPRET
+# The CUDA toolkit (ptxas, libdevice, nvJitLink) where the GPU machine has it.
+export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+[ -d "$CUDA_HOME/bin" ] && export PATH="$PATH:$CUDA_HOME/bin"
+export PYTHONUNBUFFERED=1
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# step NAME COMMAND...: runs COMMAND with a timeout, its output into log.txt
+# (and the console), its JSON lines into results.jsonl; records pass/fail.
+step() {
+  local name=$1
+  shift
+  local now elapsed rc t0 t1
+  now=$(date +%s)
+  elapsed=$((now - start))
+  if [ "$elapsed" -ge "$deadline" ]; then
+    note "SKIP  $name (deadline: ${elapsed}s >= ${deadline}s)"
+    failed=$((failed + 1))
+    return 1
+  fi
+  local limit=$step_timeout
+  [ $((hard_limit - elapsed)) -lt "$limit" ] && limit=$((hard_limit - elapsed))
+  echo "=== $name: $*" >> "$log"
+  t0=$(date +%s.%N)
+  if [ "$(type -t "$1")" = function ]; then
+    # timeout runs programs only: a function runs in a child bash.
+    timeout --kill-after=5 "$limit" bash -c '"$@"' bash "$@" \
+      > "$work/step.out" 2>&1
+  else
+    timeout --kill-after=5 "$limit" "$@" > "$work/step.out" 2>&1
+  fi
+  rc=$?
+  t1=$(date +%s.%N)
+  cat "$work/step.out" >> "$log"
+  grep -E '^\{' "$work/step.out" | while IFS= read -r line; do
+    printf '{"step": "%s", "result": %s}\n' "$name" "$line"
+  done >> "$results"
+  local secs
+  secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+  if [ $rc -eq 0 ]; then
+    passed=$((passed + 1))
+    note "PASS  $name (${secs}s)"
+  else
+    failed=$((failed + 1))
+    note "FAIL  $name (rc $rc, ${secs}s; log.txt has its output)"
+    tail -5 "$work/step.out" | sed 's/^/      /' | tee -a "$summary"
+  fi
+  return $rc
+}
+
+# One example: kjit-run on BACKEND, then the reference check.
+example() { # BACKEND NAME FILE KERNEL PARAMS ARGS...
+  local backend=$1 name=$2 file=$3 kernel=$4 params=$5
+  shift 5
+  local dir="$work/examples/$backend/${name// /_}"
+  mkdir -p "$dir"
+  "$B/bin/kjit-run" "$B/examples/$file" --kernel "$kernel" \
+    --backend "$backend" --output-dir "$dir" "$@" || return 1
+  # shellcheck disable=SC2086
+  python3 "$B/scripts/reference.py" "$kernel" "$dir" $params
+}
+export -f example
+export B work
+example_step() { # NAME FILE KERNEL PARAMS ARGS... (backend from $backend)
+  local name=$1
+  step "example $backend: $name" example "$backend" "$@"
+}
+# shellcheck source=examples.sh
+source "$B/scripts/examples.sh"
+
+note "kjit device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), bundle $B"
+[ -f "$B/MANIFEST" ] && note "$(sed -n 's/^commit: /bundle commit: /p' "$B/MANIFEST")"
+note "anchors: $anchors"
+
+# 1. The machine.
+{
+  uname -a
+  (. /etc/os-release 2>/dev/null && echo "$PRETTY_NAME")
+  ldd --version 2>&1 | head -1
+  nproc
+  nvidia-smi 2>&1 || echo "nvidia-smi: not available"
+  python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1
+  command -v nvcc ptxas 2>&1 || ls /usr/local/cuda/bin 2>&1 | head -20
+} > "$OUT_DIR/nvidia-smi.txt" 2>&1
+head -25 "$OUT_DIR/nvidia-smi.txt"
+
+# 2. The examples.
+backends=(cuda host)
+[ $mode = host ] && backends=(host)
+for backend in "${backends[@]}"; do
+  if [ "$backend" = cuda ] && [ ! -f "$B/lib/libkjit-cuda.so" ]; then
+    note "FAIL  examples on cuda: the bundle has no lib/libkjit-cuda.so" \
+         "(plugins/cuda was not in the build)"
+    failed=$((failed + 1))
+    continue
+  fi
+  # The cuda backend alone, over the bare ABI (when the bundle has it).
+  if [ "$backend" = cuda ] && [ -x "$B/bin/kjit-cuda-smoke" ]; then
+    step "cuda backend smoke" "$B/bin/kjit-cuda-smoke" \
+      "$B/lib/libkjit-cuda.so" "$B/share/kjit/cuda-smoke-kernels.ptx" 100000
+  fi
+  kjit_for_each_example example_step
+done
+
+rounds=3
+[ $quick -eq 1 ] && rounds=1
+if [ $mode = host ]; then
+  step "kjit dispatch host" "$B/bin/kjit-gpu-dispatch" --backend host \
+    --iters 2000 --rounds 3
+  step "kjit first launch host" "$B/bin/kjit-gpu-bench" first-launch \
+    --backend host
+else
+  # 3. Launch cost, ABAB over processes.
+  iters=20000
+  [ $quick -eq 1 ] && iters=2000
+  have_nvcc=0
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  if [ -x "$nvcc" ] && [ -f "$anchors/cuda_raw.cu" ]; then
+    step "build cuda_raw.cu" "$nvcc" -O2 -o "$work/cuda_raw" \
+      "$anchors/cuda_raw.cu" -lcuda && have_nvcc=1
+  fi
+  for r in $(seq 1 $rounds); do
+    step "raw launch #$r" "$B/bin/kjit-raw-launch" --module \
+      "$B/share/kjit/empty.ptx" --iters $iters --rounds 11
+    step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
+      --iters $((iters / 2)) --rounds 11
+    [ $have_nvcc -eq 1 ] && step "anchor cuda_raw #$r" "$work/cuda_raw"
+    step "anchor triton dispatch #$r" \
+      env TRITON_CACHE_DIR=$work/tcache-dispatch python3 "$anchors/triton_anchor.py"
+  done
+
+  # 4. Bandwidth, ABAB.
+  bw_rounds=2
+  [ $quick -eq 1 ] && bw_rounds=1
+  for r in $(seq 1 $bw_rounds); do
+    step "kjit bandwidth #$r" "$B/bin/kjit-gpu-bench" bandwidth \
+      --backend cuda --reps 20 --rounds 5
+    step "anchor triton softmax #$r" \
+      env TRITON_CACHE_DIR=$work/tcache-softmax python3 "$anchors/triton_softmax.py"
+  done
+
+  # 5. First launch, empty caches, CUDA's cache off.
+  export CUDA_CACHE_DISABLE=1
+  for r in $(seq 1 $rounds); do
+    step "kjit first launch cuda #$r" "$B/bin/kjit-gpu-bench" first-launch \
+      --backend cuda
+  done
+  rm -rf "$work/tcache-first"
+  step "anchor triton first launch cold" \
+    env TRITON_CACHE_DIR=$work/tcache-first python3 "$anchors/triton_compile.py" cold
+  step "anchor triton first launch warm" \
+    env TRITON_CACHE_DIR=$work/tcache-first python3 "$anchors/triton_compile.py" warm
+  rm -rf "$work/tcache-later"
+  step "anchor triton later kernels cold" \
+    env TRITON_CACHE_DIR=$work/tcache-later python3 "$anchors/triton_compile_later.py" cold
+  step "anchor triton later kernels warm" \
+    env TRITON_CACHE_DIR=$work/tcache-later python3 "$anchors/triton_compile_later.py" warm
+  unset CUDA_CACHE_DISABLE
+
+  # 6. The host-side floor of a launch (null backend).
+  step "kjit dispatch null backend" \
+    env KJIT_BENCH_NULL_BACKEND="$B/lib/libkjit-bench-null-backend.so" \
+    "$B/bin/kjit-bench-dispatch" \
+    --benchmark_min_time=0.2 --benchmark_format=console
+fi
+
+# The figures, one line each, in the summary.
+{
+  echo
+  echo "figures (median [min, max] where rounds; results.jsonl has all):"
+  python3 - "$results" <<'PY' 2>&1 || true
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        rec = json.loads(line)
+    except ValueError:
+        continue
+    step, r = rec["step"], rec["result"]
+    if not isinstance(r, dict):
+        continue
+    items = []
+    for k, v in r.items():
+        if k in ("step",) or isinstance(v, (dict, list)):
+            continue
+        items.append(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}")
+    print(f"  [{step}] " + ", ".join(items))
+PY
+} >> "$summary"
+
+elapsed=$(( $(date +%s) - start ))
+note ""
+note "steps: $passed passed, $failed failed, ${elapsed}s"
+echo "results in $OUT_DIR: summary.txt results.jsonl log.txt nvidia-smi.txt"
+echo "----- summary.txt -----"
+cat "$summary"
+[ $failed -eq 0 ]
