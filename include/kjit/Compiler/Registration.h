@@ -17,8 +17,15 @@ namespace kjit {
 
 /// Registers the kjit dialect and the upstream dialects kernel bodies use:
 /// arith, math, scf, cf, vector, memref, gpu and func, and llvm (what the
-/// host lowering produces).
+/// host lowering produces), and registerKjitCudaSupport.
 void registerKjitDialects(mlir::DialectRegistry &registry);
+
+/// What the cuda target's pipeline needs besides those dialects (called by
+/// registerKjitDialects): the ConvertToLLVM interfaces of arith, cf, func,
+/// index, math, memref, nvvm, ub and vector, the NVVM target attribute's
+/// model and the builtin, gpu, llvm and nvvm translations to LLVM IR. It
+/// only records callbacks; no dialect is loaded.
+void registerKjitCudaSupport(mlir::DialectRegistry &registry);
 
 } // namespace kjit
 
