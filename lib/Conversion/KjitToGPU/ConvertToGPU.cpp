@@ -636,7 +636,10 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
   /// mul.rn/add.rn, which ptxas does not fuse either.
   void setFusion(ModuleOp module) {
     module.walk([&](arith::ArithFastMathInterface op) {
-      arith::FastMathFlags flags = op.getFastMathFlagsAttr().getValue();
+      // Ops whose flags are optional (extf, ...) may have none.
+      arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr();
+      arith::FastMathFlags flags =
+          attr ? attr.getValue() : arith::FastMathFlags::none;
       bool fusible = isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(op);
       arith::FastMathFlags wanted =
           fpFusion && fusible ? flags | arith::FastMathFlags::contract

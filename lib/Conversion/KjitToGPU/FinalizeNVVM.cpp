@@ -44,7 +44,17 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
       fn.erase();
     if (libdevice || needed.empty())
       return;
-    InFlightDiagnostic diag = module.emitError();
+    // Reported where the first call is: its location is the math operation
+    // that became it.
+    Location where = module.getLoc();
+    module.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (!callee || !callee->starts_with("__nv_"))
+        return WalkResult::advance();
+      where = call.getLoc();
+      return WalkResult::interrupt();
+    });
+    InFlightDiagnostic diag = mlir::emitError(where);
     diag << "kernel " << kernels
          << " needs libdevice, which the backend did not give: it calls ";
     llvm::interleave(
