@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
@@ -537,6 +538,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     });
     setFusion(module);
     passBoolsAsBytes(module);
+    lowerExactMath(module);
 
     // Everything the device runs moves into one gpu.module; the globals
     // were baked in.
@@ -651,6 +653,32 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       if (wanted != flags)
         op->setAttr(op.getFastMathAttrName(),
                     arith::FastMathFlagsAttr::get(op->getContext(), wanted));
+    });
+  }
+
+  /// Math operations that are one exact PTX instruction become LLVM
+  /// intrinsics: convert-gpu-to-nvvm would make each a libdevice call
+  /// (`__nv_fmaf`, ...), and a kernel without transcendental functions must
+  /// not need libdevice.
+  static void lowerExactMath(ModuleOp module) {
+    module.walk([](Operation *op) {
+      if (!isa<math::FmaOp, math::AbsFOp, math::SqrtOp, math::FloorOp,
+               math::CeilOp, math::TruncOp, math::CopySignOp>(op))
+        return;
+      OpBuilder b(op);
+      OperationState state(op->getLoc(),
+                           isa<math::FmaOp>(op)     ? "llvm.intr.fma"
+                           : isa<math::AbsFOp>(op)  ? "llvm.intr.fabs"
+                           : isa<math::SqrtOp>(op)  ? "llvm.intr.sqrt"
+                           : isa<math::FloorOp>(op) ? "llvm.intr.floor"
+                           : isa<math::CeilOp>(op)  ? "llvm.intr.ceil"
+                           : isa<math::TruncOp>(op) ? "llvm.intr.trunc"
+                                                    : "llvm.intr.copysign");
+      state.addOperands(op->getOperands());
+      state.addTypes(op->getResultTypes());
+      Operation *intrinsic = b.create(state);
+      op->replaceAllUsesWith(intrinsic);
+      op->erase();
     });
   }
 
