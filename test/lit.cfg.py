@@ -45,18 +45,20 @@ if os.path.exists(os.path.join(config.kjit_lib_dir, "libkjit-host.so")):
 
 # The cuda target: libdevice and the CUDA tools are the machine's, never
 # shipped. Tests that link libdevice require `libdevice`; the ones that
-# assemble the PTX (ptxas, cuobjdump -sass) require `cuda-tools`. CI without
-# CUDA runs the rest.
+# assemble the PTX require `ptxas` (and `cuobjdump` to disassemble it). CI
+# without CUDA runs the rest.
 cuda_home = os.environ.get("KJIT_TEST_CUDA_HOME", "/usr/local/cuda")
 libdevice = os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")
 if os.path.isfile(libdevice):
     config.available_features.add("libdevice")
     config.substitutions.append(("%libdevice", libdevice))
 ptxas = os.path.join(cuda_home, "bin", "ptxas")
-cuobjdump = os.path.join(cuda_home, "bin", "cuobjdump")
-if os.access(ptxas, os.X_OK) and os.access(cuobjdump, os.X_OK):
-    config.available_features.add("cuda-tools")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+cuobjdump = os.path.join(cuda_home, "bin", "cuobjdump")
+if os.access(cuobjdump, os.X_OK):
+    config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", cuobjdump))
 
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
