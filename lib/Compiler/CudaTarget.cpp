@@ -279,11 +279,9 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
       return std::move(bad);
     ptx = static_cast<int>(options.ptxVersion);
   }
-  config.ptx = ptx.value_or(kDefaultPtx);
-  if (!ptx)
-    if (llvm::Error bad =
-            checkPtx(config.ptx, *chip, "the default PTX version"))
-      return std::move(bad);
+  // Unasked, PTX 8.0, or the oldest version the chip takes if it needs a
+  // newer one (sm_100: 8.6).
+  config.ptx = ptx.value_or(std::max(kDefaultPtx, chip->minPtx));
   return config;
 }
 

@@ -45,9 +45,9 @@ struct CudaConfig {
 };
 
 /// The chip, PTX version and libdevice `options` ask for, defaults filled
-/// in (sm_90, PTX 8.0, no libdevice; a `ptx_version` launch option wins
-/// over the backend's `ptx`), or an error naming the bad value and what
-/// would be accepted.
+/// in (sm_90; PTX 8.0, or the chip's oldest if newer; no libdevice; a
+/// `ptx_version` launch option wins over the backend's `ptx`), or an error
+/// naming the bad value and what would be accepted.
 llvm::Expected<CudaConfig> resolveCudaConfig(const TargetOptions &options);
 
 } // namespace kjit
