@@ -9,6 +9,7 @@
 
 #include "kjit/Compiler/CudaTarget.h"
 
+#include "kjit/Compiler/Registration.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Transforms/Passes.h"
 
@@ -141,6 +142,10 @@ public:
   llvm::StringRef name() const override { return "cuda"; }
 
   llvm::StringRef artifactFormat() const override { return "ptx"; }
+
+  void registerDialects(DialectRegistry &registry) const override {
+    registerKjitCudaSupport(registry);
+  }
 
   llvm::Error validateOptions(const TargetOptions &options) const override {
     return resolveCudaConfig(options).takeError();

@@ -12,6 +12,8 @@ using namespace kjit;
 
 Target::~Target() = default;
 
+void Target::registerDialects(mlir::DialectRegistry &) const {}
+
 llvm::Error Target::validateOptions(const TargetOptions &options) const {
   // A target that takes no backend options refuses every one: an option it
   // ignored would still change the key and mean nothing.

@@ -17,14 +17,19 @@ namespace kjit {
 
 /// Registers the kjit dialect and the upstream dialects kernel bodies use:
 /// arith, math, scf, cf, vector, memref, gpu and func, and llvm (what the
-/// host lowering produces), and registerKjitCudaSupport.
+/// host lowering produces).
 void registerKjitDialects(mlir::DialectRegistry &registry);
 
-/// What the cuda target's pipeline needs besides those dialects (called by
-/// registerKjitDialects): the ConvertToLLVM interfaces of arith, cf, func,
-/// index, math, memref, nvvm, ub and vector, the NVVM target attribute's
-/// model and the builtin, gpu, llvm and nvvm translations to LLVM IR. It
-/// only records callbacks; no dialect is loaded.
+/// What every registered target's pipeline needs besides those dialects
+/// (Target::registerDialects): tools that run any target's pipeline
+/// (kjit-opt) call it; the compiler service registers only the target of
+/// each compile.
+void registerKjitTargetDialects(mlir::DialectRegistry &registry);
+
+/// The cuda target's needs: the ConvertToLLVM interfaces of arith, cf,
+/// func, index, math, memref, nvvm, ub and vector, the NVVM target
+/// attribute's model and the builtin, gpu, llvm and nvvm translations to
+/// LLVM IR (this adds the nvvm dialect to the registry).
 void registerKjitCudaSupport(mlir::DialectRegistry &registry);
 
 } // namespace kjit

@@ -23,6 +23,7 @@
 // Declared only: a caller that looks targets up needs no MLIR header; an
 // implementation includes mlir/IR/BuiltinOps.h and mlir/Pass/PassManager.h.
 namespace mlir {
+class DialectRegistry;
 class ModuleOp;
 class OpPassManager;
 } // namespace mlir
@@ -81,6 +82,12 @@ public:
   /// which may then assume them valid (LLVM aborts on a bad CPU or PTX
   /// version, so nothing unchecked may reach it).
   virtual llvm::Error validateOptions(const TargetOptions &options) const;
+
+  /// Registers what the target's pipeline needs beyond the kernel-IR
+  /// dialects of registerKjitDialects (interfaces, translations). A compile
+  /// for this target calls it on its context's registry; other compiles
+  /// (and analyses) do not pay for it.
+  virtual void registerDialects(mlir::DialectRegistry &registry) const;
 
   /// Adds the passes that lower a specialized module holding one kernel (no
   /// `!kjit.any`, no constexpr left; its globals hold the values to bake)
