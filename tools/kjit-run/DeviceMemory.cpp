@@ -34,9 +34,8 @@ absl::Status DeviceMirror::copyBack() {
       !done.ok())
     return done;
   for (const Copy &copy : copies_)
-    if (absl::Status copied =
-            backend_.copyToHost(device_, copy.host->data(), copy.address,
-                                copy.host->sizeInBytes());
+    if (absl::Status copied = backend_.copyToHost(
+            device_, copy.host->data(), copy.address, copy.host->sizeInBytes());
         !copied.ok())
       return copied;
   return absl::OkStatus();

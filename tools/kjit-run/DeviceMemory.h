@@ -1,4 +1,5 @@
-//===- DeviceMemory.h - kjit-run's tensors on a backend's device -*- C++ -*-===//
+//===- DeviceMemory.h - kjit-run's tensors on a backend's device -*- C++
+//-*-===//
 //
 // kjit-run builds every tensor in host memory (HostBuffer) and, when the
 // backend has device memory (ABI 1.2: allocate, copy, deallocate), mirrors
