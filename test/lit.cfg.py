@@ -47,6 +47,24 @@ config.substitutions.append(("%kjit_bundle_lib", config.kjit_bundle_lib_dir))
 if config.kjit_bundle.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("kjit-bundle")
 
+# The cuda target: libdevice and the CUDA tools are the machine's, never
+# shipped. Tests that link libdevice require `libdevice`; the ones that
+# assemble the PTX require `ptxas` (and `cuobjdump` to disassemble it). CI
+# without CUDA runs the rest.
+cuda_home = os.environ.get("KJIT_TEST_CUDA_HOME", "/usr/local/cuda")
+libdevice = os.path.join(cuda_home, "nvvm", "libdevice", "libdevice.10.bc")
+if os.path.isfile(libdevice):
+    config.available_features.add("libdevice")
+    config.substitutions.append(("%libdevice", libdevice))
+ptxas = os.path.join(cuda_home, "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+cuobjdump = os.path.join(cuda_home, "bin", "cuobjdump")
+if os.access(cuobjdump, os.X_OK):
+    config.available_features.add("cuobjdump")
+    config.substitutions.append(("%cuobjdump", cuobjdump))
+
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.
 llvm_config.with_system_environment(["HOME", "TMPDIR"])

@@ -58,8 +58,9 @@ std::string formatLocation(Location loc) {
 /// text. Threading is off: kernels are small and the runtime compiles on the
 /// launching thread.
 struct CompileSession {
-  CompileSession()
-      : context(makeRegistry(), MLIRContext::Threading::DISABLED),
+  /// `target`: whose pipeline the session runs (null: none, an analysis).
+  explicit CompileSession(const kjit::Target *target = nullptr)
+      : context(makeRegistry(target), MLIRContext::Threading::DISABLED),
         handler(&context, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(diagnostics);
           if (!diagnostics.empty())
@@ -79,9 +80,11 @@ struct CompileSession {
     context.printOpOnDiagnostic(false);
   }
 
-  static DialectRegistry makeRegistry() {
+  static DialectRegistry makeRegistry(const kjit::Target *target) {
     DialectRegistry registry;
     kjit::registerKjitDialects(registry);
+    if (target)
+      target->registerDialects(registry);
     return registry;
   }
 
@@ -320,7 +323,6 @@ absl::Status dumpLoweredModule(ModuleOp module, StringRef kernel) {
 
 absl::StatusOr<rt::CompiledArtifact>
 Service::compile(const rt::CompileRequest &request) {
-  CompileSession session;
   StringRef targetName(request.target.data(), request.target.size());
   const kjit::Target *target = kjit::lookupTarget(targetName);
   if (!target) {
@@ -347,6 +349,7 @@ Service::compile(const rt::CompileRequest &request) {
   }
   if (!request.record)
     return absl::InternalError("a compile request without a record");
+  CompileSession session(target);
   const rt::SpecializationRecord &record = *request.record;
 
   OwningOpRef<ModuleOp> module =

@@ -5,10 +5,13 @@
 #include "kjit/Model/Specialization.h"
 #include "kjit/Transforms/Passes.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 using namespace kjit;
@@ -26,6 +29,11 @@ TargetOptions kjit::getTargetOptions(const rt::SpecializationRecord &record) {
   TargetOptions options;
   options.debug = record.options.debug();
   options.enableFpFusion = record.options.enableFpFusion();
+  options.numWarps = record.options.numWarps();
+  options.maxNReg =
+      record.options.optional(rt::LaunchOption::MaxNReg).value_or(0);
+  options.ptxVersion =
+      record.options.optional(rt::LaunchOption::PtxVersion).value_or(0);
   return options;
 }
 
@@ -72,6 +80,64 @@ struct KernelPipelineCLOptions : PassPipelineOptions<KernelPipelineCLOptions> {
                      llvm::cl::desc("Keep device asserts, as KJIT_DEBUG=1 "
                                     "(also on when the record says so)"),
                      llvm::cl::init(false)};
+  Option<std::string> arch{
+      *this, "arch",
+      llvm::cl::desc("The architecture the backend describes (cuda: sm_90; "
+                     "default: the target's)")};
+  Option<std::string> ptx{
+      *this, "ptx",
+      llvm::cl::desc("The backend's compile option ptx (cuda: the PTX "
+                     "version, 80 for PTX ISA 8.0)")};
+  Option<std::string> libdevice{
+      *this, "libdevice",
+      llvm::cl::desc("The backend's compile option libdevice (cuda: the "
+                     "path of libdevice.10.bc)")};
+  Option<std::string> artifact{
+      *this, "artifact",
+      llvm::cl::desc("Also write the target's artifact (host: the shared "
+                     "object, cuda: the PTX) to this file, and its metadata "
+                     "to FILE.json, as the runtime hands them to the "
+                     "backend")};
+};
+
+/// Writes the target's artifact of the lowered module: the last step of
+/// kjit-<target>-pipeline with artifact=FILE, so that a test sees the bytes
+/// the runtime would hand to the backend.
+struct EmitArtifactPass
+    : PassWrapper<EmitArtifactPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EmitArtifactPass)
+  EmitArtifactPass(const Target &target, TargetOptions options,
+                   std::string path)
+      : target(target), options(std::move(options)), path(std::move(path)) {}
+  llvm::StringRef getArgument() const override { return "kjit-emit-artifact"; }
+  void runOnOperation() override {
+    llvm::Expected<TargetArtifact> artifact =
+        target.emitArtifact(getOperation(), options);
+    if (!artifact) {
+      getOperation().emitError() << "cannot emit the artifact: "
+                                 << llvm::toString(artifact.takeError());
+      return signalPassFailure();
+    }
+    for (auto [file, bytes] :
+         {std::pair{path, &artifact->bytes},
+          std::pair{path + ".json", &artifact->metadataJson}}) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(file, ec, llvm::sys::fs::OF_None);
+      if (!ec) {
+        os << *bytes;
+        os.close();
+        ec = os.error();
+      }
+      if (ec) {
+        getOperation().emitError()
+            << "cannot write '" << file << "': " << ec.message();
+        return signalPassFailure();
+      }
+    }
+  }
+  const Target &target;
+  TargetOptions options;
+  std::string path;
 };
 
 } // namespace
@@ -97,7 +163,20 @@ void kjit::registerKernelPipelines() {
           if (!options)
             return errorHandler("kjit-" + name + "-pipeline: " +
                                 llvm::toString(options.takeError()));
+          options->target.arch = cl.arch;
+          if (!cl.ptx.empty())
+            options->target.backendOptions.emplace_back("ptx", cl.ptx);
+          if (!cl.libdevice.empty())
+            options->target.backendOptions.emplace_back("libdevice",
+                                                        cl.libdevice);
+          // As the runtime's compile: nothing unchecked reaches LLVM.
+          if (llvm::Error bad = target->validateOptions(options->target))
+            return errorHandler("kjit-" + name +
+                                "-pipeline: " + llvm::toString(std::move(bad)));
           buildKernelPipeline(pm, *target, *options);
+          if (!cl.artifact.empty())
+            pm.addPass(std::make_unique<EmitArtifactPass>(
+                *target, options->target, cl.artifact));
           return success();
         },
         [](llvm::function_ref<void(const mlir::detail::PassOptions &)>

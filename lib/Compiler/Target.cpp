@@ -2,6 +2,7 @@
 
 #include "kjit/Compiler/Target.h"
 
+#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/HostTarget.h"
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 using namespace kjit;
 
 Target::~Target() = default;
+
+void Target::registerDialects(mlir::DialectRegistry &) const {}
 
 llvm::Error Target::validateOptions(const TargetOptions &options) const {
   // A target that takes no backend options refuses every one: an option it
@@ -36,12 +39,13 @@ struct Registry {
   }
 };
 
-/// The registry, with the built-in targets in it. Another target (cuda) is
-/// added here, or by its own library through registerTarget.
+/// The registry, with the built-in targets (host, cuda) in it. Another
+/// target is added here, or by its own library through registerTarget.
 Registry &getRegistry() {
   static Registry *registry = [] {
     auto *built = new Registry;
     built->targets.push_back(createHostTarget());
+    built->targets.push_back(createCudaTarget());
     return built;
   }();
   return *registry;

@@ -34,6 +34,8 @@ static llvm::cl::list<std::string>
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
+  // What the targets' pipelines need (cuda: the NVVM lowering).
+  kjit::registerKjitTargetDialects(registry);
   kjit::registerKjitPasses();
   kjit::registerKjitConversionPasses();
   kjit::registerKjitHookPasses();

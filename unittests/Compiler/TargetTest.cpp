@@ -6,9 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Compiler/Target.h"
+#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Runtime/CompilerService.h"
 
+#include "kjit/Model/Specialization.h"
+
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
 
@@ -41,9 +45,64 @@ TEST(TargetTest, HostIsBuiltIn) {
   ASSERT_NE(host, nullptr);
   EXPECT_EQ(host->name(), "host");
   EXPECT_EQ(host->artifactFormat(), "elf-shared-object");
-  EXPECT_EQ(kjit::lookupTarget("cuda"), nullptr);
   std::vector<std::string> names = kjit::getRegisteredTargetNames();
   EXPECT_NE(std::find(names.begin(), names.end(), "host"), names.end());
+}
+
+TEST(TargetTest, CudaIsBuiltIn) {
+  const kjit::Target *cuda = kjit::lookupTarget("cuda");
+  ASSERT_NE(cuda, nullptr);
+  EXPECT_EQ(cuda->artifactFormat(), "ptx");
+  kjit::TargetOptions options;
+  llvm::Expected<kjit::CudaConfig> config = kjit::resolveCudaConfig(options);
+  ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
+  EXPECT_EQ(config->chip, "sm_90");
+  EXPECT_EQ(config->ptx, 80);
+  EXPECT_EQ(config->libdevice, "");
+  // The table: sorted by name, every minimum is a version LLVM emits.
+  llvm::ArrayRef<kjit::CudaChip> chips = kjit::getCudaChips();
+  for (size_t i = 0; i < chips.size(); ++i) {
+    if (i > 0) {
+      EXPECT_LT(llvm::StringRef(chips[i - 1].name), chips[i].name);
+    }
+    EXPECT_TRUE(llvm::is_contained(kjit::getCudaPtxVersions(), chips[i].minPtx))
+        << chips[i].name;
+  }
+}
+
+/// The message of the error `options` give the cuda target, or "" if none.
+std::string cudaError(const kjit::TargetOptions &options) {
+  llvm::Error error = kjit::lookupTarget("cuda")->validateOptions(options);
+  return error ? llvm::toString(std::move(error)) : std::string();
+}
+
+TEST(TargetTest, CudaRefusesBadOptions) {
+  kjit::TargetOptions options;
+  options.backendOptions = {{"ptx", "80"}, {"opt-level", "3"}};
+  EXPECT_EQ(cudaError(options),
+            "target 'cuda' takes no option 'opt-level' (it takes ptx and "
+            "libdevice)");
+  options.backendOptions = {{"ptx", "80"}, {"ptx", "81"}};
+  EXPECT_EQ(cudaError(options), "option 'ptx' is given twice");
+  options.backendOptions = {{"ptx", "8.1"}};
+  EXPECT_EQ(cudaError(options), "");
+  options.arch = "sm_75";
+  options.backendOptions = {{"ptx", "62"}};
+  EXPECT_EQ(cudaError(options),
+            "option 'ptx' 62 (PTX ISA 6.2) does not support sm_75, which needs "
+            "PTX 63 (ISA 6.3) or newer");
+  options.arch = "sm_90";
+  options.backendOptions = {{"libdevice", ""}};
+  EXPECT_EQ(cudaError(options),
+            "option 'libdevice' needs a path (libdevice.10.bc)");
+  options.backendOptions = {{"libdevice", "/nonexistent/libdevice.10.bc"}};
+  EXPECT_EQ(cudaError(options), "libdevice '/nonexistent/libdevice.10.bc' "
+                                "cannot be read: No such file or directory");
+  options.backendOptions = {};
+  options.ptxVersion = 1000;
+  EXPECT_NE(cudaError(options).find("launch option 'ptx_version' 1000 is not "
+                                    "a PTX version LLVM 22 can emit"),
+            std::string::npos);
 }
 
 TEST(TargetTest, RegisterOnceByName) {
@@ -75,7 +134,8 @@ TEST(TargetTest, CompileNamesTheRegisteredTargets) {
   std::unique_ptr<kjit::rt::CompilerService> service(
       create(kjit::rt::kCompilerServiceVersion, &error));
   ASSERT_NE(service, nullptr) << error;
-  EXPECT_EQ(service->targets().front().name, "host");
+  EXPECT_EQ(service->targets().front().name, "cuda");
+  EXPECT_EQ(service->targets().front().artifactFormat, "ptx");
   kjit::rt::SpecializationRecord record;
   record.name = "k";
   kjit::rt::CompileRequest request;
@@ -85,7 +145,7 @@ TEST(TargetTest, CompileNamesTheRegisteredTargets) {
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(result.status().message(),
-            "unknown target 'tpu' (registered: host)");
+            "unknown target 'tpu' (registered: cuda, host)");
 
   std::vector<std::string> formats = {"ptx"};
   request.target = "host";
@@ -95,6 +155,107 @@ TEST(TargetTest, CompileNamesTheRegisteredTargets) {
   EXPECT_EQ(result.status().message(),
             "target 'host' produces 'elf-shared-object', which the backend "
             "does not accept (it accepts: ptx)");
+}
+
+/// A kernel that needs libdevice (math.exp), and a record of its launch.
+constexpr const char *kExpKernel = R"(
+kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
+  %pid = kjit.program_id x
+  %v = arith.sitofp %n : i32 to f32
+  %e = math.exp %v : f32
+  kjit.store %e, %x[%pid] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}
+)";
+constexpr const char *kExpRecord =
+    R"({"version":1,"name":"k","params":["x","n"],"signature":{"x":"*fp32",)"
+    R"("n":"i32"},"spec":{"x":"D","n":"N"},"constants":{},"attrs":)"
+    R"({"divisibility_16":["x"],"equal_to_1":[]},"options":{"num_warps":4,)"
+    R"("num_ctas":1,"num_stages":3,"maxnreg":null,"ptx_version":null,)"
+    R"("enable_fp_fusion":true,"enable_reflect_ftz":true,)"
+    R"("launch_cooperative_grid":false,"launch_pdl":false,"debug":false,)"
+    R"("sanitize_overflow":false},"key":"x:*fp32:D,n:i32:N|debug=false,)"
+    R"(enable_fp_fusion=true,enable_reflect_ftz=true,)"
+    R"(launch_cooperative_grid=false,launch_pdl=false,maxnreg=none,)"
+    R"(num_ctas=1,num_stages=3,num_warps=4,ptx_version=none,)"
+    R"(sanitize_overflow=false"})";
+
+/// The cuda target through the compiler service, as the runtime calls it
+/// for a backend that describes `arch` and `options`.
+TEST(TargetTest, CudaCompilesThroughTheService) {
+  kjit_compiler_create_service_fn create = factory();
+  ASSERT_NE(create, nullptr) << dlerror();
+  const char *error = nullptr;
+  std::unique_ptr<kjit::rt::CompilerService> service(
+      create(kjit::rt::kCompilerServiceVersion, &error));
+  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<kjit::rt::ModuleAnalysis> analysis =
+      service->analyze(kExpKernel, "exp.mlir");
+  ASSERT_TRUE(analysis.ok()) << analysis.status();
+  absl::StatusOr<kjit::rt::SpecializationRecord> record =
+      kjit::rt::specializationFromJson(kExpRecord);
+  ASSERT_TRUE(record.ok()) << record.status();
+  std::vector<std::string> formats = {"ptx"};
+  kjit::rt::CompileRequest request;
+  request.bytecode = analysis->bytecode;
+  request.sourceName = "exp.mlir";
+  request.record = &*record;
+  request.target = "cuda";
+  request.acceptedFormats = formats;
+
+  auto compile = [&](std::string_view arch,
+                     std::vector<std::pair<std::string, std::string>> options) {
+    request.arch = arch;
+    request.backendOptions = options;
+    return service->compile(request);
+  };
+  absl::StatusOr<kjit::rt::CompiledArtifact> result = compile("sm_91", {});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(std::string(result.status().message())
+                  .rfind("the backend's options do not fit target "
+                         "'cuda': unknown CUDA architecture 'sm_91'; "
+                         "LLVM 22's NVPTX knows sm_100",
+                         0) == 0)
+      << result.status().message();
+  result = compile("sm_90", {{"ptx", "77"}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "the backend's options do not fit target 'cuda': option 'ptx' 77 "
+            "(PTX ISA 7.7) does not support sm_90, which needs PTX 78 (ISA "
+            "7.8) or newer");
+  result = compile("sm_90", {{"fast-math", "1"}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "the backend's options do not fit target 'cuda': target 'cuda' "
+            "takes no option 'fast-math' (it takes ptx and libdevice)");
+  result = compile("sm_90", {{"libdevice", "/nonexistent.bc"}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().message(),
+            "the backend's options do not fit target 'cuda': libdevice "
+            "'/nonexistent.bc' cannot be read: No such file or directory");
+  // No libdevice: a user error naming the function and the operation.
+  result = compile("sm_90", {{"ptx", "80"}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find(
+                "exp.mlir:5:8: error: kernel 'k' needs libdevice, which the "
+                "backend did not give: it calls '__nv_expf'"),
+            std::string::npos)
+      << result.status().message();
+  // With libdevice (where the machine has it), PTX.
+  const char *libdevice = "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+  if (!llvm::sys::fs::exists(libdevice))
+    GTEST_SKIP() << "no libdevice at " << libdevice;
+  result = compile("sm_90", {{"ptx", "80"}, {"libdevice", libdevice}});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->format, "ptx");
+  EXPECT_NE(result->bytes.find(".visible .entry k("), std::string::npos);
+  EXPECT_EQ(result->bytes.find("__nv_"), std::string::npos);
+  EXPECT_EQ(result->metadataJson,
+            R"({"target":"cuda","format":"ptx","arch":"sm_90",)"
+            R"("ptx_version":80,"kernel":"k","num_warps":4,"shared_bytes":0,)"
+            R"("libdevice":true})");
 }
 
 TEST(TargetTest, TheModuleRefusesAnotherBuildsRuntime) {

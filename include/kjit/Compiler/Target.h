@@ -3,8 +3,8 @@
 // A target turns a specialized kernel into an artifact a backend loads: it
 // adds its lowering to a pass pipeline and emits the artifact's bytes from
 // the lowered module. Targets are looked up by name (a launch's target,
-// `kjit_compile_request::target`); `host` is built in, `cuda` will be its
-// sibling. Nothing here assumes a particular target. docs/Architecture.md
+// `kjit_compile_request::target`); `host` and `cuda` are built in. Nothing
+// here assumes a particular target. docs/Architecture.md
 // shows where the pieces sit.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +23,7 @@
 // Declared only: a caller that looks targets up needs no MLIR header; an
 // implementation includes mlir/IR/BuiltinOps.h and mlir/Pass/PassManager.h.
 namespace mlir {
+class DialectRegistry;
 class ModuleOp;
 class OpPassManager;
 } // namespace mlir
@@ -37,6 +38,14 @@ struct TargetOptions {
   /// multiply and an add into one rounding. The host target does not use
   /// it yet (its code generator contracts nothing it is not told to).
   bool enableFpFusion = true;
+  /// The `num_warps` launch option: a program is 32 * numWarps threads
+  /// (cuda: the kernel's `.maxntid`).
+  int numWarps = 4;
+  /// The `maxnreg` launch option; 0: unset (cuda: `.maxnreg` of the entry).
+  int64_t maxNReg = 0;
+  /// The `ptx_version` launch option (80 for PTX 8.0); 0: unset, the
+  /// backend's option or the target's default decides.
+  int64_t ptxVersion = 0;
   /// The architecture to compile for, as the backend describes its device
   /// ("sm_90", "x86_64"); empty: the target's default.
   std::string arch;
@@ -73,6 +82,12 @@ public:
   /// which may then assume them valid (LLVM aborts on a bad CPU or PTX
   /// version, so nothing unchecked may reach it).
   virtual llvm::Error validateOptions(const TargetOptions &options) const;
+
+  /// Registers what the target's pipeline needs beyond the kernel-IR
+  /// dialects of registerKjitDialects (interfaces, translations). A compile
+  /// for this target calls it on its context's registry; other compiles
+  /// (and analyses) do not pay for it.
+  virtual void registerDialects(mlir::DialectRegistry &registry) const;
 
   /// Adds the passes that lower a specialized module holding one kernel (no
   /// `!kjit.any`, no constexpr left; its globals hold the values to bake)

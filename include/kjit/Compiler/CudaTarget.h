@@ -1,0 +1,55 @@
+//===- CudaTarget.h - the cuda compile target -------------------*- C++ -*-===//
+//
+// The `cuda` target: kernels as PTX text (artifact format "ptx") for an
+// NVIDIA GPU, loaded by a CUDA backend with cuModuleLoadData. Its pipeline
+// is kjit-strip-asserts (outside debug mode), kjit-bake-globals,
+// canonicalization, kjit-convert-to-gpu and the upstream NVVM lowering and
+// serialization; its options (arch, ptx, libdevice) are checked against
+// LLVM 22's NVPTX before LLVM sees them. docs/CudaTarget.md explains the
+// choices and the contract with the backend.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_COMPILER_CUDATARGET_H
+#define KJIT_COMPILER_CUDATARGET_H
+
+#include "kjit/Compiler/Target.h"
+
+#include <optional>
+
+namespace kjit {
+
+/// A new cuda target (the registry holds the one every compile uses).
+std::unique_ptr<Target> createCudaTarget();
+
+/// One chip LLVM 22's NVPTX back end knows.
+struct CudaChip {
+  const char *name;
+  /// The oldest PTX ISA version (80 for 8.0) that supports it.
+  int minPtx;
+};
+
+/// The chips, sorted by name.
+llvm::ArrayRef<CudaChip> getCudaChips();
+
+/// The PTX ISA versions LLVM 22 can emit, ascending (the last is the
+/// newest).
+llvm::ArrayRef<int> getCudaPtxVersions();
+
+/// What a cuda compile uses once its options are checked.
+struct CudaConfig {
+  std::string chip;
+  int ptx = 0;
+  /// Empty: no libdevice.
+  std::string libdevice;
+};
+
+/// The chip, PTX version and libdevice `options` ask for, defaults filled
+/// in (sm_90; PTX 8.0, or the chip's oldest if newer; no libdevice; a
+/// `ptx_version` launch option wins over the backend's `ptx`), or an error
+/// naming the bad value and what would be accepted.
+llvm::Expected<CudaConfig> resolveCudaConfig(const TargetOptions &options);
+
+} // namespace kjit
+
+#endif // KJIT_COMPILER_CUDATARGET_H

@@ -1,0 +1,295 @@
+//===- CudaTarget.cpp - the cuda compile target --------------------------===//
+//
+// PTX for NVIDIA GPUs through the upstream GPU/NVVM lowering: the verified
+// pipeline of docs/CudaTarget.md, with every option checked against LLVM
+// 22's NVPTX first (a bad chip or PTX version is an LLVM fatal error that
+// would abort the process).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Compiler/CudaTarget.h"
+
+#include "kjit/Compiler/Registration.h"
+#include "kjit/Conversion/Passes.h"
+#include "kjit/Transforms/Passes.h"
+
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace kjit;
+
+namespace {
+
+/// `llc -march=nvptx64 -mcpu=help` of LLVM 22, each chip with the oldest
+/// `+ptxNN` that llc accepts for it (found by trying each version; an older
+/// one is a fatal "PTX version N does not support target" error).
+constexpr CudaChip kChips[] = {
+    {"sm_100", 86},  {"sm_100a", 86}, {"sm_100f", 88}, {"sm_101", 86},
+    {"sm_101a", 86}, {"sm_101f", 88}, {"sm_103", 88},  {"sm_103a", 88},
+    {"sm_103f", 88}, {"sm_110", 90},  {"sm_110a", 90}, {"sm_110f", 90},
+    {"sm_120", 87},  {"sm_120a", 87}, {"sm_120f", 88}, {"sm_121", 88},
+    {"sm_121a", 88}, {"sm_121f", 88}, {"sm_20", 32},   {"sm_21", 32},
+    {"sm_30", 32},   {"sm_32", 40},   {"sm_35", 32},   {"sm_37", 41},
+    {"sm_50", 40},   {"sm_52", 41},   {"sm_53", 42},   {"sm_60", 50},
+    {"sm_61", 50},   {"sm_62", 50},   {"sm_70", 60},   {"sm_72", 61},
+    {"sm_75", 63},   {"sm_80", 70},   {"sm_86", 71},   {"sm_87", 74},
+    {"sm_88", 90},   {"sm_89", 78},   {"sm_90", 78},   {"sm_90a", 80},
+};
+
+/// The `ptxNN` features of LLVM 22's NVPTX. A version that is not one of
+/// them is ignored by LLVM with a warning, so it must be refused here.
+constexpr int kPtxVersions[] = {32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64,
+                                65, 70, 71, 72, 73, 74, 75, 76, 77, 78, 80,
+                                81, 82, 83, 84, 85, 86, 87, 88, 90};
+
+constexpr const char *kDefaultChip = "sm_90";
+constexpr int kDefaultPtx = 80;
+
+std::string ptxName(int64_t version) {
+  return std::to_string(version / 10) + "." + std::to_string(version % 10);
+}
+
+/// Checks that `path` is a readable LLVM bitcode file.
+llvm::Error checkLibdevice(llvm::StringRef path) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError("libdevice '" + path + "' " + why);
+  };
+  if (path.empty())
+    return llvm::createStringError(
+        "option 'libdevice' needs a path (libdevice.10.bc)");
+  llvm::sys::fs::file_status status;
+  if (std::error_code ec = llvm::sys::fs::status(path, status))
+    return fail("cannot be read: " + ec.message());
+  if (!llvm::sys::fs::is_regular_file(status))
+    return fail("is not a regular file");
+  auto file = llvm::MemoryBuffer::getFileSlice(path, 4, 0);
+  if (!file)
+    return fail("cannot be read: " + file.getError().message());
+  llvm::StringRef magic = (*file)->getBuffer();
+  // Raw bitcode ("BC" 0xC0DE) or the bitcode wrapper (0x0B17C0DE, LE).
+  if (magic != llvm::StringRef("BC\xC0\xDE", 4) &&
+      magic != llvm::StringRef("\xDE\xC0\x17\x0B", 4))
+    return fail("is not LLVM bitcode (it does not start with 'BC' 0xC0DE)");
+  return llvm::Error::success();
+}
+
+/// Parses a PTX version as the backend or a launch gives it: "80" (or
+/// "8.0") for PTX ISA 8.0.
+std::optional<int> parsePtx(llvm::StringRef text) {
+  int version;
+  if (text.size() == 3 && text[1] == '.' && llvm::isDigit(text[0]) &&
+      llvm::isDigit(text[2]))
+    return (text[0] - '0') * 10 + (text[2] - '0');
+  if (text.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+
+llvm::Error checkPtx(int64_t version, const CudaChip &chip,
+                     llvm::StringRef source) {
+  if (!llvm::is_contained(kPtxVersions, version)) {
+    std::string known;
+    for (int v : kPtxVersions)
+      known += (known.empty() ? "" : ", ") + std::to_string(v);
+    return llvm::createStringError(
+        source + " " + std::to_string(version) +
+        " is not a PTX version LLVM 22 can emit (it emits " + known +
+        "; the newest is " +
+        std::to_string(kPtxVersions[std::size(kPtxVersions) - 1]) +
+        ", PTX ISA " + ptxName(kPtxVersions[std::size(kPtxVersions) - 1]) +
+        ")");
+  }
+  if (version < chip.minPtx)
+    return llvm::createStringError(
+        source + " " + std::to_string(version) + " (PTX ISA " +
+        ptxName(version) + ") does not support " + chip.name +
+        ", which needs PTX " + std::to_string(chip.minPtx) + " (ISA " +
+        ptxName(chip.minPtx) + ") or newer");
+  return llvm::Error::success();
+}
+
+/// Fails the pipeline with a message: what buildPipeline adds when it is
+/// given options validateOptions would refuse (it cannot return an error,
+/// and LLVM must not see them).
+struct RefuseOptionsPass
+    : PassWrapper<RefuseOptionsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RefuseOptionsPass)
+  explicit RefuseOptionsPass(std::string message)
+      : message(std::move(message)) {}
+  llvm::StringRef getArgument() const override {
+    return "kjit-cuda-refuse-options";
+  }
+  void runOnOperation() override {
+    getOperation().emitError() << "cuda target: " << message;
+    signalPassFailure();
+  }
+  std::string message;
+};
+
+class CudaTarget final : public Target {
+public:
+  llvm::StringRef name() const override { return "cuda"; }
+
+  llvm::StringRef artifactFormat() const override { return "ptx"; }
+
+  void registerDialects(DialectRegistry &registry) const override {
+    registerKjitCudaSupport(registry);
+  }
+
+  llvm::Error validateOptions(const TargetOptions &options) const override {
+    return resolveCudaConfig(options).takeError();
+  }
+
+  void buildPipeline(OpPassManager &pm,
+                     const TargetOptions &options) const override {
+    llvm::Expected<CudaConfig> config = resolveCudaConfig(options);
+    if (!config) {
+      pm.addPass(std::make_unique<RefuseOptionsPass>(
+          llvm::toString(config.takeError())));
+      return;
+    }
+    if (!options.debug)
+      pm.addPass(createKjitStripAsserts());
+    pm.addPass(createKjitBakeGlobals());
+    pm.addPass(createCanonicalizerPass());
+    KjitConvertToGPUOptions convert;
+    convert.numWarps = options.numWarps;
+    convert.maxNReg = options.maxNReg;
+    convert.fpFusion = options.enableFpFusion;
+    pm.addPass(createKjitConvertToGPU(convert));
+
+    // Anchored on the gpu.module explicitly: a pipeline string parsed into
+    // a pass manager on `any` nests one level too deep and runs nothing.
+    OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    device.addPass(createSCFToControlFlowPass());
+    device.addPass(createConvertGpuOpsToNVVMOps());
+    device.addPass(createCanonicalizerPass());
+    device.addPass(createCSEPass());
+    KjitFinalizeNVVMOptions finalize;
+    finalize.libdevice = !config->libdevice.empty();
+    device.addPass(createKjitFinalizeNVVM(finalize));
+
+    GpuNVVMAttachTargetOptions attach;
+    attach.chip = config->chip;
+    attach.features = "+ptx" + std::to_string(config->ptx);
+    attach.optLevel = 3;
+    if (!config->libdevice.empty())
+      attach.linkLibs.push_back(config->libdevice);
+    pm.addPass(createGpuNVVMAttachTarget(attach));
+    GpuModuleToBinaryPassOptions binary;
+    binary.compilationTarget = "isa";
+    pm.addPass(createGpuModuleToBinaryPass(binary));
+  }
+
+  llvm::Expected<TargetArtifact>
+  emitArtifact(ModuleOp module, const TargetOptions &options) const override {
+    llvm::Expected<CudaConfig> config = resolveCudaConfig(options);
+    if (!config)
+      return config.takeError();
+    SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+    if (binaries.size() != 1)
+      return llvm::createStringError(
+          "the cuda pipeline left " + std::to_string(binaries.size()) +
+          " gpu.binary operations, not one: its gpu.module passes did not "
+          "run (see docs/CudaTarget.md)");
+    ArrayAttr objects = binaries[0].getObjects();
+    auto object =
+        objects.size() == 1 ? dyn_cast<gpu::ObjectAttr>(objects[0]) : nullptr;
+    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+      return llvm::createStringError(
+          "the gpu.binary of the cuda pipeline does not hold one PTX object");
+    TargetArtifact artifact;
+    artifact.bytes = object.getObject().getValue().str();
+    auto kernel = module->getAttrOfType<StringAttr>("kjit.kernel_name");
+    auto shared = module->getAttrOfType<IntegerAttr>("kjit.shared_bytes");
+    llvm::raw_string_ostream os(artifact.metadataJson);
+    llvm::json::OStream json(os);
+    json.object([&] {
+      json.attribute("target", name());
+      json.attribute("format", artifactFormat());
+      json.attribute("arch", config->chip);
+      json.attribute("ptx_version", config->ptx);
+      json.attribute("kernel", kernel ? kernel.getValue() : "");
+      json.attribute("num_warps", options.numWarps);
+      json.attribute("shared_bytes", shared ? shared.getInt() : 0);
+      json.attribute("libdevice", !config->libdevice.empty());
+    });
+    return artifact;
+  }
+};
+
+} // namespace
+
+llvm::ArrayRef<CudaChip> kjit::getCudaChips() { return kChips; }
+
+llvm::ArrayRef<int> kjit::getCudaPtxVersions() { return kPtxVersions; }
+
+llvm::Expected<CudaConfig>
+kjit::resolveCudaConfig(const TargetOptions &options) {
+  CudaConfig config;
+  config.chip = options.arch.empty() ? kDefaultChip : options.arch;
+  const CudaChip *chip = nullptr;
+  for (const CudaChip &known : kChips)
+    if (config.chip == known.name)
+      chip = &known;
+  if (!chip) {
+    std::string known;
+    for (const CudaChip &c : kChips)
+      known += (known.empty() ? "" : ", ") + std::string(c.name);
+    return llvm::createStringError("unknown CUDA architecture '" + config.chip +
+                                   "'; LLVM 22's NVPTX knows " + known);
+  }
+  bool seenPtx = false, seenLibdevice = false;
+  std::optional<int> ptx;
+  for (const auto &[name, value] : options.backendOptions) {
+    if (name == "ptx") {
+      if (seenPtx)
+        return llvm::createStringError("option 'ptx' is given twice");
+      seenPtx = true;
+      ptx = parsePtx(value);
+      if (!ptx)
+        return llvm::createStringError(
+            "option 'ptx' must be a PTX version such as 80 (PTX ISA 8.0), "
+            "got '" +
+            value + "'");
+      if (llvm::Error bad = checkPtx(*ptx, *chip, "option 'ptx'"))
+        return std::move(bad);
+    } else if (name == "libdevice") {
+      if (seenLibdevice)
+        return llvm::createStringError("option 'libdevice' is given twice");
+      seenLibdevice = true;
+      if (llvm::Error bad = checkLibdevice(value))
+        return std::move(bad);
+      config.libdevice = value;
+    } else {
+      return llvm::createStringError("target 'cuda' takes no option '" + name +
+                                     "' (it takes ptx and libdevice)");
+    }
+  }
+  if (options.ptxVersion != 0) {
+    // The launch's ptx_version option wins over the backend's default.
+    if (llvm::Error bad =
+            checkPtx(options.ptxVersion, *chip, "launch option 'ptx_version'"))
+      return std::move(bad);
+    ptx = static_cast<int>(options.ptxVersion);
+  }
+  // Unasked, PTX 8.0, or the oldest version the chip takes if it needs a
+  // newer one (sm_100: 8.6).
+  config.ptx = ptx.value_or(std::max(kDefaultPtx, chip->minPtx));
+  return config;
+}
+
+std::unique_ptr<Target> kjit::createCudaTarget() {
+  return std::make_unique<CudaTarget>();
+}

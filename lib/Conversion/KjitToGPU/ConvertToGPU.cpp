@@ -1,0 +1,710 @@
+//===- ConvertToGPU.cpp - the kjit-convert-to-gpu pass --------------------===//
+//
+// Lowers a specialized module with its globals baked in to the gpu dialect
+// that convert-gpu-to-nvvm takes: the kernel becomes a gpu.func kernel in a
+// gpu.module, device functions func.funcs, kjit pointers !llvm.ptr<1>, and
+// loads and stores GEPs with llvm.load/llvm.store at the alignment the
+// specialization proves. Rationale: docs/CudaTarget.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Conversion/Passes.h"
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kjit {
+#define GEN_PASS_DEF_KJITCONVERTTOGPU
+#include "kjit/Conversion/Passes.h.inc"
+} // namespace kjit
+
+using namespace mlir;
+using namespace kjit;
+
+namespace {
+
+/// The global address space of NVVM.
+constexpr unsigned kGlobalAddressSpace = 1;
+/// Divisors are tracked up to this power of two.
+constexpr uint64_t kMaxDivisor = uint64_t(1) << 16;
+
+LLVM::LLVMPointerType globalPtr(MLIRContext *context) {
+  return LLVM::LLVMPointerType::get(context, kGlobalAddressSpace);
+}
+
+//===----------------------------------------------------------------------===//
+// What the specialization proves about offsets
+//===----------------------------------------------------------------------===//
+
+/// The largest power of two (at most kMaxDivisor) that `value` is known to
+/// be a multiple of, from a few arithmetic rules: constants, kernel
+/// parameters specialized `D`, sums, products and shifts of such, casts,
+/// and the induction variable of an scf.for (its lower bound and its step).
+/// Wrap-around keeps these facts for every power of two below 2^width.
+uint64_t knownDivisor(Value value, unsigned depth = 0) {
+  if (depth > 16)
+    return 1;
+  auto recurse = [&](Value v) { return knownDivisor(v, depth + 1); };
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = arg.getOwner()->getParentOp();
+    if (auto kernel = dyn_cast<KernelOp>(owner)) {
+      if (!arg.getOwner()->isEntryBlock())
+        return 1;
+      auto divisor = kernel.getArgAttrOfType<IntegerAttr>(
+          arg.getArgNumber(), KjitDialect::kDivisibilityAttrName);
+      return divisor ? std::min<uint64_t>(divisor.getInt(), kMaxDivisor) : 1;
+    }
+    if (auto loop = dyn_cast<scf::ForOp>(owner))
+      if (value == loop.getInductionVar())
+        return std::min(recurse(loop.getLowerBound()), recurse(loop.getStep()));
+    return 1;
+  }
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant))) {
+    if (constant.isZero())
+      return kMaxDivisor;
+    return std::min<uint64_t>(uint64_t(1) << constant.countr_zero(),
+                              kMaxDivisor);
+  }
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return 1;
+  if (isa<arith::MulIOp>(def))
+    return std::min(kMaxDivisor,
+                    recurse(def->getOperand(0)) * recurse(def->getOperand(1)));
+  if (isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::min(recurse(def->getOperand(0)), recurse(def->getOperand(1)));
+  if (isa<arith::ShLIOp>(def)) {
+    APInt shift;
+    if (!matchPattern(def->getOperand(1), m_ConstantInt(&shift)) ||
+        shift.getZExtValue() >= 16)
+      return 1;
+    return std::min(kMaxDivisor, recurse(def->getOperand(0))
+                                     << shift.getZExtValue());
+  }
+  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
+          arith::ExtUIOp, arith::TruncIOp>(def))
+    return recurse(def->getOperand(0));
+  if (auto select = dyn_cast<arith::SelectOp>(def))
+    return std::min(recurse(select.getTrueValue()),
+                    recurse(select.getFalseValue()));
+  return 1;
+}
+
+/// The alignment in bytes of a load or store of `type` at base[offset]: the
+/// base's specialized divisibility (element size without one), the
+/// offset's known divisor in bytes, and no more than the access itself.
+unsigned getAccessAlignment(Value base, Value offset, Type type) {
+  auto pointer = cast<PointerType>(base.getType());
+  uint64_t element = pointer.getElementByteWidth();
+  uint64_t access = element;
+  if (auto vector = dyn_cast<VectorType>(type))
+    access = element * vector.getNumElements();
+  uint64_t baseAlign = element;
+  if (auto arg = dyn_cast<BlockArgument>(base))
+    if (auto kernel = dyn_cast<KernelOp>(arg.getOwner()->getParentOp()))
+      if (auto divisor = kernel.getArgAttrOfType<IntegerAttr>(
+              arg.getArgNumber(), KjitDialect::kDivisibilityAttrName))
+        baseAlign = std::max<uint64_t>(element, divisor.getInt());
+  uint64_t offsetAlign = element * knownDivisor(offset);
+  return static_cast<unsigned>(
+      std::max(element, std::min({baseAlign, offsetAlign, access})));
+}
+
+//===----------------------------------------------------------------------===//
+// Functions, calls, returns
+//===----------------------------------------------------------------------===//
+
+/// What the patterns share.
+struct Lowering {
+  /// The alignment of each kjit.load/kjit.store, taken before conversion.
+  llvm::DenseMap<Operation *, unsigned> alignments;
+  /// The device functions marked noinline.
+  llvm::DenseSet<StringAttr> noinline;
+  int64_t numWarps = 4;
+  int64_t maxNReg = 0;
+};
+
+/// The converted input types of `type`, or failure.
+LogicalResult convertSignature(const TypeConverter &converter,
+                               FunctionType type,
+                               TypeConverter::SignatureConversion &signature) {
+  for (auto [i, input] : llvm::enumerate(type.getInputs())) {
+    Type converted = converter.convertType(input);
+    if (!converted)
+      return failure();
+    signature.addInputs(i, converted);
+  }
+  return success();
+}
+
+/// kjit.kernel -> gpu.func kernel. The parameters are the launch arguments
+/// in order (i1 has become i8 already); D pointers carry llvm.align.
+struct KernelLowering : OpConversionPattern<KernelOp> {
+  KernelLowering(const TypeConverter &converter, MLIRContext *context,
+                 const Lowering &lowering)
+      : OpConversionPattern(converter, context), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(KernelOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FunctionType type = op.getFunctionType();
+    if (type.getNumResults() != 0)
+      return rewriter.notifyMatchFailure(op, "kernels return nothing");
+    TypeConverter::SignatureConversion signature(type.getNumInputs());
+    if (failed(convertSignature(*getTypeConverter(), type, signature)))
+      return rewriter.notifyMatchFailure(op, "unconvertible parameter");
+    auto fn = gpu::GPUFuncOp::create(
+        rewriter, op.getLoc(), op.getSymName(),
+        rewriter.getFunctionType(signature.getConvertedTypes(), {}));
+    fn->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                rewriter.getUnitAttr());
+    auto threads = static_cast<int32_t>(32 * lowering.numWarps);
+    fn.setKnownBlockSizeAttr(rewriter.getDenseI32ArrayAttr({threads, 1, 1}));
+    if (lowering.maxNReg > 0)
+      fn->setAttr("nvvm.maxnreg", rewriter.getI32IntegerAttr(
+                                      static_cast<int32_t>(lowering.maxNReg)));
+    rewriter.eraseBlock(&fn.getBody().front());
+    rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.getBody().end());
+    if (failed(rewriter.convertRegionTypes(&fn.getBody(), *getTypeConverter(),
+                                           &signature)))
+      return failure();
+
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+      auto divisor = op.getArgAttrOfType<IntegerAttr>(
+          i, KjitDialect::kDivisibilityAttrName);
+      if (!divisor)
+        continue;
+      if (isa<PointerType>(type.getInput(i))) {
+        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                      rewriter.getI64IntegerAttr(divisor.getInt()));
+        continue;
+      }
+      // An integer divisible by N: assume (x & (N - 1)) == 0.
+      Location loc = op.getLoc();
+      Value arg = fn.getArgument(i);
+      Value mask = LLVM::ConstantOp::create(
+          rewriter, loc, arg.getType(),
+          rewriter.getIntegerAttr(arg.getType(), divisor.getInt() - 1));
+      Value low = LLVM::AndOp::create(rewriter, loc, arg, mask);
+      Value zero =
+          LLVM::ConstantOp::create(rewriter, loc, arg.getType(),
+                                   rewriter.getIntegerAttr(arg.getType(), 0));
+      Value divisible = LLVM::ICmpOp::create(
+          rewriter, loc, LLVM::ICmpPredicate::eq, low, zero);
+      LLVM::AssumeOp::create(rewriter, loc, divisible);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  const Lowering &lowering;
+};
+
+/// kjit.func -> func.func; private ones get internal linkage (no
+/// `.visible` PTX function).
+struct FuncLowering : OpConversionPattern<FuncOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(FuncOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FunctionType type = op.getFunctionType();
+    TypeConverter::SignatureConversion signature(type.getNumInputs());
+    SmallVector<Type> results;
+    if (failed(convertSignature(*getTypeConverter(), type, signature)) ||
+        failed(getTypeConverter()->convertTypes(type.getResults(), results)))
+      return rewriter.notifyMatchFailure(op, "unconvertible signature");
+    auto fn = func::FuncOp::create(
+        rewriter, op.getLoc(), op.getSymName(),
+        rewriter.getFunctionType(signature.getConvertedTypes(), results));
+    if (op.getSymVisibility() == "private") {
+      fn.setPrivate();
+      fn->setAttr(
+          "llvm.linkage",
+          LLVM::LinkageAttr::get(op.getContext(), LLVM::Linkage::Internal));
+    }
+    rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.end());
+    if (failed(rewriter.convertRegionTypes(&fn.getBody(), *getTypeConverter(),
+                                           &signature)))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+struct ReturnLowering : OpConversionPattern<ReturnOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReturnOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa<gpu::GPUFuncOp>(op->getParentOp()))
+      rewriter.replaceOpWithNewOp<gpu::ReturnOp>(op, adaptor.getOperands());
+    else
+      rewriter.replaceOpWithNewOp<func::ReturnOp>(op, adaptor.getOperands());
+    return success();
+  }
+};
+
+/// kjit.call -> func.call; a call of a noinline function carries the
+/// call-site `no_inline`, the one spelling the NVVM lowering keeps (it
+/// drops the function's own).
+struct CallLowering : OpConversionPattern<CallOp> {
+  CallLowering(const TypeConverter &converter, MLIRContext *context,
+               const Lowering &lowering)
+      : OpConversionPattern(converter, context), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(CallOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Type> results;
+    if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), results)))
+      return rewriter.notifyMatchFailure(op, "unconvertible result");
+    auto call = func::CallOp::create(rewriter, op.getLoc(), op.getCalleeAttr(),
+                                     results, adaptor.getArgs());
+    if (lowering.noinline.contains(op.getCalleeAttr().getAttr()))
+      call.setNoInline(true);
+    rewriter.replaceOp(op, call.getResults());
+    return success();
+  }
+
+  const Lowering &lowering;
+};
+
+//===----------------------------------------------------------------------===//
+// Program ids
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy, typename GpuOp>
+struct ProgramLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value id = GpuOp::create(rewriter, op.getLoc(),
+                             static_cast<gpu::Dimension>(op.getAxis()));
+    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, rewriter.getI32Type(),
+                                                    id);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// The type `type` is kept in memory as: i1 as a byte, elementwise.
+Type getStorageType(Type type) {
+  auto bytes = [](Type t) -> Type {
+    return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
+  };
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.clone(bytes(vector.getElementType()));
+  return bytes(type);
+}
+
+Value getElementAddress(OpBuilder &b, Location loc, PointerType pointer,
+                        Value base, Value offset) {
+  if (offset.getType().isIndex())
+    offset = arith::IndexCastOp::create(b, loc, b.getI64Type(), offset);
+  Type element =
+      getStorageType(getValueTypeForPointee(pointer.getElementType()));
+  return LLVM::GEPOp::create(b, loc, globalPtr(b.getContext()), element, base,
+                             ArrayRef<LLVM::GEPArg>{offset});
+}
+
+struct LoadLowering : OpConversionPattern<LoadOp> {
+  LoadLowering(const TypeConverter &converter, MLIRContext *context,
+               const Lowering &lowering)
+      : OpConversionPattern(converter, context), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value address = getElementAddress(rewriter, loc, op.getBase().getType(),
+                                      adaptor.getBase(), adaptor.getOffset());
+    Type type = op.getType();
+    Type storage = getStorageType(type);
+    unsigned alignment = lowering.alignments.lookup(op);
+    auto load = [&](OpBuilder &b, Location loc) -> Value {
+      Value value = LLVM::LoadOp::create(b, loc, storage, address, alignment);
+      if (storage != type)
+        value = arith::TruncIOp::create(b, loc, type, value);
+      return value;
+    };
+    if (!adaptor.getMask()) {
+      rewriter.replaceOp(op, load(rewriter, loc));
+      return success();
+    }
+    // Masked off: nothing is read, the result is `other` (zero without).
+    Value other = adaptor.getOther();
+    if (!other)
+      other = arith::ConstantOp::create(
+          rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(type)));
+    auto branch = scf::IfOp::create(
+        rewriter, loc, adaptor.getMask(),
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, load(b, loc));
+        },
+        [&](OpBuilder &b, Location loc) {
+          scf::YieldOp::create(b, loc, other);
+        });
+    rewriter.replaceOp(op, branch.getResults());
+    return success();
+  }
+
+  const Lowering &lowering;
+};
+
+struct StoreLowering : OpConversionPattern<StoreOp> {
+  StoreLowering(const TypeConverter &converter, MLIRContext *context,
+                const Lowering &lowering)
+      : OpConversionPattern(converter, context), lowering(lowering) {}
+
+  LogicalResult
+  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value address = getElementAddress(rewriter, loc, op.getBase().getType(),
+                                      adaptor.getBase(), adaptor.getOffset());
+    Value value = adaptor.getValue();
+    Type storage = getStorageType(value.getType());
+    unsigned alignment = lowering.alignments.lookup(op);
+    auto store = [&](OpBuilder &b, Location loc) {
+      Value stored = value;
+      if (storage != value.getType())
+        stored = arith::ExtUIOp::create(b, loc, storage, value);
+      LLVM::StoreOp::create(b, loc, stored, address, alignment);
+    };
+    if (!adaptor.getMask()) {
+      store(rewriter, loc);
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // Masked off: nothing is written.
+    scf::IfOp::create(rewriter, loc, adaptor.getMask(),
+                      [&](OpBuilder &b, Location loc) {
+                        store(b, loc);
+                        scf::YieldOp::create(b, loc);
+                      });
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  const Lowering &lowering;
+};
+
+struct NullLowering : OpConversionPattern<NullOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NullOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<LLVM::ZeroOp>(op, globalPtr(op.getContext()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Print and assert
+//===----------------------------------------------------------------------===//
+
+/// kjit.print -> gpu.printf (vprintf), in the host backend's format:
+/// `pid (x, y, z) tid (t, 0, 0) <prefix><values>`, values separated by a
+/// space (and from the prefix unless it ends in one); integers in decimal,
+/// i1 as 0/1, floats as %g, pointers in hex.
+struct PrintLowering : OpConversionPattern<PrintOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PrintOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type i32 = rewriter.getI32Type(), i64 = rewriter.getI64Type();
+    std::string format = "pid (%u, %u, %u) tid (%u, 0, 0) ";
+    SmallVector<Value> args;
+    for (gpu::Dimension dim :
+         {gpu::Dimension::x, gpu::Dimension::y, gpu::Dimension::z})
+      args.push_back(arith::IndexCastOp::create(
+          rewriter, loc, i32, gpu::BlockIdOp::create(rewriter, loc, dim)));
+    args.push_back(arith::IndexCastOp::create(
+        rewriter, loc, i32,
+        gpu::ThreadIdOp::create(rewriter, loc, gpu::Dimension::x)));
+    for (char c : op.getPrefix()) {
+      format += c;
+      if (c == '%')
+        format += '%';
+    }
+    for (auto [value, source] : llvm::zip(adaptor.getArgs(), op.getArgs())) {
+      if (!format.empty() && format.back() != ' ')
+        format += ' ';
+      Type type = source.getType();
+      if (isa<PointerType>(type)) {
+        format += "0x%llx";
+        args.push_back(LLVM::PtrToIntOp::create(rewriter, loc, i64, value));
+      } else if (auto floatType = dyn_cast<FloatType>(type)) {
+        format += "%g";
+        args.push_back(floatType.getWidth() < 64
+                           ? arith::ExtFOp::create(rewriter, loc,
+                                                   rewriter.getF64Type(), value)
+                                 .getResult()
+                           : value);
+      } else if (type.isIndex()) {
+        format += "%lld";
+        args.push_back(arith::IndexCastOp::create(rewriter, loc, i64, value));
+      } else if (type.isInteger(1)) {
+        format += "%llu";
+        args.push_back(arith::ExtUIOp::create(rewriter, loc, i64, value));
+      } else {
+        format += "%lld";
+        args.push_back(type.isInteger(64)
+                           ? value
+                           : arith::ExtSIOp::create(rewriter, loc, i64, value)
+                                 .getResult());
+      }
+    }
+    format += '\n';
+    gpu::PrintfOp::create(rewriter, loc, format, args);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// kjit.assert -> cf.assert, which the NVVM lowering turns into a call of
+/// __assertfail (CUDA reports block, thread, file, line and the message).
+struct AssertLowering : OpConversionPattern<AssertOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AssertOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<cf::AssertOp>(op, adaptor.getCondition(),
+                                              op.getMessage());
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// The byte size of a statically shaped workgroup memref.global, or 0.
+uint64_t getWorkgroupBytes(memref::GlobalOp global) {
+  MemRefType type = global.getType();
+  auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+  if (!space || space.getValue() != gpu::AddressSpace::Workgroup ||
+      !type.hasStaticShape())
+    return 0;
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
+  using KjitConvertToGPUBase::KjitConvertToGPUBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    if (numWarps < 1 || numWarps > 32) {
+      module.emitError() << "kjit-convert-to-gpu: num-warps must be 1 to 32, "
+                            "got "
+                         << numWarps;
+      return signalPassFailure();
+    }
+    if (failed(checkReady(module)))
+      return signalPassFailure();
+
+    Lowering lowering;
+    lowering.numWarps = numWarps;
+    lowering.maxNReg = maxNReg;
+    module.walk([&](Operation *op) {
+      if (auto load = dyn_cast<LoadOp>(op))
+        lowering.alignments[op] = getAccessAlignment(
+            load.getBase(), load.getOffset(), load.getType());
+      else if (auto store = dyn_cast<StoreOp>(op))
+        lowering.alignments[op] = getAccessAlignment(
+            store.getBase(), store.getOffset(), store.getValue().getType());
+      else if (auto fn = dyn_cast<FuncOp>(op); fn && fn.getNoinline())
+        lowering.noinline.insert(fn.getSymNameAttr());
+    });
+    setFusion(module);
+    passBoolsAsBytes(module);
+    lowerExactMath(module);
+
+    // Everything the device runs moves into one gpu.module; the globals
+    // were baked in.
+    OpBuilder b(context);
+    b.setInsertionPointToEnd(module.getBody());
+    auto device = gpu::GPUModuleOp::create(b, module.getLoc(), "kjit_device");
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    uint64_t sharedBytes = 0;
+    SmallVector<StringRef> kernelNames;
+    for (Operation &op : llvm::make_early_inc_range(*module.getBody())) {
+      if (isa<GlobalOp>(op)) {
+        op.erase();
+        continue;
+      }
+      if (auto kernel = dyn_cast<KernelOp>(op))
+        kernelNames.push_back(kernel.getSymName());
+      if (auto global = dyn_cast<memref::GlobalOp>(op))
+        sharedBytes += getWorkgroupBytes(global);
+      if (isa<KernelOp, FuncOp, func::FuncOp, memref::GlobalOp>(op))
+        op.moveBefore(device.getBody(), device.getBody()->end());
+    }
+    if (kernelNames.size() == 1)
+      module->setAttr("kjit.kernel_name", b.getStringAttr(kernelNames[0]));
+    module->setAttr("kjit.shared_bytes", b.getI64IntegerAttr(sharedBytes));
+
+    TypeConverter converter;
+    converter.addConversion([](Type type) { return type; });
+    converter.addConversion(
+        [](PointerType type) -> Type { return globalPtr(type.getContext()); });
+    ConversionTarget target(*context);
+    target.addIllegalDialect<KjitDialect>();
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return converter.isLegal(op); });
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp fn) {
+      return converter.isSignatureLegal(fn.getFunctionType());
+    });
+    RewritePatternSet patterns(context);
+    patterns.add<KernelLowering, CallLowering, LoadLowering, StoreLowering>(
+        converter, context, lowering);
+    patterns.add<FuncLowering, ReturnLowering,
+                 ProgramLowering<ProgramIdOp, gpu::BlockIdOp>,
+                 ProgramLowering<NumProgramsOp, gpu::GridDimOp>, NullLowering,
+                 PrintLowering, AssertLowering>(converter, context);
+    scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                         target);
+    if (failed(applyPartialConversion(device, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+
+  /// What the lowering does not take: unspecialized parameters, global
+  /// reads (kjit-bake-globals first), kjit operations outside functions.
+  static LogicalResult checkReady(ModuleOp module) {
+    WalkResult result = module.walk([](Operation *op) {
+      if (auto castOp = dyn_cast<CastOp>(op)) {
+        castOp.emitError() << "'kjit.cast' reaches the cuda lowering; run "
+                              "kjit-specialize first";
+        return WalkResult::interrupt();
+      }
+      if (auto read = dyn_cast<GetGlobalOp>(op)) {
+        read.emitError() << "'kjit.get_global' of " << read.getGlobalAttr()
+                         << " reaches the cuda lowering; run "
+                            "kjit-bake-globals first";
+        return WalkResult::interrupt();
+      }
+      if (op->getDialect() ==
+              op->getContext()->getLoadedDialect<KjitDialect>() &&
+          !isa<KernelOp, FuncOp, GlobalOp>(op) &&
+          !op->getParentOfType<KernelOp>() && !op->getParentOfType<FuncOp>()) {
+        op->emitError() << "'" << op->getName()
+                        << "' can only be lowered inside a kjit.kernel or "
+                           "kjit.func";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    for (auto kernel : module.getOps<KernelOp>())
+      for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
+        StringRef missing;
+        if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName))
+          missing = "is constexpr but has no value yet";
+        else if (isa<AnyValueType>(kernel.getArgumentTypes()[i]))
+          missing = "has no type yet";
+        else
+          continue;
+        return kernel.emitError() << "parameter '" << kernel.getParamName(i)
+                                  << "' of '@" << kernel.getSymName() << "' "
+                                  << missing << "; run kjit-specialize first";
+      }
+    return success();
+  }
+
+  /// enable_fp_fusion: float multiplies, adds and subtracts may contract
+  /// (NVPTX forms fma.rn); without it no arith op may, so NVPTX emits
+  /// mul.rn/add.rn, which ptxas does not fuse either.
+  void setFusion(ModuleOp module) {
+    module.walk([&](arith::ArithFastMathInterface op) {
+      // Ops whose flags are optional (extf, ...) may have none.
+      arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr();
+      arith::FastMathFlags flags =
+          attr ? attr.getValue() : arith::FastMathFlags::none;
+      bool fusible = isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(op);
+      arith::FastMathFlags wanted =
+          fpFusion && fusible ? flags | arith::FastMathFlags::contract
+                              : flags & ~arith::FastMathFlags::contract;
+      // `fast` includes contract; without fusion it becomes its other
+      // flags.
+      if (!fpFusion && bitEnumContainsAll(flags, arith::FastMathFlags::fast))
+        wanted = arith::FastMathFlags::fast & ~arith::FastMathFlags::contract;
+      if (wanted != flags)
+        op->setAttr(op.getFastMathAttrName(),
+                    arith::FastMathFlagsAttr::get(op->getContext(), wanted));
+    });
+  }
+
+  /// Math operations that are one exact PTX instruction become LLVM
+  /// intrinsics: convert-gpu-to-nvvm would make each a libdevice call
+  /// (`__nv_fmaf`, ...), and a kernel without transcendental functions must
+  /// not need libdevice.
+  static void lowerExactMath(ModuleOp module) {
+    module.walk([](Operation *op) {
+      if (!isa<math::FmaOp, math::AbsFOp, math::SqrtOp, math::FloorOp,
+               math::CeilOp, math::TruncOp, math::CopySignOp>(op))
+        return;
+      OpBuilder b(op);
+      OperationState state(op->getLoc(),
+                           isa<math::FmaOp>(op)     ? "llvm.intr.fma"
+                           : isa<math::AbsFOp>(op)  ? "llvm.intr.fabs"
+                           : isa<math::SqrtOp>(op)  ? "llvm.intr.sqrt"
+                           : isa<math::FloorOp>(op) ? "llvm.intr.floor"
+                           : isa<math::CeilOp>(op)  ? "llvm.intr.ceil"
+                           : isa<math::TruncOp>(op) ? "llvm.intr.trunc"
+                                                    : "llvm.intr.copysign");
+      state.addOperands(op->getOperands());
+      state.addTypes(op->getResultTypes());
+      Operation *intrinsic = b.create(state);
+      op->replaceAllUsesWith(intrinsic);
+      op->erase();
+    });
+  }
+
+  /// A bool launch argument is one byte (the runtime's kjit_arg): the entry
+  /// takes i8 and the body sees `trunc` of it.
+  static void passBoolsAsBytes(ModuleOp module) {
+    for (auto kernel : module.getOps<KernelOp>()) {
+      Block &entry = kernel.getBody().front();
+      SmallVector<Type> inputs(kernel.getArgumentTypes());
+      bool changed = false;
+      OpBuilder b(&entry, entry.begin());
+      for (auto [i, arg] : llvm::enumerate(entry.getArguments())) {
+        if (!arg.getType().isInteger(1))
+          continue;
+        changed = true;
+        arg.setType(b.getI8Type());
+        inputs[i] = arg.getType();
+        auto truncated =
+            arith::TruncIOp::create(b, kernel.getLoc(), b.getI1Type(), arg);
+        arg.replaceAllUsesExcept(truncated, truncated);
+      }
+      if (changed)
+        kernel.setFunctionTypeAttr(
+            TypeAttr::get(FunctionType::get(kernel.getContext(), inputs, {})));
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,70 @@
+//===- FinalizeNVVM.cpp - the kjit-finalize-nvvm pass ---------------------===//
+//
+// Runs on a gpu.module after convert-gpu-to-nvvm: erases the unused
+// `_mlir_ciface_*` wrappers the lowering adds to every func.func and,
+// when libdevice will not be linked, refuses a module that needs it
+// instead of leaving `.extern .func __nv_...` in the PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Conversion/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kjit {
+#define GEN_PASS_DEF_KJITFINALIZENVVM
+#include "kjit/Conversion/Passes.h.inc"
+} // namespace kjit
+
+using namespace mlir;
+
+namespace {
+
+struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
+  using KjitFinalizeNVVMBase::KjitFinalizeNVVMBase;
+
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    SmallVector<LLVM::LLVMFuncOp> wrappers;
+    SmallVector<StringRef> needed;
+    std::string kernels;
+    for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
+      StringRef name = fn.getSymName();
+      if (fn->hasAttr("nvvm.kernel"))
+        kernels += (kernels.empty() ? "'" : ", '") + name.str() + "'";
+      if (name.starts_with("_mlir_ciface_") &&
+          SymbolTable::symbolKnownUseEmpty(fn, module))
+        wrappers.push_back(fn);
+      else if (fn.isExternal() && name.starts_with("__nv_"))
+        needed.push_back(name);
+    }
+    for (LLVM::LLVMFuncOp fn : wrappers)
+      fn.erase();
+    if (libdevice || needed.empty())
+      return;
+    // Reported where the first call is: its location is the math operation
+    // that became it.
+    Location where = module.getLoc();
+    module.walk([&](LLVM::CallOp call) {
+      std::optional<StringRef> callee = call.getCallee();
+      if (!callee || !callee->starts_with("__nv_"))
+        return WalkResult::advance();
+      where = call.getLoc();
+      return WalkResult::interrupt();
+    });
+    InFlightDiagnostic diag = mlir::emitError(where);
+    diag << "kernel " << kernels
+         << " needs libdevice, which the backend did not give: it calls ";
+    llvm::interleave(
+        needed, diag, [&](StringRef name) { diag << "'" << name << "'"; },
+        ", ");
+    diag << " (the lowering of math operations); set the cuda compile "
+            "option libdevice=PATH (e.g. "
+            "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc)";
+    signalPassFailure();
+  }
+};
+
+} // namespace
