@@ -77,7 +77,7 @@ static const kjit_host_api host = {
     sizeof(kjit_host_api), NULL,           KJIT_ABI_MAJOR,
     KJIT_ABI_MINOR,        status_create,  status_destroy,
     status_code,           status_message, host_log,
-    report_async};
+    report_async,          NULL /* report_device_time: no timing */};
 
 /*===--- helpers -------------------------------------------------------===*/
 
