@@ -73,11 +73,17 @@ static void report_async(kjit_host_context *ctx, const char *k, size_t kl,
   status_destroy(s);
 }
 
-static const kjit_host_api host = {
-    sizeof(kjit_host_api), NULL,           KJIT_ABI_MAJOR,
-    KJIT_ABI_MINOR,        status_create,  status_destroy,
-    status_code,           status_message, host_log,
-    report_async,          NULL /* report_device_time: no timing */};
+static const kjit_host_api host = {sizeof(kjit_host_api),
+                                   NULL,
+                                   KJIT_ABI_MAJOR,
+                                   KJIT_ABI_MINOR,
+                                   status_create,
+                                   status_destroy,
+                                   status_code,
+                                   status_message,
+                                   host_log,
+                                   report_async,
+                                   NULL /* report_device_time: no timing */};
 
 /*===--- helpers -------------------------------------------------------===*/
 
