@@ -12,6 +12,8 @@
 
 #include "Internal.h"
 
+#include "../common/FormatStatus.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,27 +23,12 @@
 const kjit_host_api *cuda_host_api;
 
 kjit_status *cuda_error(int32_t code, const char *format, ...) {
-  char stack[1024];
-  char *message = stack;
   kjit_status *status;
   va_list ap;
-  int len;
   va_start(ap, format);
-  len = vsnprintf(stack, sizeof stack, format, ap);
+  status = kjit_format_status(cuda_host_api, code, "cuda backend: bad message",
+                              format, ap);
   va_end(ap);
-  if (len < 0)
-    return cuda_host_api->status_create(code, "cuda backend: bad message", 25);
-  if ((size_t)len >= sizeof stack && (message = malloc((size_t)len + 1))) {
-    va_start(ap, format);
-    vsnprintf(message, (size_t)len + 1, format, ap);
-    va_end(ap);
-  } else if (!message) {
-    message = stack; /* truncated is better than nothing */
-    len = (int)sizeof stack - 1;
-  }
-  status = cuda_host_api->status_create(code, message, (size_t)len);
-  if (message != stack)
-    free(message);
   return status;
 }
 
