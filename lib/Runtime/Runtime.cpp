@@ -49,14 +49,26 @@ struct Runtime::Impl {
 
 absl::StatusOr<std::unique_ptr<Backend>>
 Runtime::Impl::find(std::string_view wanted) {
+  std::string directory = getRuntimeLibraryDir();
+  auto inTreePlugin = [&](std::string_view target) {
+    return kjit::strCat(directory, "/libkjit-", target, ".so");
+  };
   // A backend named after the target whose describe fails (the cuda
   // backend without a driver or a device) explains why it cannot serve.
   absl::Status unusable;
+  // Every loaded backend may serve the target (a plugin can replace an
+  // in-tree backend), except one named after an in-tree plugin: it serves
+  // only the target of its name, and is not asked for another, so that
+  // serving one target never pays for describing another (the cuda
+  // backend's describe initializes the driver: hundreds of milliseconds).
   auto search = [&]() -> std::unique_ptr<Backend> {
     for (const plugin::BackendRef &ref : host->backends()) {
+      bool named = ref.name() == wanted;
+      if (!named && access(inTreePlugin(ref.name()).c_str(), F_OK) == 0)
+        continue;
       absl::StatusOr<plugin::BackendRef::Description> description =
           ref.describe(/*device=*/0);
-      if (!description.ok() && ref.name() == wanted && unusable.ok())
+      if (!description.ok() && named && unusable.ok())
         unusable = description.status();
       if (!description.ok() || description->target != wanted)
         continue;
@@ -71,25 +83,26 @@ Runtime::Impl::find(std::string_view wanted) {
     }
     return nullptr;
   };
-  if (std::unique_ptr<Backend> found = search())
-    return found;
-  if (!unusable.ok())
+  auto cannotRun = [&] {
     return absl::FailedPreconditionError(
         kjit::strCat("the backend for target '", wanted,
                      "' cannot run: ", statusText(unusable)));
+  };
+  if (std::unique_ptr<Backend> found = search())
+    return found;
+  if (!unusable.ok())
+    return cannotRun();
   // The in-tree backend of a target is the plugin named after it.
-  std::string directory = getRuntimeLibraryDir();
-  std::string file = kjit::strCat("libkjit-", wanted, ".so");
-  std::string path = kjit::strCat(directory, "/", file);
+  std::string path = inTreePlugin(wanted);
   if (access(path.c_str(), F_OK) != 0) {
     std::string hint;
     if (!interpreting && wanted != kInterpretTarget)
       hint = kjit::strCat("; KJIT_INTERPRET=1 runs launches on the ",
                           kInterpretTarget, " backend");
-    return absl::FailedPreconditionError(
-        kjit::strCat("no backend for target '", wanted,
-                     "': no loaded plugin registers one, and there is no ",
-                     file, " in ", directory, hint));
+    return absl::FailedPreconditionError(kjit::strCat(
+        "no backend for target '", wanted,
+        "': no loaded plugin registers one, and there is no libkjit-",
+        wanted, ".so in ", directory, hint));
   }
   if (absl::Status loaded = host->loadPlugin(path); !loaded.ok())
     return absl::FailedPreconditionError(kjit::strCat(
@@ -97,9 +110,7 @@ Runtime::Impl::find(std::string_view wanted) {
   if (std::unique_ptr<Backend> found = search())
     return found;
   if (!unusable.ok())
-    return absl::FailedPreconditionError(
-        kjit::strCat("the backend for target '", wanted,
-                     "' cannot run: ", statusText(unusable)));
+    return cannotRun();
   return absl::FailedPreconditionError(kjit::strCat(
       "'", path, "' registered no backend for target '", wanted, "'"));
 }

@@ -12,6 +12,7 @@
 |*                                                                            *|
 |* Environment:                                                               *|
 |*   FAKE_CUDA_INIT_ERROR=N       cuInit returns N                            *|
+|*   FAKE_CUDA_INIT_RECORD=FILE   cuInit appends a line to FILE               *|
 |*   FAKE_CUDA_DEVICES=N          N devices (default 1; 0 is allowed)         *|
 |*   FAKE_CUDA_CC=XY              compute capability (default 90)             *|
 |*   FAKE_CUDA_COOPERATIVE=0      the device cannot launch cooperatively      *|
@@ -216,7 +217,15 @@ static CUresult fake_cuPointerGetAttribute(void *data, int attribute,
 
 static CUresult fake_cuInit(unsigned flags) {
   int e = env_int("FAKE_CUDA_INIT_ERROR", 0);
+  const char *record = getenv("FAKE_CUDA_INIT_RECORD");
   (void)flags;
+  if (record && *record) {
+    FILE *f = fopen(record, "a");
+    if (f) {
+      fputs("cuInit\n", f);
+      fclose(f);
+    }
+  }
   if (e)
     return e;
   initialized = 1;
