@@ -101,8 +101,8 @@ Runtime::Impl::find(std::string_view wanted) {
                           kInterpretTarget, " backend");
     return absl::FailedPreconditionError(kjit::strCat(
         "no backend for target '", wanted,
-        "': no loaded plugin registers one, and there is no libkjit-",
-        wanted, ".so in ", directory, hint));
+        "': no loaded plugin registers one, and there is no libkjit-", wanted,
+        ".so in ", directory, hint));
   }
   if (absl::Status loaded = host->loadPlugin(path); !loaded.ok())
     return absl::FailedPreconditionError(kjit::strCat(

@@ -28,6 +28,7 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
 typedef uint64_t CUdeviceptr; /* unsigned long long on every 64-bit ABI */
 typedef struct CUuuid_st {
   char bytes[16];
@@ -165,6 +166,16 @@ typedef CUresult (*cuMemcpyHtoDAsync_fn)(CUdeviceptr dst, const void *src,
                                          size_t size, CUstream stream);
 typedef CUresult (*cuMemcpyDtoHAsync_fn)(void *dst, CUdeviceptr src,
                                          size_t size, CUstream stream);
+/* Events and a private stream, for KJIT_LAUNCH_TIMED (Timing.c). */
+enum { CU_EVENT_BLOCKING_SYNC = 0x1, CU_STREAM_NON_BLOCKING = 0x1 };
+typedef CUresult (*cuEventCreate_fn)(CUevent *event, unsigned int flags);
+typedef CUresult (*cuEventDestroy_fn)(CUevent event);
+typedef CUresult (*cuEventRecord_fn)(CUevent event, CUstream stream);
+typedef CUresult (*cuEventSynchronize_fn)(CUevent event);
+typedef CUresult (*cuEventElapsedTime_fn)(float *ms, CUevent start,
+                                          CUevent end);
+typedef CUresult (*cuStreamCreate_fn)(CUstream *stream, unsigned int flags);
+typedef CUresult (*cuStreamDestroy_fn)(CUstream stream);
 
 /* nvJitLink (nvJitLink.h of CUDA 13): the header's inline wrappers call
  * these versioned symbols, which is what a binary built against it uses. */

@@ -104,6 +104,10 @@ static kjit_status *cuda_describe(void *self,
     args->num_compile_options = dev->num_options;
     args->compile_options = dev->option_list;
   }
+  if (KJIT_HAS_FIELD(args, kjit_backend_describe_args, launch_flags))
+    args->launch_flags = KJIT_LAUNCH_PDL |
+                         (dev->cooperative ? KJIT_LAUNCH_COOPERATIVE : 0u) |
+                         (cuda_timing_available() ? KJIT_LAUNCH_TIMED : 0u);
   return NULL;
 }
 
@@ -409,7 +413,8 @@ static kjit_status *check_launch(const cuda_kernel *k,
                                  uint32_t flags, const uint32_t *cluster) {
   const cuda_device *dev = k->dev;
   uint32_t nw = args->num_warps;
-  uint32_t unknown = flags & ~(KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL);
+  uint32_t unknown =
+      flags & ~(KJIT_LAUNCH_COOPERATIVE | KJIT_LAUNCH_PDL | KJIT_LAUNCH_TIMED);
   if (nw == 0 || (nw & (nw - 1)) != 0)
     return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "launch of kernel '%s': num_warps must be a power of 2 "
@@ -579,6 +584,8 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
   void **params = stack_params;
   const uint32_t *cluster = NULL;
   uint32_t flags = 0, smem = args->shared_memory_bytes;
+  cuda_timed *timed = NULL;
+  CUstream stream = (CUstream)(uintptr_t)args->stream;
   kjit_status *status;
   size_t count = 0;
   CUresult r;
@@ -622,6 +629,10 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     }
     __atomic_store_n(&k->smem_configured, smem, __ATOMIC_RELAXED);
   }
+  if (flags & KJIT_LAUNCH_TIMED) {
+    timed = cuda_timed_begin(self, k->dev, stream);
+    flags &= ~KJIT_LAUNCH_TIMED; /* the events do it; no launch attribute */
+  }
   if (flags || (cluster && (cluster[0] || cluster[1] || cluster[2]))) {
     CUlaunchAttribute attrs[3];
     CUlaunchConfig config;
@@ -648,16 +659,22 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     config.blockDimX = 32 * args->num_warps;
     config.blockDimY = config.blockDimZ = 1;
     config.sharedMemBytes = smem;
-    config.hStream = (CUstream)(uintptr_t)args->stream;
+    config.hStream = stream;
     config.attrs = attrs;
     config.numAttrs = n;
     r = cu.cuLaunchKernelEx(&config, k->function, count ? params : NULL, NULL);
   } else {
     r = cu.cuLaunchKernel(k->function, args->grid[0], args->grid[1],
                           args->grid[2], 32 * args->num_warps, 1, 1, smem,
-                          (CUstream)(uintptr_t)args->stream,
-                          count ? params : NULL, NULL);
+                          stream, count ? params : NULL, NULL);
   }
+  if (timed)
+    cuda_timed_end(
+        timed, k->name,
+        KJIT_HAS_FIELD(args, kjit_backend_launch_args, correlation_id)
+            ? args->correlation_id
+            : 0,
+        r);
   if (r != CUDA_SUCCESS) {
     char what[512];
     snprintf(what, sizeof what,
@@ -835,8 +852,11 @@ static kjit_status *cuda_init(const kjit_host_api *host, kjit_host_context *ctx,
 }
 
 static void cuda_fini(void *self) {
+  /* Timed launches report through this instance's host context. */
+  cuda_timing_drain(self);
   pthread_mutex_lock(&cuda_users_lock);
   if (--cuda_users == 0) {
+    cuda_timing_shutdown();
     cuda_release_contexts();
     cuda_free_names();
   }

@@ -74,7 +74,7 @@ int cuda_is_sticky(CUresult r) {
   }
 }
 
-static int32_t status_code_of(CUresult r) {
+int32_t cuda_status_code(CUresult r) {
   switch (r) {
   case CUDA_ERROR_OUT_OF_MEMORY:
   case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
@@ -130,6 +130,13 @@ static const struct {
     CUDA_ENTRY(cuMemFree, 0),
     CUDA_ENTRY(cuMemcpyHtoDAsync, 0),
     CUDA_ENTRY(cuMemcpyDtoHAsync, 0),
+    CUDA_ENTRY(cuEventCreate, 1),
+    CUDA_ENTRY(cuEventDestroy, 1),
+    CUDA_ENTRY(cuEventRecord, 1),
+    CUDA_ENTRY(cuEventSynchronize, 1),
+    CUDA_ENTRY(cuEventElapsedTime, 1),
+    CUDA_ENTRY(cuStreamCreate, 1),
+    CUDA_ENTRY(cuStreamDestroy, 1),
 #undef CUDA_ENTRY
 };
 
@@ -291,7 +298,7 @@ kjit_status *cuda_make_current(cuda_device *dev) {
       r = cu.cuDevicePrimaryCtxRetain(&ctx, dev->handle);
       if (r != CUDA_SUCCESS) {
         pthread_mutex_unlock(&dev->lock);
-        return cuda_error(status_code_of(r),
+        return cuda_error(cuda_status_code(r),
                           "cannot retain the primary context of CUDA device "
                           "%d: %s",
                           (int)dev->index,
@@ -304,7 +311,7 @@ kjit_status *cuda_make_current(cuda_device *dev) {
   if (cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx)
     return NULL;
   if ((r = cu.cuCtxSetCurrent(ctx)) != CUDA_SUCCESS)
-    return cuda_error(status_code_of(r),
+    return cuda_error(cuda_status_code(r),
                       "cannot make the primary context of CUDA device %d "
                       "current: %s",
                       (int)dev->index, cuda_result_text(r, text, sizeof text));
@@ -378,6 +385,6 @@ kjit_status *cuda_call_error(const cuda_instance *self, cuda_device *dev,
   char text[256];
   if (dev && cuda_is_sticky(r))
     return cuda_mark_sticky(self, dev, r, entry);
-  return cuda_error(status_code_of(r), "%s: %s", what,
+  return cuda_error(cuda_status_code(r), "%s: %s", what,
                     cuda_result_text(r, text, sizeof text));
 }

@@ -80,6 +80,14 @@ typedef struct cuda_driver_api {
   cuMemFree_fn cuMemFree;
   cuMemcpyHtoDAsync_fn cuMemcpyHtoDAsync;
   cuMemcpyDtoHAsync_fn cuMemcpyDtoHAsync;
+  /* Optional: without all of them launches are not timed. */
+  cuEventCreate_fn cuEventCreate;
+  cuEventDestroy_fn cuEventDestroy;
+  cuEventRecord_fn cuEventRecord;
+  cuEventSynchronize_fn cuEventSynchronize;
+  cuEventElapsedTime_fn cuEventElapsedTime;
+  cuStreamCreate_fn cuStreamCreate;
+  cuStreamDestroy_fn cuStreamDestroy;
 } cuda_driver_api;
 
 extern cuda_driver_api cu;
@@ -105,6 +113,9 @@ typedef struct cuda_device {
   /** The kernel launched last on the device (an interned name), to
    *  attribute asynchronous errors. Atomic. */
   const char *last_kernel;
+  /** The thread that times launches (Timing.c); NULL until the first
+   *  timed launch. Atomic. */
+  struct cuda_timer *timer;
   /** describe's compile options, built once (under lock; atomic flag). */
   kjit_option options[2];
   const kjit_option *option_list[2];
@@ -128,6 +139,8 @@ kjit_status *cuda_make_current(cuda_device *dev);
 /** Releases every retained primary context (the last fini). */
 void cuda_release_contexts(void);
 
+/** The kjit status code for a failed driver call. */
+int32_t cuda_status_code(CUresult r);
 /** "CUDA_ERROR_X (text)" for a CUresult, into buf. */
 const char *cuda_result_text(CUresult r, char *buf, size_t size);
 /** The bare name, "CUDA_ERROR_X" (or "CUDA error N"). */
@@ -196,6 +209,28 @@ typedef struct cuda_kernel {
   /** The dynamic shared memory the function is configured for (atomic). */
   uint32_t smem_configured;
 } cuda_kernel;
+
+/*===----------------------------------------------------------------------===*\
+|* Device times of timed launches (Timing.c)                                  *|
+\*===----------------------------------------------------------------------===*/
+
+/** Whether the driver has what timing needs (the event entry points). */
+int cuda_timing_available(void);
+typedef struct cuda_timed cuda_timed;
+/** Starts timing a launch on `stream`: records its start event. NULL when
+ *  the launch goes untimed (timing unavailable, too many launches in
+ *  flight, an event error: logged once); never fails the launch. */
+cuda_timed *cuda_timed_begin(const cuda_instance *self, cuda_device *dev,
+                             CUstream stream);
+/** After the launch: `launched` is cuLaunchKernel's result. A launch that
+ *  failed is reported at once with its code; one that was enqueued is
+ *  reported by the device's timer thread once its end event completes. */
+void cuda_timed_end(cuda_timed *timed, const char *kernel,
+                    uint64_t correlation_id, CUresult launched);
+/** Waits until every timed launch of `self` has been reported. */
+void cuda_timing_drain(const cuda_instance *self);
+/** Stops the timer threads and frees their events (the last fini). */
+void cuda_timing_shutdown(void);
 
 /** A copy of `name` that lives until cuda_free_names (the last fini). */
 const char *cuda_intern_name(const char *name, size_t len);

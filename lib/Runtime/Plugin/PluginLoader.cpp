@@ -299,32 +299,51 @@ unsigned PluginHost::loadFromEnvironment() {
 
 void PluginHost::shutdown() {
   std::shared_ptr<const PluginSnapshot> old;
+  auto hooksOnly = std::make_shared<PluginSnapshot>();
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (isShutdown)
       return;
     isShutdown = true;
     old = current;
+    for (const auto &p : old->plugins)
+      if (!p->hasBackend)
+        hooksOnly->plugins.push_back(p);
+    // Backends go first, while the hooks are still published: until its
+    // fini returns a backend may report device times and asynchronous
+    // errors (the cuda backend's timer thread drains in fini), and those
+    // reach the hooks of the published plugins.
+    publish(hooksOnly);
+  }
+  auto finish = [&](const PluginSnapshot &plugins, bool backends) {
+    for (auto it = plugins.plugins.rbegin(); it != plugins.plugins.rend();
+         ++it) {
+      LoadedPlugin &plugin = **it;
+      if (plugin.hasBackend != backends)
+        continue;
+      // fini promises that no other entry of the plugin is still running.
+      // Entries on this thread (shutdown from inside a hook) cannot drain.
+      plugin.drain();
+      if (!plugin.api)
+        continue;
+      kjit_plugin_api api = copyTable(plugin.api);
+      if (!api.fini)
+        continue;
+      std::lock_guard<std::recursive_mutex> lock(*plugin.serial);
+      try {
+        api.fini(plugin.self);
+      } catch (...) {
+        log(LogLevel::Error, "kjit",
+            plugin.describe() + ": fini threw a C++ exception");
+      }
+    }
+  };
+  finish(*old, /*backends=*/true);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
     publish(std::make_shared<PluginSnapshot>());
   }
-  for (auto it = old->plugins.rbegin(); it != old->plugins.rend(); ++it) {
-    LoadedPlugin &plugin = **it;
-    // fini promises that no other entry of the plugin is still running.
-    // Entries on this thread (shutdown from inside a hook) cannot drain.
-    plugin.drain();
-    if (!plugin.api)
-      continue;
-    kjit_plugin_api api = copyTable(plugin.api);
-    if (!api.fini)
-      continue;
-    std::lock_guard<std::recursive_mutex> lock(*plugin.serial);
-    try {
-      api.fini(plugin.self);
-    } catch (...) {
-      log(LogLevel::Error, "kjit",
-          plugin.describe() + ": fini threw a C++ exception");
-    }
-  }
+  finish(*old, /*backends=*/false);
 }
 
 std::vector<std::string> PluginHost::pluginNames() const {

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -343,6 +344,68 @@ static CUresult fake_cuStreamSynchronize(void *stream) {
   return r;
 }
 
+/*===--- events (silent: only timed launches use them) -----------------===*/
+
+/* An event is the host time at which it was recorded: fake launches run
+ * nothing, so a stream's work is done when it is enqueued. */
+typedef struct fake_event {
+  uint64_t ns;
+  int recorded;
+} fake_event;
+
+static uint64_t fake_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static CUresult fake_cuEventCreate(fake_event **event, unsigned flags) {
+  (void)flags;
+  *event = calloc(1, sizeof **event);
+  return *event ? OK : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+
+static CUresult fake_cuEventDestroy(fake_event *event) {
+  free(event);
+  return OK;
+}
+
+static CUresult fake_cuEventRecord(fake_event *event, void *stream) {
+  CUresult r = check();
+  (void)stream;
+  if (r == OK) {
+    event->ns = fake_now_ns();
+    event->recorded = 1;
+  }
+  return r;
+}
+
+static CUresult fake_cuEventSynchronize(fake_event *event) {
+  (void)event;
+  return check();
+}
+
+static CUresult fake_cuEventElapsedTime(float *ms, fake_event *start,
+                                        fake_event *end) {
+  if (!start->recorded || !end->recorded)
+    return 600; /* CUDA_ERROR_NOT_READY */
+  *ms = (float)(((double)end->ns - (double)start->ns) / 1e6);
+  return OK;
+}
+
+static CUresult fake_cuStreamCreate(void **stream, unsigned flags) {
+  static char streams[16];
+  static int next;
+  (void)flags;
+  *stream = &streams[next++ % 16];
+  return OK;
+}
+
+static CUresult fake_cuStreamDestroy(void *stream) {
+  (void)stream;
+  return OK;
+}
+
 /*===--- modules and functions -----------------------------------------===*/
 
 typedef struct fake_module {
@@ -635,6 +698,13 @@ static const struct {
     ENTRY(cuMemFree),
     ENTRY(cuMemcpyHtoDAsync),
     ENTRY(cuMemcpyDtoHAsync),
+    ENTRY(cuEventCreate),
+    ENTRY(cuEventDestroy),
+    ENTRY(cuEventRecord),
+    ENTRY(cuEventSynchronize),
+    ENTRY(cuEventElapsedTime),
+    ENTRY(cuStreamCreate),
+    ENTRY(cuStreamDestroy),
 };
 
 #ifndef FAKE_CUDA_NO_ENTRY
