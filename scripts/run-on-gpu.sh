@@ -127,6 +127,31 @@ step() {
   return $rc
 }
 
+# kjit-run with the trace plugin: 200 launches of the vector add, the
+# summary's device column, one device slice per launch in the trace.
+device_times() { # BACKEND
+  local json="$work/trace-$1.json"
+  KJIT_PLUGINS="$B/lib/libkjit-trace.so" KJIT_TRACE_FILE="$json" \
+    "$B/bin/kjit-run" "$B/examples/vector_add.mlir" --kernel add \
+    --backend "$1" --grid 4 --arg x=f32[4096]:arange --arg y=f32[4096]:ones \
+    --arg out=f32[4096]:zeros --arg n=4096 --repeat 200 2>&1 | tail -4
+  python3 - "$json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))
+device = [e for e in events if e.get("cat") == "device"]
+launches = [e for e in events if e.get("cat") == "launch"]
+# A device slice starts after its launch call began (the kernel cannot run
+# before it is enqueued): the clock mapping's sanity check.
+start = {e["args"]["correlation_id"]: e["ts"] for e in launches}
+early = sum(1 for e in device if e["ts"] < start.get(e["args"]["correlation_id"], 0) - 2)
+durs = sorted(e.get("dur", 0) for e in device)
+print(json.dumps({"bench": "device_times", "launches": len(launches),
+                  "device_slices": len(device), "starts_before_launch": early,
+                  "median_device_us": durs[len(durs) // 2] if durs else None}))
+sys.exit(0 if launches and len(device) == len(launches) and not early else 1)
+PY
+}
+
 # One example: kjit-run on BACKEND, then the reference check.
 example() { # BACKEND NAME FILE KERNEL PARAMS ARGS...
   local backend=$1 name=$2 file=$3 kernel=$4 params=$5
@@ -138,7 +163,7 @@ example() { # BACKEND NAME FILE KERNEL PARAMS ARGS...
   # shellcheck disable=SC2086
   python3 "$B/scripts/reference.py" "$kernel" "$dir" $params
 }
-export -f example
+export -f example device_times
 export B work
 example_step() { # NAME FILE KERNEL PARAMS ARGS... (backend from $backend)
   local name=$1
@@ -179,6 +204,9 @@ for backend in "${backends[@]}"; do
       "$B/lib/libkjit-cuda.so" "$B/share/kjit/cuda-smoke-kernels.ptx" 100000
   fi
   kjit_for_each_example example_step
+  # Device times through the runtime: the trace plugin's launch_complete
+  # hook makes every launch timed; each launch gets one device slice.
+  step "device times $backend" device_times "$backend"
 done
 
 rounds=3

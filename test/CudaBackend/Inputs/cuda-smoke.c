@@ -11,7 +11,8 @@
 |* (Inputs/kernels.ptx) for its kernels, loads them, allocates, copies, runs  *|
 |* "add" and "scalars" and checks what they wrote, checks the refusals (host *|
 |* pointer, num_warps, argument count), times LAUNCHES launches (default     *|
-|* 10000) of "add" with the same pointers, and, in a child process, runs     *|
+|* 10000) of "add" with the same pointers, then as many KJIT_LAUNCH_TIMED    *|
+|* launches (checking their device times), and, in a child process, runs    *|
 |* "trap_kernel" to check the sticky-context message. Every step prints one   *|
 |* line, "ok ..." or "FAIL ..."; the exit status is the number of failures.   *|
 |* Times are printed, never checked.                                          *|
@@ -73,6 +74,29 @@ static void report_async(kjit_host_context *ctx, const char *k, size_t kl,
   status_destroy(s);
 }
 
+/* Device times of timed launches, reported from the backend's timer
+ * thread: counted, summed, and checked to arrive in launch order with
+ * start <= end inside the window of the timed loop. */
+static uint64_t timed_reports, timed_device_ns, timed_bad, timed_last_id;
+static uint64_t timed_window_start;
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static void report_time(kjit_host_context *ctx, const kjit_device_time *t) {
+  uint64_t last = __atomic_load_n(&timed_last_id, __ATOMIC_RELAXED);
+  (void)ctx;
+  if (t->launch_status != KJIT_STATUS_OK || t->start_ns > t->end_ns ||
+      t->start_ns < timed_window_start || t->end_ns > now_ns() ||
+      t->correlation_id != last + 1)
+    __atomic_add_fetch(&timed_bad, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&timed_last_id, t->correlation_id, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&timed_device_ns, t->end_ns - t->start_ns,
+                     __ATOMIC_RELAXED);
+  __atomic_add_fetch(&timed_reports, 1, __ATOMIC_RELEASE);
+}
+
 static const kjit_host_api host = {sizeof(kjit_host_api),
                                    NULL,
                                    KJIT_ABI_MAJOR,
@@ -83,7 +107,7 @@ static const kjit_host_api host = {sizeof(kjit_host_api),
                                    status_message,
                                    host_log,
                                    report_async,
-                                   NULL /* report_device_time: no timing */};
+                                   report_time};
 
 /*===--- helpers -------------------------------------------------------===*/
 
@@ -215,10 +239,18 @@ static void set_arg(kjit_arg *a, const char *name, int32_t dtype, int pointer,
   a->bits_size = size;
 }
 
+/* KJIT_LAUNCH_* bits for launch(); timed launches get correlation ids 1,
+ * 2, ... */
+static uint32_t launch_flags;
+static uint64_t next_correlation_id;
+
 static kjit_status *launch(void *kernel, uint32_t grid, uint32_t warps,
                            const kjit_arg *const *args, size_t n) {
   kjit_backend_launch_args l;
   INIT(l);
+  l.flags = launch_flags;
+  if (launch_flags & KJIT_LAUNCH_TIMED)
+    l.correlation_id = ++next_correlation_id;
   l.kernel = kernel;
   l.grid[0] = grid;
   l.grid[1] = l.grid[2] = 1;
@@ -378,6 +410,42 @@ int main(int argc, char **argv) {
   printf("   %ld launches of add: %.3f us per launch call (enqueue), "
          "%.3f us per launch with the final synchronize\n",
          launches, per, (now_us() - start) / (double)launches);
+
+  /* The same launches timed (KJIT_LAUNCH_TIMED): what the events cost the
+   * launch call, and that every launch is reported once, in order. */
+  if (!(d.launch_flags & KJIT_LAUNCH_TIMED)) {
+    printf("FAIL describe does not list KJIT_LAUNCH_TIMED\n");
+    ++failures;
+  } else {
+    double deadline;
+    timed_window_start = now_ns();
+    launch_flags = KJIT_LAUNCH_TIMED;
+    start = now_us();
+    for (i = 0; i < (size_t)launches; ++i)
+      if ((s = launch(add, (N + 127) / 128, 4, args, 4))) {
+        expect_ok(s, "timed launch");
+        break;
+      }
+    per = (now_us() - start) / (double)launches;
+    launch_flags = 0;
+    expect_ok(sync0(), "synchronize after timed launches");
+    /* Reports follow the end events; give the timer thread 10 s. */
+    deadline = now_us() + 10e6;
+    while (__atomic_load_n(&timed_reports, __ATOMIC_ACQUIRE) <
+               (uint64_t)launches &&
+           now_us() < deadline) {
+      struct timespec pause = {0, 1000000};
+      nanosleep(&pause, NULL);
+    }
+    check(timed_reports == (uint64_t)launches && timed_bad == 0,
+          "every timed launch reported once, in order, inside the run");
+    printf("   %ld timed launches of add: %.3f us per launch call "
+           "(enqueue), mean device time %.3f us (%llu reports, %llu bad)\n",
+           launches, per,
+           timed_reports ? timed_device_ns / 1e3 / (double)timed_reports : 0,
+           (unsigned long long)timed_reports,
+           (unsigned long long)timed_bad);
+  }
 
   /* scalars: bool, fp16 bits, u32, fp64 bits as the kernel received them. */
   ds = alloc_copy(dhost_out, sizeof dhost_out);
