@@ -582,8 +582,9 @@ void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
     hasher = std::make_unique<IRHasher>(fn->getContext());
 
   // One walk hashes the IR and finds the callees (distinct, in first-call
-  // order) and the globals this body reads: any symbol reference among the
-  // attributes of any op that resolves to a kjit.global.
+  // order; also functions referenced as values) and the globals this body
+  // reads: any symbol reference among the attributes of any op that
+  // resolves to a kjit.global.
   llvm::SmallPtrSet<Operation *, 8> seen;
   auto visit = [&](Operation *op, ArrayRef<SymbolRefAttr> refs) {
     // A call's callee resolves to a function, never a global: it is not
@@ -600,10 +601,17 @@ void DependencyAnalysis::Impl::hashOwnContent(FunctionState &state) {
     for (SymbolRefAttr ref : refs) {
       if (ref == calleeRef)
         continue;
-      auto global = dyn_cast_or_null<kjit::GlobalOp>(
-          symbolTables.lookupNearestSymbolFrom(op, ref));
-      if (global)
+      Operation *target = symbolTables.lookupNearestSymbolFrom(op, ref);
+      if (auto global = dyn_cast_or_null<kjit::GlobalOp>(target)) {
         state.reads.push_back({getGlobalPath(global), global.getValue()});
+        continue;
+      }
+      // A function named as a value (func.constant, a symbol operand or
+      // attribute) may be called through it: it is a dependency like a
+      // callee, so its body and its globals join the key.
+      if (target && target != fn && isa<FunctionOpInterface>(target) &&
+          seen.insert(target).second)
+        state.callees.push_back(target);
     }
   };
   state.ownDigest = hasher->hashFunction(fn, getStartLine(fn), visit);
