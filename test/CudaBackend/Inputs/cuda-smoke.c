@@ -97,17 +97,11 @@ static void report_time(kjit_host_context *ctx, const kjit_device_time *t) {
   __atomic_add_fetch(&timed_reports, 1, __ATOMIC_RELEASE);
 }
 
-static const kjit_host_api host = {sizeof(kjit_host_api),
-                                   NULL,
-                                   KJIT_ABI_MAJOR,
-                                   KJIT_ABI_MINOR,
-                                   status_create,
-                                   status_destroy,
-                                   status_code,
-                                   status_message,
-                                   host_log,
-                                   report_async,
-                                   report_time};
+static const kjit_host_api host = {
+    sizeof(kjit_host_api), NULL,           KJIT_ABI_MAJOR,
+    KJIT_ABI_MINOR,        status_create,  status_destroy,
+    status_code,           status_message, host_log,
+    report_async,          report_time};
 
 /*===--- helpers -------------------------------------------------------===*/
 
@@ -443,8 +437,7 @@ int main(int argc, char **argv) {
            "(enqueue), mean device time %.3f us (%llu reports, %llu bad)\n",
            launches, per,
            timed_reports ? timed_device_ns / 1e3 / (double)timed_reports : 0,
-           (unsigned long long)timed_reports,
-           (unsigned long long)timed_bad);
+           (unsigned long long)timed_reports, (unsigned long long)timed_bad);
   }
 
   /* scalars: bool, fp16 bits, u32, fp64 bits as the kernel received them. */
