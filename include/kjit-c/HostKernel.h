@@ -38,8 +38,17 @@ extern "C" {
 #endif
 
 /** Version of this contract. A compiled object exports
- *  `const uint32_t kjit_host_abi_version` with the value it was built for. */
-#define KJIT_HOST_ABI_VERSION 1
+ *  `const uint32_t kjit_host_abi_version`: the lowest version that has
+ *  everything it uses (so an object that needs nothing of version 2 still
+ *  runs on a backend of version 1). A backend runs every version from
+ *  KJIT_HOST_ABI_MIN_VERSION to the one it was built for. Each version only
+ *  adds to the previous one: fields at the end of kjit_host_thread, slots at
+ *  the end of kjit_host_runtime.
+ *
+ *  Version 2 adds kjit_host_thread.extents and kjit_host_runtime.bounds_fail,
+ *  what debug-mode bounds checks use. */
+#define KJIT_HOST_ABI_VERSION 2
+#define KJIT_HOST_ABI_MIN_VERSION 1
 
 /** Bits of `kjit_host_flags_<kernel>`. */
 enum {
@@ -65,6 +74,15 @@ typedef struct kjit_host_print_arg {
 
 struct kjit_host_thread;
 
+/** @since 2. The bytes a pointer argument may reach, relative to the pointer
+ *  itself: [pointer + begin, pointer + end). {INT64_MIN, INT64_MAX} when the
+ *  backend does not know the allocation the pointer points into (and for
+ *  every scalar argument). */
+typedef struct kjit_host_extent {
+  int64_t begin;
+  int64_t end;
+} kjit_host_extent;
+
 /** What the compiled code calls back into. Filled by the backend; every slot
  *  is set. Layout is fixed for KJIT_HOST_ABI_VERSION 1. */
 typedef struct kjit_host_runtime {
@@ -81,6 +99,13 @@ typedef struct kjit_host_runtime {
    *  unwinding. */
   void (*assert_fail)(struct kjit_host_thread *thread, const char *message,
                       uint64_t message_len);
+  /** @since 2. A debug-mode bounds check failed: the access of `bytes` bytes
+   *  at byte `offset` from the pointer argument lies outside `extent`.
+   *  `message` names the access and where it is in the source. Does not
+   *  return, like assert_fail, and is reported like a failed assert. */
+  void (*bounds_fail)(struct kjit_host_thread *thread, const char *message,
+                      uint64_t message_len, int64_t offset, int64_t bytes,
+                      const kjit_host_extent *extent);
 } kjit_host_runtime;
 
 /** The state of one SIMT thread, read by the compiled code. Field offsets are
@@ -92,6 +117,8 @@ typedef struct kjit_host_thread {
   uint32_t num_programs[3]; /**< kjit.num_programs / gpu.grid_dim. */
   const kjit_host_runtime *runtime;
   void *backend; /**< The backend's own state for this thread. */
+  /** @since 2. One extent per launch argument, in the order of `args`. */
+  const kjit_host_extent *extents;
 } kjit_host_thread;
 
 /** The signature of `kjit_host_entry_<kernel>`. */

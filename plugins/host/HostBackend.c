@@ -18,6 +18,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
 
 /** The version of this backend; joins the fingerprint. Bump it whenever
  *  the way kernels run changes in a way a cached artifact could notice. */
-#define HOST_BACKEND_VERSION "1.2.0"
+#define HOST_BACKEND_VERSION "1.3.0"
 
 /* The fingerprint: backend name, HostKernel ABI version, backend version,
  * architecture, and the CPU the compiler builds kernels for (Cpu.h). The
@@ -392,6 +393,34 @@ static kjit_status *open_object(host_kernel *k, const uint8_t *bytes,
   }
 }
 
+/* Where the object was mapped and the span of its executable segments, so
+ * that a fault's pc can be told to be the kernel's own and shown relative
+ * to the object (as addr2line takes it). The headers are those check_elf
+ * and check_segments have accepted. */
+static void find_text(host_kernel *k, const uint8_t *bytes) {
+  struct link_map *map = NULL;
+  Elf64_Ehdr eh;
+  uint64_t i, lo = UINT64_MAX, hi = 0;
+  memcpy(&eh, bytes, sizeof eh);
+  if (dlinfo(k->dl, RTLD_DI_LINKMAP, &map) != 0 || !map)
+    return;
+  k->load_base = (uintptr_t)map->l_addr;
+  for (i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    memcpy(&ph, bytes + eh.e_phoff + i * eh.e_phentsize, sizeof ph);
+    if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
+      continue;
+    if (ph.p_vaddr < lo)
+      lo = ph.p_vaddr;
+    if (ph.p_vaddr + ph.p_memsz > hi)
+      hi = ph.p_vaddr + ph.p_memsz;
+  }
+  if (lo < hi) {
+    k->text_begin = k->load_base + (uintptr_t)lo;
+    k->text_end = k->load_base + (uintptr_t)hi;
+  }
+}
+
 /* Looks up `prefix` + kernel name in the object. */
 static void *lookup(host_kernel *k, const char *prefix) {
   char symbol[256];
@@ -443,6 +472,7 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
     free_kernel(k);
     return status;
   }
+  find_text(k, args->loadable);
   abi = dlsym(k->dl, "kjit_host_abi_version");
   if (!abi) {
     status = host_error(KJIT_STATUS_NOT_FOUND,
@@ -452,14 +482,16 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
                         k->name);
     goto fail;
   }
-  if (*abi != KJIT_HOST_ABI_VERSION) {
+  if (*abi < KJIT_HOST_ABI_MIN_VERSION || *abi > KJIT_HOST_ABI_VERSION) {
     status = host_error(KJIT_STATUS_FAILED_PRECONDITION,
                         "cannot load kernel '%s': it was built for host "
                         "kernel ABI version %u, but this backend implements "
-                        "version %u",
-                        k->name, *abi, (unsigned)KJIT_HOST_ABI_VERSION);
+                        "versions %u to %u",
+                        k->name, *abi, (unsigned)KJIT_HOST_ABI_MIN_VERSION,
+                        (unsigned)KJIT_HOST_ABI_VERSION);
     goto fail;
   }
+  k->abi_version = *abi;
   {
     /* dlsym returns void *; the entry is a function. POSIX guarantees the
      * conversion; memcpy keeps -pedantic quiet about it. */
@@ -532,6 +564,24 @@ static void report_device_time(kjit_host_context *ctx, const host_kernel *k,
   host_api->report_device_time(ctx, &time);
 }
 
+/* ABI 2's extents: for each pointer argument into an allocation of this
+ * backend (every tensor kjit-run passes), the bytes it may reach; for
+ * everything else "unknown", which bounds checks let through. */
+static void find_extents(const host_kernel *k, const host_arg_slot *slots,
+                         size_t count, kjit_host_extent *extents) {
+  size_t i;
+  for (i = 0; i < count; ++i) {
+    uintptr_t p = (uintptr_t)slots[i].ptr, begin, end;
+    extents[i].begin = INT64_MIN;
+    extents[i].end = INT64_MAX;
+    if (i < k->num_params && k->params && k->params[i].pointer && p &&
+        host_find_allocation(p, &begin, &end)) {
+      extents[i].begin = -(int64_t)(p - begin);
+      extents[i].end = (int64_t)(end - p);
+    }
+  }
+}
+
 static kjit_status *host_launch_entry(void *self,
                                       kjit_backend_launch_args *args) {
   host_kernel *k = args->kernel;
@@ -539,6 +589,8 @@ static kjit_status *host_launch_entry(void *self,
   void *small_pointers[16];
   host_arg_slot *slots = small_slots;
   void **pointers = small_pointers;
+  kjit_host_extent small_extents[16];
+  kjit_host_extent *extents = small_extents;
   kjit_status *status;
   host_launch launch;
   size_t count = 0;
@@ -584,7 +636,8 @@ static kjit_status *host_launch_entry(void *self,
   if (args->num_args > 16) {
     slots = malloc(args->num_args * sizeof *slots);
     pointers = malloc(args->num_args * sizeof *pointers);
-    if (!slots || !pointers) {
+    extents = malloc(args->num_args * sizeof *extents);
+    if (!slots || !pointers || !extents) {
       status = host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
       goto out;
     }
@@ -609,6 +662,10 @@ static kjit_status *host_launch_entry(void *self,
   launch.threads = 32 * args->num_warps;
   launch.num_programs = programs;
   launch.args = count ? pointers : NULL;
+  if (k->abi_version >= 2) {
+    find_extents(k, slots, count, extents);
+    launch.extents = extents;
+  }
   pthread_mutex_init(&launch.error_lock, NULL);
   timed = (args->flags & KJIT_LAUNCH_TIMED) && self &&
           KJIT_HAS_FIELD(host_api, kjit_host_api, report_device_time);
@@ -637,6 +694,8 @@ out:
     free(slots);
   if (pointers != small_pointers)
     free(pointers);
+  if (extents != small_extents)
+    free(extents);
   return status;
 }
 

@@ -15,6 +15,7 @@
 #include "kjit-c/Plugin.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,10 @@ typedef struct host_kernel {
   char *name; /**< NUL-terminated copy of the kernel name. */
   int fd;     /**< memfd the object was loaded from, or -1. */
   char *path; /**< The path dlopen saw (unique while the kernel lives). */
+  uint32_t abi_version; /**< kjit_host_abi_version of the object. */
+  /** Where the object is mapped (addresses in its ELF file plus this), and
+   *  its executable segments: a fault's pc there is the kernel's own. */
+  uintptr_t load_base, text_begin, text_end;
 } host_kernel;
 
 /*===----------------------------------------------------------------------===*\
@@ -54,8 +59,12 @@ typedef struct host_kernel {
 
 /** Settings read once from the environment at init. */
 typedef struct host_config {
-  unsigned workers;   /**< Worker threads, the launching one included. */
-  size_t stack_bytes; /**< Usable bytes of each fiber stack. */
+  unsigned workers;    /**< Worker threads, the launching one included. */
+  size_t stack_bytes;  /**< Usable bytes of each fiber stack. */
+  uint64_t timeout_ns; /**< KJIT_LAUNCH_TIMEOUT; 0: no limit. */
+  /** KJIT_LAUNCH_TIMEOUT when it is not a number of seconds (every launch
+   *  then fails, naming it), else NULL. Points into the environment. */
+  const char *bad_timeout;
 } host_config;
 
 /** One launch, shared read-only by every worker except for `next_program`
@@ -66,7 +75,13 @@ typedef struct host_launch {
   uint32_t threads;      /**< SIMT threads per program (x dimension). */
   uint64_t num_programs; /**< grid[0] * grid[1] * grid[2]. */
   void *const *args;     /**< HostKernel.h's args[i]. */
+  /** kjit_host_thread.extents (ABI 2): one per argument, or NULL. */
+  const kjit_host_extent *extents;
   uint64_t next_program; /**< Next linear program id to claim (atomic). */
+  /** Set (atomically) by a fault or the watchdog: no program starts after
+   *  it. `cancelled` says it was the watchdog. */
+  int aborted;
+  int cancelled;
 
   /* The first failure by (program, thread) order, and how many there were;
    * guarded by error_lock. */
@@ -78,7 +93,6 @@ typedef struct host_launch {
   uint64_t num_errors;
 } host_launch;
 
-/** Reads KJIT_HOST_WORKERS and KJIT_HOST_STACK_KIB; never fails. */
 /** NULL when `device` is the host's one device (0), else an error naming
  *  the entry. */
 kjit_status *host_check_device(int32_t device, const char *entry);
@@ -88,6 +102,8 @@ kjit_status *host_allocate(void *self, kjit_backend_allocate_args *args);
 kjit_status *host_deallocate(void *self, kjit_backend_deallocate_args *args);
 kjit_status *host_copy(void *self, kjit_backend_copy_args *args);
 
+/** Reads KJIT_HOST_WORKERS, KJIT_HOST_STACK_KIB and KJIT_LAUNCH_TIMEOUT;
+ *  never fails (a malformed timeout is recorded in bad_timeout). */
 void host_config_from_environment(host_config *config);
 
 /** Starts nothing: the pool is created by the first launch. */
@@ -101,6 +117,86 @@ void host_pool_shutdown(void);
  *  for stacks); device failures are recorded in `launch`. Launches from
  *  several threads are serialized. */
 kjit_status *host_pool_run(host_launch *launch);
+
+/*===----------------------------------------------------------------------===*\
+|* Faults, signal stacks and the watchdog (Faults.c)                          *|
+\*===----------------------------------------------------------------------===*/
+
+/** A fault as the handler saw it; formatted later, outside the handler. */
+typedef struct host_fault {
+  int signo; /**< SIGSEGV, ..., or the cancel signal. */
+  int code;  /**< si_code. */
+  uintptr_t addr, pc, sp;
+} host_fault;
+
+/** What the handlers need of the worker running on a thread. Written by
+ *  that thread only; `volatile` because a handler reads it between any two
+ *  instructions. */
+typedef struct host_fault_site {
+  volatile sig_atomic_t in_kernel;      /**< the launch's kernel code may run */
+  volatile sig_atomic_t in_runtime;     /**< in a runtime-table call: a fault
+                                             here is the backend's, not the
+                                             kernel's, and is not recovered */
+  volatile sig_atomic_t in_handler;     /**< a fault in the handler itself */
+  volatile sig_atomic_t cancel_pending; /**< cancelled during a runtime
+                                             call: end the thread after it */
+  const int *cancelled;                 /**< the launch's flag */
+  uintptr_t text_begin, text_end;       /**< the kernel's executable code */
+  host_fault fault;
+  /** Ends the faulting SIMT thread and never returns (Scheduler.c). */
+  void (*recover)(struct host_fault_site *site);
+} host_fault_site;
+
+/** An alternate signal stack, set on a thread for a while. */
+typedef struct host_altstack {
+  void *memory;
+  /* The stack_t it replaced (stack_t is POSIX, and this header C99). */
+  void *saved_sp;
+  size_t saved_size;
+  int saved_flags;
+  int pushed;
+} host_altstack;
+
+/** What a SIGSEGV description needs to know about fiber stacks. */
+typedef struct host_fault_stack {
+  int guard_hit; /**< the address is in a fiber's guard page */
+  size_t fiber_stack_bytes;
+} host_fault_stack;
+
+/** Installs the fault handlers (and, with `want_cancel`, picks a free
+ *  realtime signal for the watchdog); the previous handlers are kept and
+ *  get every fault that is not a kernel's. An error only when no realtime
+ *  signal is free for cancellation (the fault handlers are installed). */
+kjit_status *host_faults_install(int want_cancel);
+void host_faults_uninstall(void);
+/** The watchdog's signal, 0 when none was installed. */
+int host_cancel_signal(void);
+
+/** Makes `site` the calling thread's (NULL: none) for the handlers. */
+void host_fault_enter(host_fault_site *site);
+void host_fault_leave(void);
+
+/** Gives the calling thread an alternate signal stack unless it has one;
+ *  host_altstack_restore puts back what was there. */
+kjit_status *host_altstack_use(host_altstack *s);
+void host_altstack_restore(host_altstack *s);
+void host_altstack_free(host_altstack *s);
+
+/** "SIGFPE (integer division by zero or overflow)", ... */
+void host_describe_fault(char *out, size_t size, const host_fault *fault,
+                         const host_fault_stack *stack);
+
+/** Watches `launch`: after `timeout_ns` calls `cancel(launch)` from the
+ *  watchdog thread, and again every few milliseconds until disarmed. */
+kjit_status *host_watchdog_arm(host_launch *launch, uint64_t timeout_ns,
+                               void (*cancel)(host_launch *));
+/** Stops watching; when it returns, no cancel call is running. */
+void host_watchdog_disarm(void);
+void host_watchdog_shutdown(void);
+
+/** Memory.c: the allocation of this backend that holds `address`; 0 when
+ *  none does. */
+int host_find_allocation(uintptr_t address, uintptr_t *begin, uintptr_t *end);
 
 /*===----------------------------------------------------------------------===*\
 |* Arguments (Args.c)                                                         *|

@@ -12,12 +12,94 @@
 
 #include "Internal.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The ABI promises 256-byte alignment (what cudaMalloc gives), which also
  * satisfies every divisibility the specializer tests for. */
 enum { HOST_ALLOCATION_ALIGNMENT = 256 };
+
+/* The live allocations, sorted by address: debug-mode bounds checks learn
+ * a pointer argument's extent here (every tensor of kjit-run is one).
+ * Allocations are few and long-lived, so a sorted array under a lock is
+ * enough; lookups take log n. */
+typedef struct host_range {
+  uintptr_t begin, end;
+} host_range;
+
+static struct {
+  pthread_mutex_t lock;
+  host_range *ranges;
+  size_t count, capacity;
+} live = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The index of the first range that ends after `address`. */
+static size_t range_lower_bound(uintptr_t address) {
+  size_t lo = 0, hi = live.count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (live.ranges[mid].end <= address)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static int remember(uintptr_t begin, uintptr_t end) {
+  size_t at;
+  pthread_mutex_lock(&live.lock);
+  if (live.count == live.capacity) {
+    size_t capacity = live.capacity ? 2 * live.capacity : 64;
+    host_range *grown = realloc(live.ranges, capacity * sizeof *grown);
+    if (!grown) {
+      pthread_mutex_unlock(&live.lock);
+      return 0;
+    }
+    live.ranges = grown;
+    live.capacity = capacity;
+  }
+  at = range_lower_bound(begin);
+  memmove(live.ranges + at + 1, live.ranges + at,
+          (live.count - at) * sizeof *live.ranges);
+  live.ranges[at].begin = begin;
+  live.ranges[at].end = end;
+  ++live.count;
+  pthread_mutex_unlock(&live.lock);
+  return 1;
+}
+
+static void forget(uintptr_t begin) {
+  size_t at;
+  pthread_mutex_lock(&live.lock);
+  at = range_lower_bound(begin);
+  if (at < live.count && live.ranges[at].begin == begin) {
+    memmove(live.ranges + at, live.ranges + at + 1,
+            (live.count - at - 1) * sizeof *live.ranges);
+    --live.count;
+  }
+  if (live.count == 0) {
+    free(live.ranges);
+    live.ranges = NULL;
+    live.capacity = 0;
+  }
+  pthread_mutex_unlock(&live.lock);
+}
+
+int host_find_allocation(uintptr_t address, uintptr_t *begin, uintptr_t *end) {
+  size_t at;
+  int found = 0;
+  pthread_mutex_lock(&live.lock);
+  at = range_lower_bound(address);
+  if (at < live.count && live.ranges[at].begin <= address) {
+    *begin = live.ranges[at].begin;
+    *end = live.ranges[at].end;
+    found = 1;
+  }
+  pthread_mutex_unlock(&live.lock);
+  return found;
+}
 
 kjit_status *host_allocate(void *self, kjit_backend_allocate_args *args) {
   kjit_status *status;
@@ -36,6 +118,12 @@ kjit_status *host_allocate(void *self, kjit_backend_allocate_args *args) {
     return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
                       "host backend: out of memory allocating %llu bytes",
                       (unsigned long long)args->size);
+  if (!remember((uintptr_t)memory, (uintptr_t)memory + (size_t)args->size)) {
+    free(memory);
+    return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
+                      "host backend: out of memory allocating %llu bytes",
+                      (unsigned long long)args->size);
+  }
   args->address = (uint64_t)(uintptr_t)memory;
   return NULL;
 }
@@ -48,6 +136,7 @@ kjit_status *host_deallocate(void *self, kjit_backend_deallocate_args *args) {
                       "host backend: deallocate arguments too small");
   if ((status = host_check_device(args->device, "deallocate")))
     return status;
+  forget((uintptr_t)args->address);
   free((void *)(uintptr_t)args->address);
   return NULL;
 }

@@ -31,6 +31,20 @@
 #error "the host backend's context switch is written for x86-64 (SysV)"
 #endif
 
+/* AddressSanitizer tracks which stack a thread runs on; every fiber switch
+ * tells it (start before, finish after), or it would take a fiber's frames
+ * for an overflow of the thread's stack. Compiled out otherwise. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HOST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HOST_ASAN 1
+#endif
+#endif
+#ifdef HOST_ASAN
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 /*===----------------------------------------------------------------------===*\
 |* The context switch                                                         *|
 \*===----------------------------------------------------------------------===*/
@@ -124,10 +138,14 @@ typedef struct host_simt {
   char *stack_top; /* fiber mode: the 16-byte aligned top of its stack */
   fiber_state state;
   uint32_t position; /* index in the worker's run list */
+#ifdef HOST_ASAN
+  void *fake_stack; /* ASan's fake stack of the suspended fiber */
+#endif
 } host_simt;
 
 /* One OS thread of the pool. Slot 0 is the launching thread itself. */
 typedef struct host_worker {
+  host_fault_site site; /* first: the handlers' recover casts it back */
   pthread_t thread;
   unsigned index;
   host_launch *launch; /* the launch being run */
@@ -146,6 +164,19 @@ typedef struct host_worker {
   void *stacks;      /* one mapping: [guard][stack] per fiber */
   size_t stacks_bytes;
   void *scheduler_sp; /* the program scheduler's suspended context */
+  /* Faults: the SIMT thread running (NULL: the scheduler), the one that
+   * faulted, this thread's signal stack, and the floating-point control
+   * state the worker started the launch with (a signal resets it). */
+  host_simt *volatile current;
+  host_simt *volatile faulted;
+  host_altstack altstack;
+  uint32_t mxcsr;
+  uint16_t x87_cw;
+#ifdef HOST_ASAN
+  const void *thread_stack; /* the worker's own stack, for ASan */
+  size_t thread_stack_size;
+  void *scheduler_fake_stack;
+#endif
 } host_worker;
 
 /* The pool: settings, workers, and the hand-off of a launch to helpers. */
@@ -162,6 +193,7 @@ static struct {
   unsigned wanted, claimed, finished; /* helpers of the current launch */
   int stopping;
   size_t page;
+  kjit_status *cancel_error; /* why KJIT_LAUNCH_TIMEOUT cannot work */
 } pool = {.launch_lock = PTHREAD_MUTEX_INITIALIZER,
           .lock = PTHREAD_MUTEX_INITIALIZER,
           .wake = PTHREAD_COND_INITIALIZER,
@@ -215,6 +247,95 @@ static host_simt *simt_of(kjit_host_thread *thread) {
  * (nothing on its stack needs unwinding: HostKernel.h promises it). */
 static void end_thread(host_simt *simt);
 
+/* A signal handler resets MXCSR and the x87 control word; a worker that
+ * leaves one by siglongjmp puts back what it started the launch with. */
+static void restore_fp_control(host_worker *w) {
+  __asm__ __volatile__("ldmxcsr %0\n\tfldcw %1"
+                       :
+                       : "m"(w->mxcsr), "m"(w->x87_cw));
+}
+
+/* Records the fault (or cancellation) the handler left in w->site and
+ * stops the launch: no program starts after a fault. */
+static void record_fault(host_worker *w, host_simt *simt) {
+  host_launch *launch = w->launch;
+  const host_kernel *k = launch->kernel;
+  const host_fault *f = &w->site.fault;
+  const uint32_t *pid = w->loop_simt.thread.program_id;
+  unsigned long long pc = (unsigned long long)(f->pc - k->load_base);
+  const char *where = f->pc >= k->text_begin && f->pc < k->text_end
+                          ? "in the kernel's object"
+                          : "outside the kernel's object";
+  char what[256];
+  w->site.in_handler = 0;
+  __atomic_store_n(&launch->aborted, 1, __ATOMIC_RELAXED);
+  if (f->signo == host_cancel_signal() && f->code == 0) {
+    char at[96] = "in a runtime call";
+    if (f->pc) /* 0: ended on leaving a runtime call (runtime_leave) */
+      snprintf(at, sizeof at, "at pc 0x%llx %s", pc, where);
+    record_failure(launch, w->program, simt->thread.thread_id[0],
+                   KJIT_STATUS_DEADLINE_EXCEEDED,
+                   "launch of kernel %s cancelled: it ran past its time "
+                   "limit of %g s (KJIT_LAUNCH_TIMEOUT); program (%u,%u,%u), "
+                   "thread (%u,0,0) was interrupted %s",
+                   k->name, (double)pool.config.timeout_ns / 1e9, pid[0],
+                   pid[1], pid[2], simt->thread.thread_id[0], at);
+    return;
+  }
+  {
+    host_fault_stack stack;
+    uintptr_t base = (uintptr_t)w->stacks, slot;
+    stack.fiber_stack_bytes = pool.config.stack_bytes;
+    slot = stack.fiber_stack_bytes + pool.page;
+    stack.guard_hit = simt != &w->loop_simt && f->addr >= base &&
+                      f->addr < base + w->stacks_bytes &&
+                      (f->addr - base) % slot < pool.page;
+    host_describe_fault(what, sizeof what, f, &stack);
+  }
+  record_failure(launch, w->program, simt->thread.thread_id[0],
+                 KJIT_STATUS_ABORTED,
+                 "kernel %s faulted in program (%u,%u,%u), thread (%u,0,0): "
+                 "%s at pc 0x%llx %s; the launch was stopped",
+                 k->name, pid[0], pid[1], pid[2], simt->thread.thread_id[0],
+                 what, pc, where);
+}
+
+static void switch_onward(host_simt *simt);
+
+/* The handlers' way out of a faulting SIMT thread (Faults.c): back to the
+ * program's loop, or from the fiber to the scheduler. Either way the
+ * thread's stack is abandoned where it stood. */
+static void recover(host_fault_site *site) {
+  host_worker *w = (host_worker *)site;
+  host_simt *simt = w->current;
+  if (simt == &w->loop_simt)
+    siglongjmp(w->loop_jump, 2);
+  simt->state = FIBER_FAILED;
+  w->faulted = simt;
+#ifdef HOST_ASAN
+  __sanitizer_start_switch_fiber(NULL, w->thread_stack, w->thread_stack_size);
+#endif
+  host_switch(&simt->sp, w->scheduler_sp);
+  abort(); /* unreachable: a faulted fiber is never resumed */
+}
+
+/* Runtime calls may take libc locks (malloc in print and in recording a
+ * failure): a fault there is not the kernel's, and a cancellation waits
+ * until the call is done. */
+static void runtime_enter(host_worker *w) { w->site.in_runtime = 1; }
+
+static void runtime_leave(host_worker *w) {
+  w->site.in_runtime = 0;
+  if (w->site.cancel_pending) {
+    w->site.cancel_pending = 0;
+    w->site.fault.signo = host_cancel_signal();
+    w->site.fault.code = 0;
+    w->site.fault.addr = w->site.fault.pc = w->site.fault.sp = 0;
+    w->site.in_handler = 1;
+    recover(&w->site);
+  }
+}
+
 /*===----------------------------------------------------------------------===*\
 |* Fiber scheduling                                                           *|
 \*===----------------------------------------------------------------------===*/
@@ -225,13 +346,27 @@ static void end_thread(host_simt *simt);
 static void switch_onward(host_simt *simt) {
   host_worker *w = simt->worker;
   uint32_t next = simt->position + 1;
-  host_switch(&simt->sp,
-              next < w->num_run ? w->run[next]->sp : w->scheduler_sp);
+  host_simt *to = next < w->num_run ? w->run[next] : NULL;
+#ifdef HOST_ASAN
+  /* A fiber that will never run again hands its fake stack back. */
+  __sanitizer_start_switch_fiber(
+      simt->state == FIBER_WAITING ? &simt->fake_stack : NULL,
+      to ? to->stack_top - pool.config.stack_bytes : w->thread_stack,
+      to ? pool.config.stack_bytes : w->thread_stack_size);
+#endif
+  w->current = to;
+  host_switch(&simt->sp, to ? to->sp : w->scheduler_sp);
+#ifdef HOST_ASAN
+  __sanitizer_finish_switch_fiber(simt->fake_stack, NULL, NULL);
+#endif
 }
 
 /* The body of every fiber: one SIMT thread of the current program. */
 static void fiber_main(host_simt *simt) {
   host_worker *w = simt->worker;
+#ifdef HOST_ASAN
+  __sanitizer_finish_switch_fiber(NULL, NULL, NULL);
+#endif
   w->launch->kernel->entry(&simt->thread, w->launch->args);
   simt->state = FIBER_DONE;
   switch_onward(simt);
@@ -356,7 +491,28 @@ static void run_program_fibers(host_worker *w, uint32_t threads) {
     uint32_t waiting = 0, done = 0, failed = 0, n = w->num_run;
     /* One phase: each live fiber runs until it waits at a barrier, returns
      * or fails, handing on to the next; the last hands back to us. */
+    w->current = w->run[0];
+#ifdef HOST_ASAN
+    __sanitizer_start_switch_fiber(&w->scheduler_fake_stack,
+                                   w->run[0]->stack_top -
+                                       pool.config.stack_bytes,
+                                   pool.config.stack_bytes);
+#endif
+    w->site.in_kernel = 1;
     host_switch(&w->scheduler_sp, w->run[0]->sp);
+    w->site.in_kernel = 0;
+#ifdef HOST_ASAN
+    __sanitizer_finish_switch_fiber(w->scheduler_fake_stack, NULL, NULL);
+#endif
+    w->current = NULL;
+    if (w->faulted) {
+      /* A fault (or the watchdog) ended a fiber: the program stops. */
+      record_fault(w, w->faulted);
+      w->faulted = NULL;
+      return;
+    }
+    if (__atomic_load_n(&launch->aborted, __ATOMIC_RELAXED))
+      return; /* another program faulted: stop at this barrier */
     for (i = 0; i < n; ++i) {
       fiber_state s = w->run[i]->state;
       waiting += s == FIBER_WAITING;
@@ -404,14 +560,30 @@ static void run_program_loop(host_worker *w, uint32_t threads) {
   void *const *args = w->launch->args;
   host_simt *simt = &w->loop_simt;
   w->loop_thread = 0;
+  w->current = simt;
   /* Saved once per program (and again after each failure), not per
-   * thread: the loop's cost is the calls alone. savemask 0: no syscall. */
-  if (sigsetjmp(w->loop_jump, 0))
+   * thread: the loop's cost is the calls alone. savemask 0: no syscall
+   * (the fault handlers run with SA_NODEFER, so the mask is unchanged). */
+  switch (sigsetjmp(w->loop_jump, 0)) {
+  case 0:
+    break;
+  case 1: /* a failed assert: on with the next thread */
     w->loop_thread = w->loop_thread + 1;
+    break;
+  default: /* a fault or the watchdog: the program stops */
+    w->site.in_kernel = 0;
+    w->current = NULL;
+    restore_fp_control(w);
+    record_fault(w, simt);
+    return;
+  }
+  w->site.in_kernel = 1;
   for (; w->loop_thread < threads; w->loop_thread = w->loop_thread + 1) {
     simt->thread.thread_id[0] = w->loop_thread;
     entry(&simt->thread, args);
   }
+  w->site.in_kernel = 0;
+  w->current = NULL;
 }
 
 static void end_thread(host_simt *simt) {
@@ -433,6 +605,7 @@ static void rt_barrier(kjit_host_thread *thread) {
   if (simt == &w->loop_simt) {
     /* The object promised no barrier, so its threads run one after another
      * and this one cannot wait for the rest. */
+    runtime_enter(w);
     record_failure(w->launch, w->program, thread->thread_id[0],
                    KJIT_STATUS_FAILED_PRECONDITION,
                    "kernel %s reached a barrier in program (%u,%u,%u), thread "
@@ -441,6 +614,7 @@ static void rt_barrier(kjit_host_thread *thread) {
                    w->launch->kernel->name, thread->program_id[0],
                    thread->program_id[1], thread->program_id[2],
                    thread->thread_id[0], w->launch->kernel->name);
+    w->site.in_runtime = 0;
     end_thread(simt);
   }
   simt->state = FIBER_WAITING;
@@ -452,6 +626,7 @@ static void rt_assert_fail(kjit_host_thread *thread, const char *message,
                            uint64_t message_len) {
   host_simt *simt = simt_of(thread);
   host_worker *w = simt->worker;
+  runtime_enter(w);
   record_failure(
       w->launch, w->program, thread->thread_id[0], KJIT_STATUS_ABORTED,
       "device assert failed in kernel %s, program (%u,%u,%u), "
@@ -460,6 +635,28 @@ static void rt_assert_fail(kjit_host_thread *thread, const char *message,
       thread->program_id[2], thread->thread_id[0],
       message ? (int)(message_len > 4096 ? 4096 : message_len) : 0,
       message ? message : "");
+  w->site.in_runtime = 0;
+  end_thread(simt);
+}
+
+static void rt_bounds_fail(kjit_host_thread *thread, const char *message,
+                           uint64_t message_len, int64_t offset, int64_t bytes,
+                           const kjit_host_extent *extent) {
+  host_simt *simt = simt_of(thread);
+  host_worker *w = simt->worker;
+  runtime_enter(w);
+  record_failure(
+      w->launch, w->program, thread->thread_id[0], KJIT_STATUS_ABORTED,
+      "device assert failed in kernel %s, program (%u,%u,%u), "
+      "thread (%u,0,0): %.*s: bytes [%lld, %lld) from the pointer are outside "
+      "its buffer, bytes [%lld, %lld)",
+      w->launch->kernel->name, thread->program_id[0], thread->program_id[1],
+      thread->program_id[2], thread->thread_id[0],
+      message ? (int)(message_len > 4096 ? 4096 : message_len) : 0,
+      message ? message : "", (long long)offset, (long long)(offset + bytes),
+      extent ? (long long)extent->begin : 0,
+      extent ? (long long)extent->end : 0);
+  w->site.in_runtime = 0;
   end_thread(simt);
 }
 
@@ -495,6 +692,8 @@ static void rt_print(kjit_host_thread *thread, const char *prefix,
   uint64_t i;
   int n;
   size_t off = 0;
+  host_worker *w = simt_of(thread)->worker;
+  runtime_enter(w);
   n = snprintf(value, sizeof value, "pid (%u, %u, %u) tid (%u, 0, 0) ",
                thread->program_id[0], thread->program_id[1],
                thread->program_id[2], thread->thread_id[0]);
@@ -546,13 +745,11 @@ static void rt_print(kjit_host_thread *thread, const char *prefix,
   }
   if (b.heap)
     free(b.data);
+  runtime_leave(w);
 }
 
 static const kjit_host_runtime host_runtime_table = {
-    rt_barrier,
-    rt_print,
-    rt_assert_fail,
-};
+    rt_barrier, rt_print, rt_assert_fail, rt_bounds_fail};
 
 /*===----------------------------------------------------------------------===*\
 |* Running programs                                                           *|
@@ -572,6 +769,16 @@ static void run_programs(host_worker *w, host_launch *launch) {
   t->num_programs[2] = launch->grid[2];
   t->runtime = &host_runtime_table;
   t->backend = &w->loop_simt;
+  t->extents = launch->extents;
+  w->current = w->faulted = NULL;
+  w->site.in_kernel = w->site.in_runtime = w->site.in_handler = 0;
+  w->site.cancel_pending = 0;
+  w->site.cancelled = &launch->cancelled;
+  w->site.text_begin = launch->kernel->text_begin;
+  w->site.text_end = launch->kernel->text_end;
+  w->site.recover = recover;
+  __asm__ __volatile__("stmxcsr %0\n\tfnstcw %1"
+                       : "=m"(w->mxcsr), "=m"(w->x87_cw));
   if (fibers) {
     /* Stacks are made by the worker that needs them, once; a worker that
      * cannot get them leaves the programs to the others. */
@@ -586,9 +793,27 @@ static void run_programs(host_worker *w, host_launch *launch) {
       w->launch = NULL;
       return;
     }
+#ifdef HOST_ASAN
+    {
+      pthread_attr_t attr;
+      void *bottom = NULL;
+      size_t size = 0;
+      if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+        pthread_attr_getstack(&attr, &bottom, &size);
+        pthread_attr_destroy(&attr);
+      }
+      w->thread_stack = bottom;
+      w->thread_stack_size = size;
+    }
+#endif
   }
+  host_fault_enter(&w->site);
   for (;;) {
-    uint64_t p = __atomic_fetch_add(&launch->next_program, 1, __ATOMIC_RELAXED);
+    uint64_t p;
+    /* After a fault or the time limit, no program starts. */
+    if (__atomic_load_n(&launch->aborted, __ATOMIC_RELAXED))
+      break;
+    p = __atomic_fetch_add(&launch->next_program, 1, __ATOMIC_RELAXED);
     if (p >= launch->num_programs)
       break;
     w->program = p;
@@ -601,13 +826,46 @@ static void run_programs(host_worker *w, host_launch *launch) {
     else
       run_program_loop(w, launch->threads);
   }
-  w->launch = NULL;
+  host_fault_leave();
+  __atomic_store_n(&w->launch, NULL, __ATOMIC_RELEASE);
+}
+
+/* Unblocks the signals the fault handlers and the watchdog need in a
+ * worker: a synchronous fault while blocked kills the process. */
+static void unblock_fault_signals(sigset_t *old) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGSEGV);
+  sigaddset(&set, SIGBUS);
+  sigaddset(&set, SIGFPE);
+  sigaddset(&set, SIGILL);
+  if (host_cancel_signal())
+    sigaddset(&set, host_cancel_signal());
+  pthread_sigmask(SIG_UNBLOCK, &set, old);
+}
+
+/* The watchdog's cancel (Faults.c): no program starts any more, and every
+ * worker still running one of the launch is signalled; the handler ends
+ * the SIMT thread when it finds it in the kernel's code. */
+static void cancel_launch(host_launch *launch) {
+  unsigned i;
+  __atomic_store_n(&launch->cancelled, 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&launch->aborted, 1, __ATOMIC_RELAXED);
+  for (i = 0; i < pool.num_workers; ++i)
+    if (__atomic_load_n(&pool.workers[i].launch, __ATOMIC_ACQUIRE) == launch)
+      pthread_kill(pool.workers[i].thread, host_cancel_signal());
 }
 
 /* A helper thread: waits for launches and runs programs of each. */
 static void *worker_main(void *arg) {
   host_worker *w = arg;
   uint64_t seen = 0;
+  kjit_status *status = host_altstack_use(&w->altstack);
+  /* Without a signal stack a fault still ends the launch, unless it is a
+   * stack overflow. */
+  if (status)
+    host_api->status_destroy(status);
+  unblock_fault_signals(NULL);
   pthread_mutex_lock(&pool.lock);
   for (;;) {
     host_launch *launch;
@@ -622,6 +880,7 @@ static void *worker_main(void *arg) {
       continue;
     ++pool.claimed;
     launch = pool.current;
+    __atomic_store_n(&w->launch, launch, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&pool.lock);
     run_programs(w, launch);
     pthread_mutex_lock(&pool.lock);
@@ -629,6 +888,7 @@ static void *worker_main(void *arg) {
       pthread_cond_signal(&pool.done);
   }
   pthread_mutex_unlock(&pool.lock);
+  host_altstack_free(&w->altstack);
   return NULL;
 }
 
@@ -646,6 +906,7 @@ static unsigned available_cpus(void) {
 void host_config_from_environment(host_config *config) {
   const char *workers = getenv("KJIT_HOST_WORKERS");
   const char *stack = getenv("KJIT_HOST_STACK_KIB");
+  const char *timeout = getenv("KJIT_LAUNCH_TIMEOUT");
   char *end;
   unsigned long v;
   config->workers = available_cpus();
@@ -661,6 +922,20 @@ void host_config_from_environment(host_config *config) {
     v = strtoul(stack, &end, 10);
     if (!errno && !*end && v >= 4 && v <= 1024 * 1024)
       config->stack_bytes = (size_t)v * 1024;
+  }
+  /* Seconds, fractions allowed; 0 or empty: no limit. A value that is not
+   * a number fails every launch rather than run without the limit asked
+   * for. */
+  config->timeout_ns = 0;
+  config->bad_timeout = NULL;
+  if (timeout && *timeout) {
+    double seconds;
+    errno = 0;
+    seconds = strtod(timeout, &end);
+    if (errno || *end || end == timeout || !(seconds >= 0) || seconds > 1e6)
+      config->bad_timeout = timeout;
+    else
+      config->timeout_ns = (uint64_t)(seconds * 1e9);
   }
 }
 
@@ -679,10 +954,23 @@ void host_pool_init(const host_config *config) {
 static kjit_status *start_pool(void) {
   unsigned i, n = pool.config.workers;
   sigset_t all, old;
+  kjit_status *status;
   pool.workers = calloc(n, sizeof *pool.workers);
   if (!pool.workers)
     return host_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
                       "host backend: out of memory for %u workers", n);
+  /* Before the helpers start: they unblock the signals installed here. */
+  if ((status = host_faults_install(pool.config.timeout_ns != 0))) {
+    if (host_api->status_code(status) != KJIT_STATUS_UNAVAILABLE) {
+      free(pool.workers);
+      pool.workers = NULL;
+      return status;
+    }
+    /* No signal to cancel with: launches run, without the limit, and the
+     * first one says why. */
+    pool.config.timeout_ns = 0;
+    pool.cancel_error = status;
+  }
   pool.num_workers = 1; /* slot 0: whichever thread launches */
   /* Helpers block every signal: signals stay with the application's own
    * threads, whose handlers expect them. */
@@ -702,9 +990,40 @@ static kjit_status *start_pool(void) {
 kjit_status *host_pool_run(host_launch *launch) {
   kjit_status *status = NULL;
   unsigned helpers;
+  host_worker *self;
+  sigset_t old_mask;
+  int timed;
   pthread_mutex_lock(&pool.launch_lock);
+  if (pool.config.bad_timeout) {
+    status = host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                        "launch of kernel '%s': KJIT_LAUNCH_TIMEOUT='%s' is "
+                        "not a number of seconds (such as 2 or 0.5; 0 for no "
+                        "limit)",
+                        launch->kernel->name, pool.config.bad_timeout);
+    goto out;
+  }
   if (!pool.num_workers && (status = start_pool()) != NULL)
     goto out;
+  if (pool.cancel_error) {
+    status = pool.cancel_error;
+    pool.cancel_error = NULL;
+    goto out;
+  }
+  /* Slot 0 is whichever thread launches: it needs a signal stack for a
+   * stack overflow, and the fault signals unblocked, while it runs
+   * programs. */
+  self = &pool.workers[0];
+  self->thread = pthread_self();
+  if ((status = host_altstack_use(&self->altstack)) != NULL)
+    goto out;
+  timed = pool.config.timeout_ns != 0;
+  unblock_fault_signals(&old_mask);
+  if (timed && (status = host_watchdog_arm(launch, pool.config.timeout_ns,
+                                           cancel_launch)) != NULL) {
+    pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+    host_altstack_restore(&self->altstack);
+    goto out;
+  }
   helpers = pool.num_workers - 1;
   if (launch->num_programs - 1 < helpers)
     helpers = (unsigned)(launch->num_programs - 1);
@@ -718,7 +1037,8 @@ kjit_status *host_pool_run(host_launch *launch) {
     pthread_mutex_unlock(&pool.lock);
   }
   /* The launching thread works too: a one-program launch wakes nobody. */
-  run_programs(&pool.workers[0], launch);
+  __atomic_store_n(&self->launch, launch, __ATOMIC_RELEASE);
+  run_programs(self, launch);
   if (helpers) {
     pthread_mutex_lock(&pool.lock);
     while (pool.finished < pool.wanted)
@@ -726,6 +1046,19 @@ kjit_status *host_pool_run(host_launch *launch) {
     pool.current = NULL;
     pthread_mutex_unlock(&pool.lock);
   }
+  if (timed) {
+    host_watchdog_disarm();
+    /* A cancel that found no worker in the kernel's code (they were all
+     * between programs) still fails the launch. */
+    if (launch->cancelled && !launch->error_code)
+      record_failure(
+          launch, launch->num_programs, 0, KJIT_STATUS_DEADLINE_EXCEEDED,
+          "launch of kernel %s cancelled: it ran past its time "
+          "limit of %g s (KJIT_LAUNCH_TIMEOUT)",
+          launch->kernel->name, (double)pool.config.timeout_ns / 1e9);
+  }
+  pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+  host_altstack_restore(&self->altstack);
 out:
   pthread_mutex_unlock(&pool.launch_lock);
   return status;
@@ -740,6 +1073,7 @@ void host_pool_shutdown(void) {
   pthread_mutex_unlock(&pool.lock);
   for (i = 1; i < pool.num_workers; ++i)
     pthread_join(pool.workers[i].thread, NULL);
+  host_watchdog_shutdown();
   for (i = 0; pool.workers && i < pool.config.workers; ++i) {
     host_worker *w = &pool.workers[i];
     if (w->stacks)
@@ -747,6 +1081,12 @@ void host_pool_shutdown(void) {
     free(w->fibers);
     free(w->run);
   }
+  if (pool.workers)
+    host_altstack_free(&pool.workers[0].altstack);
+  host_faults_uninstall();
+  if (pool.cancel_error)
+    host_api->status_destroy(pool.cancel_error);
+  pool.cancel_error = NULL;
   free(pool.workers);
   pool.workers = NULL;
   pool.num_workers = 0;

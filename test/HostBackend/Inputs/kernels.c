@@ -245,3 +245,85 @@ EXPORT void kjit_host_entry_noflags(kjit_host_thread *thread,
   (void)thread;
   (void)args;
 }
+
+/*===----------------------------------------------------------------------===*\
+|* Faults (faults.test, R02/R04/R05 tests): kernels that break the machine   *|
+\*===----------------------------------------------------------------------===*/
+
+/* Thread `who` of program 0 computes a / b, every other writes 1: with
+ * b = 0 (or a = INT_MIN, b = -1) the division traps (SIGFPE). volatile:
+ * the compiler must emit the idiv. */
+KERNEL(divide, 0, "*i32,i32,i32,i32") {
+  int32_t *out = ARG(int32_t *, 0);
+  volatile int32_t a = ARG(int32_t, 1), b = ARG(int32_t, 2);
+  uint32_t g = global_id(thread);
+  out[g] = (int32_t)g == ARG(int32_t, 3) ? a / b : 1;
+}
+
+/* The same with barriers, so in fibers. */
+KERNEL(divide_fibers, KJIT_HOST_USES_BARRIER, "*i32,i32,i32,i32") {
+  int32_t *out = ARG(int32_t *, 0);
+  volatile int32_t a = ARG(int32_t, 1), b = ARG(int32_t, 2);
+  uint32_t g = global_id(thread);
+  barrier(thread);
+  out[g] = (int32_t)g == ARG(int32_t, 3) ? a / b : 1;
+  barrier(thread);
+}
+
+/* Thread `who` stores through the address it is given (unmapped: 8). */
+KERNEL(poke, 0, "*i32,u64,i32") {
+  int32_t *out = ARG(int32_t *, 0);
+  uint32_t g = global_id(thread);
+  if ((int32_t)g == ARG(int32_t, 2))
+    *(volatile int32_t *)(uintptr_t)ARG(uint64_t, 1) = 1;
+  out[g] = 1;
+}
+
+/* Recursion `depth` deep, each frame with a buffer the optimizer cannot
+ * drop: overflows any stack when deep enough. */
+__attribute__((noinline)) static int32_t down(int32_t depth) {
+  volatile char frame[256];
+  frame[0] = (char)depth;
+  if (depth <= 0)
+    return frame[0];
+  return down(depth - 1) + frame[0];
+}
+
+KERNEL(recurse, 0, "*i32,i32") {
+  ARG(int32_t *, 0)[global_id(thread)] = down(ARG(int32_t, 1));
+}
+
+KERNEL(recurse_fibers, KJIT_HOST_USES_BARRIER, "*i32,i32") {
+  barrier(thread);
+  ARG(int32_t *, 0)[global_id(thread)] = down(ARG(int32_t, 1));
+}
+
+/* Thread 0 of program 0 spins for ever (while stop stays 0); the others
+ * write 1. */
+KERNEL(spin, 0, "*i32,i32") {
+  volatile int32_t stop = ARG(int32_t, 1);
+  uint32_t g = global_id(thread);
+  if (g == 0)
+    while (!stop)
+      ;
+  ARG(int32_t *, 0)[g] = 1;
+}
+
+KERNEL(spin_fibers, KJIT_HOST_USES_BARRIER, "*i32,i32") {
+  volatile int32_t stop = ARG(int32_t, 1);
+  uint32_t g = global_id(thread);
+  barrier(thread);
+  if (g == 0)
+    while (!stop)
+      ;
+  ARG(int32_t *, 0)[g] = 1;
+}
+
+/* Spins in the runtime's print: cancelled when a print returns. */
+KERNEL(spin_print, 0, "i32") {
+  static const char prefix[] = "spin";
+  volatile int32_t stop = ARG(int32_t, 0);
+  if (global_id(thread) == 0)
+    while (!stop)
+      thread->runtime->print(thread, prefix, 0, NULL, 0);
+}
