@@ -33,7 +33,10 @@ public:
     if (!options.debug)
       pm.addPass(createKjitStripAsserts());
     pm.addPass(createCanonicalizerPass());
-    pm.addPass(createKjitConvertHostToLLVM());
+    // Debug mode also checks divisors and bounds in the lowering.
+    KjitConvertHostToLLVMOptions lowering;
+    lowering.debugChecks = options.debug;
+    pm.addPass(createKjitConvertHostToLLVM(lowering));
   }
 
   llvm::Expected<TargetArtifact>

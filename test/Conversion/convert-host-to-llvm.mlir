@@ -49,7 +49,7 @@ kjit.kernel @empty() {
 // and thread->num_programs[axis] (field 3).
 // CHECK-LABEL: llvm.func internal @program_ids(
 // CHECK-SAME:    %[[OUT:[^:]*]]: !llvm.ptr, %[[THREAD:[^:]*]]: !llvm.ptr)
-// CHECK:         %[[PX:.*]] = llvm.getelementptr %[[THREAD]][0, 2, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<3 x i32>, array<3 x i32>, array<3 x i32>, array<3 x i32>, ptr, ptr)>
+// CHECK:         %[[PX:.*]] = llvm.getelementptr %[[THREAD]][0, 2, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(array<3 x i32>, array<3 x i32>, array<3 x i32>, array<3 x i32>, ptr, ptr, ptr)>
 // CHECK:         %[[X:.*]] = llvm.load %[[PX]] : !llvm.ptr -> i32
 // CHECK:         %[[PY:.*]] = llvm.getelementptr %[[THREAD]][0, 2, 1]
 // CHECK:         %[[Y:.*]] = llvm.load %[[PY]] : !llvm.ptr -> i32
@@ -103,7 +103,7 @@ kjit.kernel @gpu_ids() {
 // CHECK-SAME:    %[[THREAD:[^:]*]]: !llvm.ptr)
 // CHECK:         %[[PRT:.*]] = llvm.getelementptr %[[THREAD]][0, 4]
 // CHECK:         %[[RT:.*]] = llvm.load %[[PRT]] : !llvm.ptr -> !llvm.ptr
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]] : !llvm.ptr -> !llvm.ptr
 // CHECK:         llvm.call %[[FN]](%[[THREAD]]) : !llvm.ptr, (!llvm.ptr) -> ()
 // CHECK:       llvm.mlir.global external constant @kjit_host_flags_barrier(1 : i32)
@@ -158,7 +158,7 @@ kjit.kernel @barrier() {
 // CHECK:         %[[N:.*]] = llvm.mlir.constant(7 : i64) : i64
 // CHECK:         %[[PRT:.*]] = llvm.getelementptr %[[THREAD]][0, 4]
 // CHECK:         %[[RT:.*]] = llvm.load %[[PRT]]
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]]
 // CHECK:         llvm.call %[[FN]](%[[THREAD]], %[[PREFIX]], %[[PREFIXLEN]], %[[ARRAY]], %[[N]])
 kjit.kernel @print_kinds(%p: !kjit.ptr<f32>, %h: f16, %f: f32, %d: f64,
@@ -193,7 +193,7 @@ kjit.kernel @print_nothing() {
 // CHECK:       ^[[FAIL]]:
 // CHECK:         %[[MSG:.*]] = llvm.mlir.addressof @kjit_str_{{[0-9A-F]+}} : !llvm.ptr
 // CHECK:         %[[LEN:.*]] = llvm.mlir.constant(6 : i64) : i64
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]]
 // CHECK:         llvm.call %[[FN]](%[[THREAD]], %[[MSG]], %[[LEN]])
 // CHECK-NEXT:    llvm.unreachable
@@ -216,7 +216,7 @@ kjit.kernel @check(%ok: i1) {
 // CHECK:         %[[P1:.*]] = llvm.insertvalue %[[F]], %[[P0]][1]
 // CHECK:         llvm.return %[[P1]] : !llvm.struct<(i32, f32)>
 // CHECK-LABEL: llvm.func internal @single(
-// CHECK-SAME:    attributes {no_inline}
+// CHECK-SAME:    attributes {no_inline, passthrough = {{.*}}"probe-stack", "inline-asm"{{.*}}}
 // CHECK-LABEL: llvm.func internal @calls(
 // CHECK-SAME:    %[[OUT:[^:]*]]: !llvm.ptr, %[[X:[^:]*]]: i32, %[[THREAD:[^:]*]]: !llvm.ptr)
 // CHECK:         %[[R:.*]] = llvm.call @pair(%[[X]], %[[THREAD]]) : (i32, !llvm.ptr) -> !llvm.struct<(i32, f32)>

@@ -53,9 +53,16 @@ def KjitConvertHostToLLVM
     llvm.mlir.global external constant @kjit_host_abi_version(1 : i32)
     ```
   }];
+  let options = [
+    Option<"debugChecks", "debug-checks", "bool", /*default=*/"false",
+           "Debug mode: check integer divisors, workgroup memory indices "
+           "and accesses through pointer parameters (bounds known to the "
+           "backend) and report a failed check like a failed assert, with "
+           "the source location (docs/HostTarget.md)">
+  ];
   let dependentDialects = [
     "kjit::KjitDialect", "mlir::LLVM::LLVMDialect",
-    "mlir::cf::ControlFlowDialect"
+    "mlir::cf::ControlFlowDialect", "mlir::arith::ArithDialect"
   ];
 }
 

@@ -27,11 +27,14 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/DialectConversion.h"
+
+#include "kjit-c/HostKernel.h"
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITCONVERTHOSTTOLLVM
@@ -96,8 +99,10 @@ struct ConvertHostToLLVMPass
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     if (failed(checkPlacement(module)) || failed(checkSpecialized(module)) ||
-        failed(checkPrepared(module)))
+        failed(checkPrepared(module)) || failed(checkWorkgroupSize(module)))
       return signalPassFailure();
+    // Extents and bounds_fail are ABI 2; nothing else needs more than 1.
+    bool usesExtents = debugChecks && insertDebugChecks(module);
     SmallVector<StringAttr> workgroup = makeWorkgroupMemoryThreadLocal(module);
 
     // What the ABI symbols need, taken before the kernels are converted.
@@ -142,7 +147,7 @@ struct ConvertHostToLLVMPass
     lowerWorkgroupGlobals(b, module, workgroup);
     for (const KernelABIInfo &kernel : kernels)
       emitKernelSymbols(b, module, kernel, converter);
-    emitABIVersion(b, module);
+    emitABIVersion(b, module, usesExtents ? 2 : KJIT_HOST_ABI_MIN_VERSION);
   }
 
   /// kjit's body operations must be in kernels or device functions (they

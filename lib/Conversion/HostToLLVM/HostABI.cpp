@@ -18,13 +18,15 @@ Type opaquePtr(MLIRContext *context) {
 LLVM::LLVMStructType getThreadType(MLIRContext *context) {
   Type dims = LLVM::LLVMArrayType::get(IntegerType::get(context, 32), 3);
   Type ptr = opaquePtr(context);
-  return LLVM::LLVMStructType::getLiteral(context,
-                                          {dims, dims, dims, dims, ptr, ptr});
+  // ABI 2 appended `extents`; objects of version 1 never read it.
+  return LLVM::LLVMStructType::getLiteral(
+      context, {dims, dims, dims, dims, ptr, ptr, ptr});
 }
 
 LLVM::LLVMStructType getRuntimeType(MLIRContext *context) {
   Type ptr = opaquePtr(context);
-  return LLVM::LLVMStructType::getLiteral(context, {ptr, ptr, ptr});
+  // ABI 2 appended bounds_fail.
+  return LLVM::LLVMStructType::getLiteral(context, {ptr, ptr, ptr, ptr});
 }
 
 /// kjit_host_print_arg {u32 kind; u32 bits_width; u64 bits}.
@@ -44,7 +46,7 @@ Value loadThreadField(OpBuilder &b, Location loc, Value thread,
                       ThreadField field, int32_t index, Type type) {
   MLIRContext *context = b.getContext();
   SmallVector<LLVM::GEPArg> indices = {0, field};
-  if (field != Runtime)
+  if (field != Runtime && field != Extents)
     indices.push_back(index);
   Value address = LLVM::GEPOp::create(b, loc, opaquePtr(context),
                                       getThreadType(context), thread, indices);

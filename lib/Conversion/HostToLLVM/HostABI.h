@@ -24,16 +24,22 @@ enum ThreadField : int32_t {
   ProgramId = 2,
   NumPrograms = 3,
   Runtime = 4,
+  Extents = 6, ///< ABI 2
 };
 /// Slot indices of kjit_host_runtime.
-enum RuntimeSlot : int32_t { BarrierSlot = 0, PrintSlot = 1, AssertSlot = 2 };
+enum RuntimeSlot : int32_t {
+  BarrierSlot = 0,
+  PrintSlot = 1,
+  AssertSlot = 2,
+  BoundsFailSlot = 3, ///< ABI 2
+};
 
 mlir::Type opaquePtr(mlir::MLIRContext *context);
 
-/// kjit_host_thread {u32[3] x 4; runtime; backend}.
+/// kjit_host_thread {u32[3] x 4; runtime; backend; extents}.
 mlir::LLVM::LLVMStructType getThreadType(mlir::MLIRContext *context);
 
-/// kjit_host_runtime {barrier; print; assert_fail}.
+/// kjit_host_runtime {barrier; print; assert_fail; bounds_fail}.
 mlir::LLVM::LLVMStructType getRuntimeType(mlir::MLIRContext *context);
 
 /// kjit_host_print_arg {u32 kind; u32 bits_width; u64 bits}.
@@ -43,7 +49,8 @@ mlir::LLVM::LLVMStructType getPrintArgType(mlir::MLIRContext *context);
 /// kjit takes it last.
 mlir::Value getThread(mlir::Operation *op);
 
-/// Loads `thread->field[index]` (`index` is ignored for Runtime).
+/// Loads `thread->field[index]` (`index` is ignored for Runtime and
+/// Extents).
 mlir::Value loadThreadField(mlir::OpBuilder &b, mlir::Location loc,
                             mlir::Value thread, ThreadField field,
                             int32_t index, mlir::Type type);

@@ -30,6 +30,31 @@ namespace kjit::host {
 void populateKjitToHostLLVMPatterns(mlir::LLVMTypeConverter &converter,
                                     mlir::RewritePatternSet &patterns);
 
+/// On a kjit.load/kjit.store that debug mode checks: the index of the
+/// kernel parameter it goes through, and the message of a failed check.
+inline constexpr llvm::StringLiteral kBoundsArgAttrName = "kjit.host.bounds_arg";
+inline constexpr llvm::StringLiteral kBoundsMessageAttrName =
+    "kjit.host.bounds_message";
+
+/// Debug mode (DebugChecks.cpp): inserts kjit.assert checks of integer
+/// divisors and memref indices, and marks the accesses through kernel
+/// pointer parameters for the load/store lowering to check against the
+/// backend's extents. Returns whether any access was marked (the object
+/// then needs host kernel ABI 2). Runs before the conversion.
+bool insertDebugChecks(mlir::ModuleOp module);
+
+/// "file:line:col" of `loc` (the first such location inside fused, named
+/// or call-site ones), or "" when it has none.
+std::string describeLocation(mlir::Location loc);
+
+/// The most workgroup memory a host kernel may have (per program): it is
+/// thread-local storage of every worker thread (docs/HostTarget.md).
+inline constexpr uint64_t kMaxWorkgroupBytes = 1u << 20;
+
+/// Fails, naming the global and the sizes, when the module's workgroup
+/// memory is more than kMaxWorkgroupBytes (or has no static size).
+mlir::LogicalResult checkWorkgroupSize(mlir::ModuleOp module);
+
 /// Workgroup memory becomes ordinary memory, held in thread-local globals
 /// (see HostKernel.h). Returns the names of those globals. Runs before the
 /// conversion.
@@ -59,8 +84,10 @@ void emitKernelSymbols(mlir::OpBuilder &b, mlir::ModuleOp module,
                        const KernelABIInfo &kernel,
                        const mlir::LLVMTypeConverter &converter);
 
-/// Emits kjit_host_abi_version at the end of the module.
-void emitABIVersion(mlir::OpBuilder &b, mlir::ModuleOp module);
+/// Emits kjit_host_abi_version = `version` at the end of the module: the
+/// lowest version that has what the object uses (HostKernel.h).
+void emitABIVersion(mlir::OpBuilder &b, mlir::ModuleOp module,
+                    uint32_t version);
 
 } // namespace kjit::host
 

@@ -63,6 +63,13 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
                                        llvmType, LLVM::Linkage::Internal);
     if (op->hasAttr("noinline"))
       fn.setNoInline(true);
+    // A frame larger than a page probes each page on the way down, so that
+    // a stack overflow always hits the guard page (a fault the backend
+    // reports) instead of jumping over it into a neighbouring fiber's
+    // stack.
+    fn.setPassthroughAttr(rewriter.getArrayAttr({rewriter.getArrayAttr(
+        {rewriter.getStringAttr("probe-stack"),
+         rewriter.getStringAttr("inline-asm")})}));
     rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.end());
     if (failed(
             rewriter.convertRegionTypes(&fn.getBody(), converter, &signature)))
@@ -201,6 +208,73 @@ Type getStorageType(PointerType pointer) {
   return element;
 }
 
+/// Debug mode: the access of `accessBytes` at element `offset` of the
+/// kernel's pointer parameter `arg` must lie within that argument's extent
+/// (HostKernel.h, ABI 2); otherwise runtime->bounds_fail, which does not
+/// return. In i128, so that no offset can wrap into range.
+void checkBounds(ConversionPatternRewriter &rewriter, Operation *op,
+                 PointerType pointer, Value offset, int64_t accessBytes) {
+  auto arg = op->getAttrOfType<IntegerAttr>(kBoundsArgAttrName);
+  auto message = op->getAttrOfType<StringAttr>(kBoundsMessageAttrName);
+  if (!arg || !message)
+    return;
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  Type i64 = rewriter.getI64Type(), i128 = rewriter.getIntegerType(128);
+  Type extentType = LLVM::LLVMStructType::getLiteral(context, {i64, i64});
+  Value thread = getThread(op);
+  Value extents =
+      loadThreadField(rewriter, loc, thread, Extents, 0, opaquePtr(context));
+  Value extent = LLVM::GEPOp::create(
+      rewriter, loc, opaquePtr(context), extentType, extents,
+      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(arg.getInt())});
+  auto field = [&](int32_t index) {
+    Value address = LLVM::GEPOp::create(rewriter, loc, opaquePtr(context),
+                                        extentType, extent,
+                                        ArrayRef<LLVM::GEPArg>{0, index});
+    return LLVM::LoadOp::create(rewriter, loc, i64, address).getResult();
+  };
+  Value begin = field(0), end = field(1);
+  auto wide = [&](Value v) -> Value {
+    return v.getType() == i128 ? v
+                               : LLVM::SExtOp::create(rewriter, loc, i128, v);
+  };
+  auto constant = [&](Type type, int64_t value) -> Value {
+    return LLVM::ConstantOp::create(rewriter, loc, type,
+                                    rewriter.getIntegerAttr(type, value));
+  };
+  Value first = LLVM::MulOp::create(
+      rewriter, loc, wide(offset),
+      constant(i128, pointer.getElementByteWidth()));
+  Value last =
+      LLVM::AddOp::create(rewriter, loc, first, constant(i128, accessBytes));
+  Value lowOk = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::sge,
+                                     first, wide(begin));
+  Value highOk = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::sle,
+                                      last, wide(end));
+  Value ok = LLVM::AndOp::create(rewriter, loc, lowOk, highOk);
+
+  Block *before = rewriter.getInsertionBlock();
+  Block *after = rewriter.splitBlock(before, rewriter.getInsertionPoint());
+  Block *failure = rewriter.createBlock(after);
+  rewriter.setInsertionPointToEnd(failure);
+  auto [text, length] =
+      getStringConstant(rewriter, loc, op, message.getValue());
+  callRuntime(rewriter, loc, thread, BoundsFailSlot,
+              {text, length, LLVM::TruncOp::create(rewriter, loc, i64, first),
+               constant(i64, accessBytes), extent});
+  LLVM::UnreachableOp::create(rewriter, loc);
+  rewriter.setInsertionPointToEnd(before);
+  LLVM::CondBrOp::create(rewriter, loc, ok, after, failure);
+  rewriter.setInsertionPointToStart(after);
+}
+
+/// Bytes one access of `type` through `pointer` covers.
+int64_t getAccessBytes(PointerType pointer, Type type) {
+  auto vector = dyn_cast<VectorType>(type);
+  return pointer.getElementByteWidth() * (vector ? vector.getNumElements() : 1);
+}
+
 Value getElementAddress(OpBuilder &b, Location loc, PointerType pointer,
                         Value base, Value offset) {
   return LLVM::GEPOp::create(b, loc, opaquePtr(b.getContext()),
@@ -216,6 +290,8 @@ struct LoadLowering : ConvertOpToLLVMPattern<LoadOp> {
     if (op.getMask())
       return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
     PointerType pointer = op.getBase().getType();
+    checkBounds(rewriter, op, pointer, adaptor.getOffset(),
+                getAccessBytes(pointer, op.getType()));
     Value address = getElementAddress(rewriter, op.getLoc(), pointer,
                                       adaptor.getBase(), adaptor.getOffset());
     Type type = op.getType();
@@ -238,6 +314,8 @@ struct StoreLowering : ConvertOpToLLVMPattern<StoreOp> {
     if (op.getMask())
       return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
     PointerType pointer = op.getBase().getType();
+    checkBounds(rewriter, op, pointer, adaptor.getOffset(),
+                getAccessBytes(pointer, op.getValue().getType()));
     Value address = getElementAddress(rewriter, op.getLoc(), pointer,
                                       adaptor.getBase(), adaptor.getOffset());
     Value value = adaptor.getValue();

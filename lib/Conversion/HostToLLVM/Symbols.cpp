@@ -74,11 +74,12 @@ void kjit::host::emitKernelSymbols(OpBuilder &b, ModuleOp module,
       b.getStringAttr(kernel.signature + std::string(1, '\0')));
 }
 
-void kjit::host::emitABIVersion(OpBuilder &b, ModuleOp module) {
+void kjit::host::emitABIVersion(OpBuilder &b, ModuleOp module,
+                                uint32_t version) {
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(module.getBody());
   LLVM::GlobalOp::create(b, module.getLoc(), b.getI32Type(),
                          /*isConstant=*/true, LLVM::Linkage::External,
                          "kjit_host_abi_version",
-                         b.getI32IntegerAttr(KJIT_HOST_ABI_VERSION));
+                         b.getI32IntegerAttr(version));
 }

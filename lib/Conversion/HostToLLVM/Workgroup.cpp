@@ -15,6 +15,64 @@
 
 using namespace mlir;
 
+/// Bytes of one element of a workgroup memref (ints, floats, vectors of
+/// them), 0 when the type has no fixed size here.
+static uint64_t elementBytes(Type type) {
+  if (auto vector = dyn_cast<VectorType>(type))
+    return vector.isScalable()
+               ? 0
+               : vector.getNumElements() * elementBytes(vector.getElementType());
+  if (type.isIntOrFloat())
+    return (type.getIntOrFloatBitWidth() + 7) / 8;
+  if (type.isIndex())
+    return 8;
+  return 0;
+}
+
+/// Workgroup memory is thread-local storage of every worker, allocated on a
+/// worker's first access: without a limit a kernel can ask for GiB per
+/// worker and be OOM-killed, or abort glibc's TLS allocation (R06).
+LogicalResult kjit::host::checkWorkgroupSize(ModuleOp module) {
+  uint64_t total = 0;
+  WalkResult result = module.walk([&](memref::GlobalOp global) {
+    MemRefType type = global.getType();
+    auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(type.getMemorySpace());
+    if (!space || space.getValue() != gpu::AddressSpace::Workgroup)
+      return WalkResult::advance();
+    uint64_t element = elementBytes(type.getElementType());
+    if (!type.hasStaticShape() || element == 0) {
+      global.emitError() << "workgroup memory @" << global.getSymName()
+                         << " has no static size; the host target needs "
+                            "one (at most "
+                         << kMaxWorkgroupBytes << " bytes per program)";
+      return WalkResult::interrupt();
+    }
+    // Checked step by step so that a product past 2^64 cannot wrap below
+    // the limit.
+    uint64_t bytes = element;
+    for (int64_t dim : type.getShape())
+      bytes = dim != 0 && bytes > kMaxWorkgroupBytes / static_cast<uint64_t>(dim)
+                  ? kMaxWorkgroupBytes + 1
+                  : bytes * static_cast<uint64_t>(dim);
+    total += std::min<uint64_t>(bytes, kMaxWorkgroupBytes + 1);
+    if (total <= kMaxWorkgroupBytes)
+      return WalkResult::advance();
+    InFlightDiagnostic diag = global.emitError();
+    diag << "workgroup memory @" << global.getSymName() << " ("
+         << type << ") ";
+    if (bytes > kMaxWorkgroupBytes)
+      diag << "needs more than " << kMaxWorkgroupBytes << " bytes";
+    else
+      diag << "brings the module's workgroup memory to " << total
+           << " bytes";
+    diag << ", above the host target's limit of " << kMaxWorkgroupBytes
+         << " bytes (1 MiB) per program: it is thread-local storage of "
+            "every worker thread (docs/HostTarget.md)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 /// Workgroup memory becomes ordinary memory, held in thread-local globals
 /// (see HostKernel.h). Returns the names of those globals.
 SmallVector<StringAttr>
