@@ -89,10 +89,10 @@ static void checkDivision(Operation *op, bool isSigned) {
   }
   AssertOp::create(
       b, loc, ok,
-      b.getStringAttr(withLocation(
-          "integer division by zero" + Twine(isSigned ? " or overflow" : "") +
-              " in " + op->getName().getStringRef(),
-          loc)));
+      b.getStringAttr(withLocation("integer division by zero" +
+                                       Twine(isSigned ? " or overflow" : "") +
+                                       " in " + op->getName().getStringRef(),
+                                   loc)));
 }
 
 /// Each index of a memref access of static shape against its dimension
@@ -114,8 +114,8 @@ static void checkMemRefIndices(Operation *op, Value memref,
         constant.getZExtValue() < static_cast<uint64_t>(dim))
       continue;
     Value bound = arith::ConstantIndexOp::create(b, loc, dim);
-    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index,
-                                     bound);
+    Value ok =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, bound);
     std::string what;
     llvm::raw_string_ostream os(what);
     os << "index " << i << " of " << op->getName() << " on " << name

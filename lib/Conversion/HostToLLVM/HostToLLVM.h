@@ -32,7 +32,8 @@ void populateKjitToHostLLVMPatterns(mlir::LLVMTypeConverter &converter,
 
 /// On a kjit.load/kjit.store that debug mode checks: the index of the
 /// kernel parameter it goes through, and the message of a failed check.
-inline constexpr llvm::StringLiteral kBoundsArgAttrName = "kjit.host.bounds_arg";
+inline constexpr llvm::StringLiteral kBoundsArgAttrName =
+    "kjit.host.bounds_arg";
 inline constexpr llvm::StringLiteral kBoundsMessageAttrName =
     "kjit.host.bounds_message";
 

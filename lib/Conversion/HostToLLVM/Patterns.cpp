@@ -67,9 +67,9 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
     // a stack overflow always hits the guard page (a fault the backend
     // reports) instead of jumping over it into a neighbouring fiber's
     // stack.
-    fn.setPassthroughAttr(rewriter.getArrayAttr({rewriter.getArrayAttr(
-        {rewriter.getStringAttr("probe-stack"),
-         rewriter.getStringAttr("inline-asm")})}));
+    fn.setPassthroughAttr(rewriter.getArrayAttr(
+        {rewriter.getArrayAttr({rewriter.getStringAttr("probe-stack"),
+                                rewriter.getStringAttr("inline-asm")})}));
     rewriter.inlineRegionBefore(op.getBody(), fn.getBody(), fn.end());
     if (failed(
             rewriter.convertRegionTypes(&fn.getBody(), converter, &signature)))
@@ -229,9 +229,9 @@ void checkBounds(ConversionPatternRewriter &rewriter, Operation *op,
       rewriter, loc, opaquePtr(context), extentType, extents,
       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(arg.getInt())});
   auto field = [&](int32_t index) {
-    Value address = LLVM::GEPOp::create(rewriter, loc, opaquePtr(context),
-                                        extentType, extent,
-                                        ArrayRef<LLVM::GEPArg>{0, index});
+    Value address =
+        LLVM::GEPOp::create(rewriter, loc, opaquePtr(context), extentType,
+                            extent, ArrayRef<LLVM::GEPArg>{0, index});
     return LLVM::LoadOp::create(rewriter, loc, i64, address).getResult();
   };
   Value begin = field(0), end = field(1);
@@ -243,9 +243,9 @@ void checkBounds(ConversionPatternRewriter &rewriter, Operation *op,
     return LLVM::ConstantOp::create(rewriter, loc, type,
                                     rewriter.getIntegerAttr(type, value));
   };
-  Value first = LLVM::MulOp::create(
-      rewriter, loc, wide(offset),
-      constant(i128, pointer.getElementByteWidth()));
+  Value first =
+      LLVM::MulOp::create(rewriter, loc, wide(offset),
+                          constant(i128, pointer.getElementByteWidth()));
   Value last =
       LLVM::AddOp::create(rewriter, loc, first, constant(i128, accessBytes));
   Value lowOk = LLVM::ICmpOp::create(rewriter, loc, LLVM::ICmpPredicate::sge,

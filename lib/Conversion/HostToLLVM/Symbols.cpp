@@ -80,6 +80,5 @@ void kjit::host::emitABIVersion(OpBuilder &b, ModuleOp module,
   b.setInsertionPointToEnd(module.getBody());
   LLVM::GlobalOp::create(b, module.getLoc(), b.getI32Type(),
                          /*isConstant=*/true, LLVM::Linkage::External,
-                         "kjit_host_abi_version",
-                         b.getI32IntegerAttr(version));
+                         "kjit_host_abi_version", b.getI32IntegerAttr(version));
 }

@@ -19,9 +19,9 @@ using namespace mlir;
 /// them), 0 when the type has no fixed size here.
 static uint64_t elementBytes(Type type) {
   if (auto vector = dyn_cast<VectorType>(type))
-    return vector.isScalable()
-               ? 0
-               : vector.getNumElements() * elementBytes(vector.getElementType());
+    return vector.isScalable() ? 0
+                               : vector.getNumElements() *
+                                     elementBytes(vector.getElementType());
   if (type.isIntOrFloat())
     return (type.getIntOrFloatBitWidth() + 7) / 8;
   if (type.isIndex())
@@ -51,20 +51,19 @@ LogicalResult kjit::host::checkWorkgroupSize(ModuleOp module) {
     // the limit.
     uint64_t bytes = element;
     for (int64_t dim : type.getShape())
-      bytes = dim != 0 && bytes > kMaxWorkgroupBytes / static_cast<uint64_t>(dim)
-                  ? kMaxWorkgroupBytes + 1
-                  : bytes * static_cast<uint64_t>(dim);
+      bytes =
+          dim != 0 && bytes > kMaxWorkgroupBytes / static_cast<uint64_t>(dim)
+              ? kMaxWorkgroupBytes + 1
+              : bytes * static_cast<uint64_t>(dim);
     total += std::min<uint64_t>(bytes, kMaxWorkgroupBytes + 1);
     if (total <= kMaxWorkgroupBytes)
       return WalkResult::advance();
     InFlightDiagnostic diag = global.emitError();
-    diag << "workgroup memory @" << global.getSymName() << " ("
-         << type << ") ";
+    diag << "workgroup memory @" << global.getSymName() << " (" << type << ") ";
     if (bytes > kMaxWorkgroupBytes)
       diag << "needs more than " << kMaxWorkgroupBytes << " bytes";
     else
-      diag << "brings the module's workgroup memory to " << total
-           << " bytes";
+      diag << "brings the module's workgroup memory to " << total << " bytes";
     diag << ", above the host target's limit of " << kMaxWorkgroupBytes
          << " bytes (1 MiB) per program: it is thread-local storage of "
             "every worker thread (docs/HostTarget.md)";
