@@ -52,6 +52,10 @@ def KjitConvertHostToLLVM
     llvm.mlir.global external constant @kjit_host_signature_add("*kfp32,i32\00")
     llvm.mlir.global external constant @kjit_host_abi_version(1 : i32)
     ```
+
+    Workgroup memory above 1 MiB is an error. With `debug-checks`,
+    divisors, workgroup indices and accesses through pointer parameters
+    are checked (the latter make the object ABI version 2).
   }];
   let options = [
     Option<"debugChecks", "debug-checks", "bool", /*default=*/"false",
