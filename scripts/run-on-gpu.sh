@@ -252,6 +252,12 @@ else
     step "kjit first launch cuda #$r" "$B/bin/kjit-gpu-bench" first-launch \
       --backend cuda
   done
+  # Where a first launch's time goes: the trace's compile ms per kernel
+  # and the backend's finalize log (ptxas or nvJitLink, ms each).
+  step "kjit first launch cuda breakdown" \
+    env KJIT_CUDA_VERBOSE=1 KJIT_PLUGINS="$B/lib/libkjit-trace.so" \
+    KJIT_TRACE_FILE="$work/first-launch-trace.json" \
+    "$B/bin/kjit-gpu-bench" first-launch --backend cuda
   rm -rf "$work/tcache-first"
   step "anchor triton first launch cold" \
     env TRITON_CACHE_DIR=$work/tcache-first python3 "$anchors/triton_compile.py" cold
