@@ -5,33 +5,38 @@
 //
 // - Every thread owns SLOTS = 8 vectors of 4 columns, slot k at column
 //   4 * (k * threads + tid) of a chunk of 32 * threads columns: a warp's
-//   slot is 512 contiguous bytes (coalesced), each thread access is one
-//   vector<4xf32> (a single ld.global.v4 / st.global.v4 when specialization
-//   proves the pointers and the row stride 16-byte aligned), and the 8
-//   loads of a chunk are independent, so 8 are in flight per thread.
-// - A row that fits in one chunk (n_cols <= 32 * threads: 1024 columns per
-//   warp, num_warps = 8 for 8192) is read once and kept in registers (the
-//   8 slots are an alloca indexed by constants once the slot loops are
-//   unrolled): thread max m_t, e = exp(x - m_t) and its sum s_t, then the
-//   block reductions, then out = e * (exp(m_t - max) / sum): one exp per
-//   element and no second read.
-// - A longer row takes an online pass: per chunk the running (m_t, s_t) is
-//   rescaled by exp(m_old - m_new), then the same reductions, then a second
-//   read (mostly from L2) that writes exp(x - max) / sum.
+//   slot is 512 contiguous bytes, each access one vector<4xf32> (a single
+//   ld.global.v4 / st.global.v4 once specialization proves the pointers and
+//   the row stride 16-byte aligned), and a chunk's 8 loads come before any
+//   use, so 8 are in flight per thread.
+// - A row of at most one chunk (n_cols <= 1024 * num_warps) is read once
+//   and kept in registers (the slots are an alloca indexed by constants
+//   once the slot loops are unrolled): the thread's max m_t and
+//   e = exp(x - m_t) with its sum s_t, then the block reductions, then
+//   out = e * (exp(m_t - max) / sum): one exp per element, no second read.
+//   A thread whose slots all lie inside the row takes a path without a
+//   branch between the loads; one at the row's end checks every slot.
+// - A longer row takes an online pass (the running sum rescaled by
+//   exp(m_old - m_new) per chunk), the same reductions, then a second read
+//   (mostly from L2) writing exp(x - max) / sum.
+// - exp(d) is exp2(d * log2(e)), as Triton computes it: one ex2.approx per
+//   element on the GPU (libdevice's __nv_exp2f) instead of __nv_expf's
+//   sequence; the subtraction comes first, so the error stays near ex2's
+//   two ulp for the exponents that matter.
 // - Cross-thread reductions go through workgroup memory with two barriers
-//   each: every thread stores its value, the first warp folds the slots
-//   tid, tid + 32, ... into 32 lane slots, and every thread folds those 32
+//   each: every thread stores its value, the first warp folds slots tid,
+//   tid + 32, ... into 32 lane slots, and every thread folds those 32
 //   (broadcast reads). Max and sum have their own arrays, so no barrier
 //   guards a reuse: four barriers per row instead of the tree's fifteen.
-//   (The host backend has no warp shuffle, so the kernel uses none.)
-// - A vector access needs its four columns inside the row; the last
-//   partial vector of a row (n_cols % 4 != 0) takes masked scalar loads
-//   (other = -inf) and stores. An unaligned row stride is still correct:
-//   the cuda lowering then cannot prove 16-byte alignment and splits the
-//   vector access into scalar ones.
+//   The host backend has no warp shuffle, so the kernel uses none.
+// - Columns past the row's end read as -inf; the last partial vector of a
+//   row (n_cols % 4 != 0) is read and written element by element. An
+//   unaligned row stride stays correct: the cuda lowering cannot prove 16
+//   bytes and splits the vector accesses into scalar ones.
 //
 // Launch: grid = number of rows, at most 1024 threads (num_warps <= 32);
-// best with num_warps = ceil(n_cols / 1024) rounded up to a power of two.
+// fastest with the smallest power-of-two num_warps with 1024 * num_warps
+// >= n_cols (1 for 1024 columns, 8 for 8192).
 
 memref.global "private" @max_partials : memref<1024xf32, #gpu.address_space<workgroup>>
 memref.global "private" @max_lanes : memref<32xf32, #gpu.address_space<workgroup>> {alignment = 16}
