@@ -34,9 +34,9 @@
 //   unaligned row stride stays correct: the cuda lowering cannot prove 16
 //   bytes and splits the vector accesses into scalar ones.
 //
-// Launch: grid = number of rows, at most 1024 threads (num_warps <= 32);
-// fastest with the smallest power-of-two num_warps with 1024 * num_warps
-// >= n_cols (1 for 1024 columns, 8 for 8192).
+// Launch: grid = number of rows, stride >= n_cols, at most 1024 threads
+// (num_warps <= 32); fastest with the smallest power-of-two num_warps with
+// 1024 * num_warps >= n_cols (1 for 1024 columns, 8 for 8192).
 
 memref.global "private" @max_partials : memref<1024xf32, #gpu.address_space<workgroup>>
 memref.global "private" @max_lanes : memref<32xf32, #gpu.address_space<workgroup>> {alignment = 16}
@@ -67,6 +67,9 @@ kjit.kernel @softmax(%in: !kjit.ptr<f32> {kjit.const},
   %threads_index = gpu.block_dim x
   %fits = arith.cmpi ule, %threads_index, %c1024 : index
   kjit.assert %fits, "softmax runs at most 1024 threads per program"
+  // Overlapping rows would be read by one program while another writes.
+  %apart = arith.cmpi sge, %stride, %n_cols : i32
+  kjit.assert %apart, "softmax rows overlap: stride < n_cols"
   %tid = arith.index_cast %tid_index : index to i32
   %threads = arith.index_cast %threads_index : index to i32
   %row = kjit.program_id x
