@@ -28,6 +28,16 @@ config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "
 config.substitutions.append(
     ("%test_plugins", os.path.join(config.kjit_binary_dir, "test", "Plugins", "plugins")))
 config.substitutions.append(("%cc", config.kjit_c_compiler))
+# Install tests (test/Install): the build tree to install from, and CMake with
+# the build's compilers and generator for the projects built against it.
+config.substitutions.append(("%kjit_build", config.kjit_binary_dir))
+config.substitutions.append(("%cmake_build_type", config.kjit_build_type))
+config.substitutions.append(("%cmake-project",
+    "%s -G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_C_COMPILER=%s -DCMAKE_CXX_COMPILER=%s"
+    % (config.cmake_command, config.cmake_generator, config.cmake_make_program,
+       config.kjit_c_compiler,
+       config.kjit_cxx_compiler)))
+config.substitutions.append(("%cmake", config.cmake_command))
 # A program that embeds the runtime (test/Runtime/Inputs/embed.cpp).
 config.substitutions.append(
     ("%kjit-embed", os.path.join(config.kjit_binary_dir, "test", "Runtime", "bin", "kjit-embed")))

@@ -9,7 +9,9 @@
 // launch so that the kernels' own prints (one write(2) per line) appear in
 // order; the host's log goes to stderr.
 //
-// Usage: kjit-host-driver --plugin=PATH COMMAND...
+// Usage: kjit-host-driver --plugin=PATH [--backend=NAME] COMMAND...
+//   --backend=NAME            drive the backend of this name (default host;
+//                             a wrapper such as examples/plugins/checked-host)
 //   describe[:DEVICE]         print device_count, describe and the
 //                             fingerprint (twice, which must agree)
 //   options:N=V[,N=V...]      parse_options (then destroy_options)
@@ -521,9 +523,13 @@ int main(int argc, char **argv) {
     usage("the first argument must be --plugin=PATH");
   if (absl::Status s = d.host.loadPlugin(words[0].substr(9)); !s.ok())
     usage("cannot load the plugin: " + str(s));
-  if (absl::Status s = d.host.findBackend("host", d.backend); !s.ok())
+  std::string backendName = "host";
+  i = 1;
+  if (words.size() > 1 && words[1].rfind("--backend=", 0) == 0)
+    backendName = words[i++].substr(10);
+  if (absl::Status s = d.host.findBackend(backendName, d.backend); !s.ok())
     usage(str(s));
-  for (i = 1; i < words.size();) {
+  for (; i < words.size();) {
     const std::string w = words[i++];
     auto rest = [&](size_t n) { return w.substr(n); };
     if (w == "describe") {

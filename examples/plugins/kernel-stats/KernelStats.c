@@ -1,4 +1,5 @@
-/*===- KernelStats.c - per-kernel compile and launch counts --------*- C -*-===*\
+/*===- KernelStats.c - per-kernel compile and launch counts --------*- C
+-*-===*\
 |*                                                                            *|
 |* An out-of-tree instrumentation plugin for kjit. For every kernel it counts *|
 |* compiles (with their compile time) and launches, and measures the time     *|
@@ -15,7 +16,14 @@
 /* clock_gettime is POSIX, not C99. */
 #define _POSIX_C_SOURCE 199309L
 
-#include "kjit-c/Plugin.h"
+/* The ABI header to build against: the current one by default, or a
+ * released version (-DKERNEL_STATS_ABI_HEADER='"kjit-c/v1.0/Plugin.h"'):
+ * the plugin uses only what ABI 1.0 has, and a plugin built against an old
+ * header runs on every newer host. */
+#ifndef KERNEL_STATS_ABI_HEADER
+#define KERNEL_STATS_ABI_HEADER "kjit-c/Plugin.h"
+#endif
+#include KERNEL_STATS_ABI_HEADER
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,12 +69,12 @@ static kjit_status *out_of_memory(stats_state *s) {
 
 /* The counters of a kernel, created on first sight; NULL when out of
  * memory. Kernel names are borrowed by the events, so they are copied. */
-static stats_kernel *find_kernel(stats_state *s, const char *name,
-                                 size_t len) {
+static stats_kernel *find_kernel(stats_state *s, const char *name, size_t len) {
   size_t i;
   stats_kernel *k;
   for (i = 0; i < s->num_kernels; ++i)
-    if (s->kernels[i].name_len == len && memcmp(s->kernels[i].name, name, len) == 0)
+    if (s->kernels[i].name_len == len &&
+        memcmp(s->kernels[i].name, name, len) == 0)
       return &s->kernels[i];
   if (s->num_kernels == s->cap_kernels) {
     size_t cap = s->cap_kernels ? 2 * s->cap_kernels : 8;
@@ -90,10 +98,11 @@ static stats_kernel *find_kernel(stats_state *s, const char *name,
 
 /* After each compile: the artifact is ready, compile_ns says how long the
  * compile took (0 when the host does not know). */
-static kjit_status *stats_compiled(void *self, const kjit_compiled_event *event) {
+static kjit_status *stats_compiled(void *self,
+                                   const kjit_compiled_event *event) {
   stats_state *s = self;
-  stats_kernel *k = find_kernel(s, event->info->kernel_name,
-                                event->info->kernel_name_len);
+  stats_kernel *k =
+      find_kernel(s, event->info->kernel_name, event->info->kernel_name_len);
   if (!k)
     return out_of_memory(s);
   ++k->compiles;
@@ -133,13 +142,13 @@ static kjit_status *stats_exit(void *self, const kjit_launch_event *event,
     k->max_launch_ns = elapsed;
   if (s->log_launches) {
     char line[256];
-    int n = snprintf(line, sizeof line,
-                     "launch %llu %.*s grid=%ux%ux%u status=%d: %llu ns",
-                     (unsigned long long)event->correlation_id,
-                     (int)event->kernel_name_len, event->kernel_name,
-                     event->grid[0], event->grid[1], event->grid[2],
-                     (int)event->launch_status, (unsigned long long)elapsed);
-    stats_log(s, KJIT_LOG_INFO, line, n < (int)sizeof line ? n : (int)sizeof line - 1);
+    int n = snprintf(
+        line, sizeof line, "launch %llu %.*s grid=%ux%ux%u status=%d: %llu ns",
+        (unsigned long long)event->correlation_id, (int)event->kernel_name_len,
+        event->kernel_name, event->grid[0], event->grid[1], event->grid[2],
+        (int)event->launch_status, (unsigned long long)elapsed);
+    stats_log(s, KJIT_LOG_INFO, line,
+              n < (int)sizeof line ? n : (int)sizeof line - 1);
   }
   return NULL;
 }
@@ -175,7 +184,8 @@ static void stats_fini(void *self) {
         k->name, (unsigned long long)k->compiles, (double)k->compile_ns / 1e6,
         (unsigned long long)k->launches, (unsigned long long)k->failed_launches,
         (double)k->launch_ns / 1e6, (double)k->max_launch_ns / 1e6);
-    stats_log(s, KJIT_LOG_INFO, line, n < (int)sizeof line ? n : (int)sizeof line - 1);
+    stats_log(s, KJIT_LOG_INFO, line,
+              n < (int)sizeof line ? n : (int)sizeof line - 1);
     free(k->name);
   }
   free(s->kernels);
