@@ -33,7 +33,7 @@ config.substitutions.append(("%cc", config.kjit_c_compiler))
 config.substitutions.append(("%kjit_build", config.kjit_binary_dir))
 config.substitutions.append(("%cmake_build_type", config.kjit_build_type))
 config.substitutions.append(("%cmake-project",
-    "%s -G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_C_COMPILER=%s -DCMAKE_CXX_COMPILER=%s"
+    "%s --no-warn-unused-cli -G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_C_COMPILER=%s -DCMAKE_CXX_COMPILER=%s"
     % (config.cmake_command, config.cmake_generator, config.cmake_make_program,
        config.kjit_c_compiler,
        config.kjit_cxx_compiler)))
