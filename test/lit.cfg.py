@@ -38,6 +38,7 @@ config.substitutions.append(("%cmake-project",
        config.kjit_c_compiler,
        config.kjit_cxx_compiler)))
 config.substitutions.append(("%cmake", config.cmake_command))
+config.substitutions.append(("%mlir_dir", config.mlir_dir))
 # A program that embeds the runtime (test/Runtime/Inputs/embed.cpp).
 config.substitutions.append(
     ("%kjit-embed", os.path.join(config.kjit_binary_dir, "test", "Runtime", "bin", "kjit-embed")))

@@ -6,6 +6,9 @@
 // record=R.json' replays a launch's compile); all of mlir-opt's flags work
 // (--split-input-file, --verify-diagnostics, --mlir-print-ir-after-all, ...).
 //
+// Out-of-tree MLIR plugins load as in mlir-opt: --load-pass-plugin and
+// --load-dialect-plugin come with MlirOptMain (test/kjit-opt/pass-plugin.test).
+//
 // --load-plugin loads kjit plugins (the stable C ABI of include/kjit-c), as
 // KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
 // their hooks working on IR alone.
