@@ -39,6 +39,7 @@ config.substitutions.append(("%cmake-project",
        config.kjit_cxx_compiler)))
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
+config.substitutions.append(("%llvm_tools", config.llvm_tools_dir))
 # A program that embeds the runtime (test/Runtime/Inputs/embed.cpp).
 config.substitutions.append(
     ("%kjit-embed", os.path.join(config.kjit_binary_dir, "test", "Runtime", "bin", "kjit-embed")))
