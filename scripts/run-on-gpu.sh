@@ -231,6 +231,9 @@ else
       "$B/share/kjit/empty.ptx" --iters $iters --rounds 11
     step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
       --iters $((iters / 2)) --rounds 11
+    # The same with 4 warps (Triton's default block, 128 threads).
+    step "kjit dispatch cuda 4 warps #$r" "$B/bin/kjit-gpu-dispatch" \
+      --backend cuda --num-warps 4 --iters $((iters / 2)) --rounds 11
     [ $have_nvcc -eq 1 ] && step "anchor cuda_raw #$r" "$work/cuda_raw"
     step "anchor triton dispatch #$r" \
       env TRITON_CACHE_DIR=$work/tcache-dispatch python3 "$anchors/triton_anchor.py"

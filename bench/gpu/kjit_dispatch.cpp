@@ -9,7 +9,10 @@
 // compiles before the timed rounds.
 //
 //   kjit-gpu-dispatch [--backend cuda|host] [--iters N] [--rounds R]
+//                     [--num-warps W]
 //
+// W (default 1: 32 threads, as the raw anchors launch) is passed as the
+// num_warps keyword of every launch.
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
@@ -39,6 +42,9 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
 int main(int argc, char **argv) {
   std::string backendName = "host";
   long iters = 20000, rounds = 11;
+  // One warp by default: the raw-launch anchors launch blocks of 32
+  // threads, and a block's size is part of what the GPU's launch costs.
+  long warps = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -52,15 +58,19 @@ int main(int argc, char **argv) {
       backendName = value();
     else if (a == "--iters")
       iters = std::atol(value().c_str());
+    else if (a == "--num-warps")
+      warps = std::atol(value().c_str());
     else if (a == "--rounds")
       rounds = std::atol(value().c_str());
     else {
-      std::fprintf(stderr, "usage: %s [--backend T] [--iters N] [--rounds R]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--backend T] [--iters N] [--rounds R] [--num-warps W]\n",
+          argv[0]);
       return 2;
     }
   }
-  if (iters < 1 || rounds < 1)
+  if (iters < 1 || rounds < 1 || warps < 1)
     return 2;
 
   bench::Setup setup = bench::makeRuntime(backendName);
@@ -84,8 +94,10 @@ int main(int argc, char **argv) {
   config.grid = {1, 1, 1};
 
   // Compile both (and warm them) outside the timed rounds.
-  bench::check(one->launch(config, args1), "launch one");
-  bench::check(eight->launch(config, args8), "launch eight");
+  std::vector<KeywordArgument> keywords = {
+      {"num_warps", Argument::integer(Int128(warps))}};
+  bench::check(one->launch(config, args1, keywords), "launch one");
+  bench::check(eight->launch(config, args8, keywords), "launch eight");
   bench::synchronize(setup);
 
   std::vector<double> us1, us8;
@@ -95,7 +107,7 @@ int main(int argc, char **argv) {
       const std::vector<Argument> &args = which ? args8 : args1;
       double t0 = bench::nowSeconds();
       for (long i = 0; i < iters; ++i) {
-        auto result = k->launch(config, args);
+        auto result = k->launch(config, args, keywords);
         if (!result.ok())
           bench::die("launch", result.status());
       }
@@ -107,11 +119,12 @@ int main(int argc, char **argv) {
   for (int which = 0; which < 2; ++which) {
     bench::Spread s = bench::spread(which ? us8 : us1);
     std::printf("{\"bench\": \"kjit_dispatch\", \"backend\": \"%s\", "
-                "\"args\": %d, \"us_per_launch_median\": %.3f, "
+                "\"args\": %d, \"num_warps\": %ld, "
+                "\"us_per_launch_median\": %.3f, "
                 "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
                 "\"iters\": %ld, \"rounds\": %ld}\n",
-                backendName.c_str(), which ? 8 : 1, s.median, s.min, s.max,
-                iters, rounds);
+                backendName.c_str(), which ? 8 : 1, warps, s.median, s.min,
+                s.max, iters, rounds);
   }
   return 0;
 }

@@ -167,11 +167,12 @@ typedef CUresult (*cuMemcpyHtoDAsync_fn)(CUdeviceptr dst, const void *src,
 typedef CUresult (*cuMemcpyDtoHAsync_fn)(void *dst, CUdeviceptr src,
                                          size_t size, CUstream stream);
 /* Events and a private stream, for KJIT_LAUNCH_TIMED (Timing.c). */
-enum { CU_EVENT_BLOCKING_SYNC = 0x1, CU_STREAM_NON_BLOCKING = 0x1 };
+enum { CU_STREAM_NON_BLOCKING = 0x1 };
 typedef CUresult (*cuEventCreate_fn)(CUevent *event, unsigned int flags);
 typedef CUresult (*cuEventDestroy_fn)(CUevent event);
 typedef CUresult (*cuEventRecord_fn)(CUevent event, CUstream stream);
 typedef CUresult (*cuEventSynchronize_fn)(CUevent event);
+typedef CUresult (*cuEventQuery_fn)(CUevent event);
 typedef CUresult (*cuEventElapsedTime_fn)(float *ms, CUevent start,
                                           CUevent end);
 typedef CUresult (*cuStreamCreate_fn)(CUstream *stream, unsigned int flags);

@@ -134,6 +134,7 @@ static const struct {
     CUDA_ENTRY(cuEventDestroy, 1),
     CUDA_ENTRY(cuEventRecord, 1),
     CUDA_ENTRY(cuEventSynchronize, 1),
+    CUDA_ENTRY(cuEventQuery, 1),
     CUDA_ENTRY(cuEventElapsedTime, 1),
     CUDA_ENTRY(cuStreamCreate, 1),
     CUDA_ENTRY(cuStreamDestroy, 1),

@@ -85,6 +85,7 @@ typedef struct cuda_driver_api {
   cuEventDestroy_fn cuEventDestroy;
   cuEventRecord_fn cuEventRecord;
   cuEventSynchronize_fn cuEventSynchronize;
+  cuEventQuery_fn cuEventQuery;
   cuEventElapsedTime_fn cuEventElapsedTime;
   cuStreamCreate_fn cuStreamCreate;
   cuStreamDestroy_fn cuStreamDestroy;

@@ -2,18 +2,24 @@
 -*-===*\
 |*                                                                            *|
 |* KJIT_LAUNCH_TIMED: the launch records an event on its stream before and    *|
-|* after the kernel and returns; a thread per device waits on the end events  *|
-|* in launch order (blocking-sync events: it sleeps, it does not spin), maps  *|
-|* the two event times onto CLOCK_MONOTONIC and reports them through          *|
-|* report_device_time. The launch never waits for its kernel.                 *|
+|* after the kernel and returns; a thread per device polls the end events in  *|
+|* launch order, maps the two event times onto CLOCK_MONOTONIC and reports    *|
+|* them through report_device_time. The launch never waits for its kernel.    *|
+|*                                                                            *|
+|* Events are plain timing events: a blocking-sync event would make the GPU   *|
+|* raise an interrupt for every record, which costs the launch path           *|
+|* microseconds; polling with cuEventQuery, backing off while the GPU is      *|
+|* behind, costs it nothing and drains a backlog at once.                     *|
 |*                                                                            *|
 |* The clock: event times are only comparable with each other, as float      *|
 |* milliseconds (cuEventElapsedTime). The timer thread records a calibration  *|
 |* event on a private non-blocking stream, which the GPU reaches at once,     *|
-|* and takes the middle of the host times around its completion as its host   *|
-|* time; a launch's times are offsets from it. A float holds an offset of a   *|
-|* second to well under a microsecond, so the calibration is renewed when it  *|
-|* is older than that. docs/CudaBackend.md, "Device times".                  *|
+|* and waits for it; of three tries it keeps the one with the shortest wait   *|
+|* and takes the host time at its end, since the GPU stamps the event after  *|
+|* the record was submitted, which is most of the wait. A launch's times are  *|
+|* offsets from it. A float holds an offset of a second to well under a       *|
+|* microsecond, so the calibration is renewed when it is older than that.     *|
+|* docs/CudaBackend.md, "Device times".                                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -24,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Launches timed at once per device; beyond it a launch goes untimed (a
  * backlog that large means the GPU is far behind the host, and every
@@ -64,8 +71,8 @@ static cuda_timer timer_failed;
 
 int cuda_timing_available(void) {
   return cu.cuEventCreate && cu.cuEventDestroy && cu.cuEventRecord &&
-         cu.cuEventSynchronize && cu.cuEventElapsedTime && cu.cuStreamCreate &&
-         cu.cuStreamDestroy;
+         cu.cuEventSynchronize && cu.cuEventQuery && cu.cuEventElapsedTime &&
+         cu.cuStreamCreate && cu.cuStreamDestroy;
 }
 
 static void warn_once(const cuda_instance *self, int *flag, const char *what,
@@ -115,13 +122,23 @@ static void release(cuda_timer *timer, cuda_timed *t) {
 }
 
 static void calibrate(cuda_timer *timer) {
-  uint64_t before = cuda_now_ns(), after;
-  if (cu.cuEventRecord(timer->calibration, timer->stream) != CUDA_SUCCESS ||
-      cu.cuEventSynchronize(timer->calibration) != CUDA_SUCCESS)
+  uint64_t best_window = UINT64_MAX, best_ns = 0;
+  int attempt;
+  for (attempt = 0; attempt < 3; ++attempt) {
+    uint64_t before = cuda_now_ns(), after;
+    if (cu.cuEventRecord(timer->calibration, timer->stream) != CUDA_SUCCESS ||
+        cu.cuEventSynchronize(timer->calibration) != CUDA_SUCCESS)
+      break;
+    after = cuda_now_ns();
+    if (after - before < best_window) {
+      best_window = after - before;
+      best_ns = after;
+    }
+  }
+  if (best_window == UINT64_MAX)
     return; /* keep the previous one; with none, times stay unreported */
-  after = cuda_now_ns();
-  timer->calibration_ns = before + (after - before) / 2;
-  timer->calibrated_at_ns = after;
+  timer->calibration_ns = best_ns;
+  timer->calibrated_at_ns = best_ns;
 }
 
 static int device_time(cuda_timer *timer, CUevent event, uint64_t *ns) {
@@ -136,18 +153,17 @@ static int device_time(cuda_timer *timer, CUevent event, uint64_t *ns) {
   return 1;
 }
 
-static void measure(cuda_timer *timer, cuda_timed *t) {
-  uint64_t start_ns, end_ns, now;
-  CUresult r = cu.cuEventSynchronize(t->end);
+/* Reports a launch whose end event has completed (r: what cuEventQuery
+ * said, success or the error that ended the stream's work). */
+static void measure(cuda_timer *timer, cuda_timed *t, CUresult r) {
+  uint64_t start_ns, end_ns, now = cuda_now_ns();
   if (r != CUDA_SUCCESS) {
     /* The kernel (or one before it) faulted: the context is sticky, and the
      * next call on the device says so; here the launch's time is when its
      * failure was seen. */
-    now = cuda_now_ns();
     report(t, cuda_status_code(r), now, now);
     return;
   }
-  now = cuda_now_ns();
   if (!timer->calibrated_at_ns ||
       now - timer->calibrated_at_ns > calibration_max_age_ns)
     calibrate(timer);
@@ -158,21 +174,41 @@ static void measure(cuda_timer *timer, cuda_timed *t) {
     report(t, KJIT_STATUS_OK, now, now);
 }
 
+/* Polling back-off while the oldest launch is still running: short at
+ * first (a kernel of microseconds), up to a millisecond (a long kernel or a
+ * deep queue). */
+enum { POLL_MIN_NS = 20000, POLL_MAX_NS = 1000000 };
+
 static void *timer_main(void *arg) {
   cuda_timer *timer = arg;
+  long pause_ns = POLL_MIN_NS;
   cu.cuCtxSetCurrent(timer->dev->ctx);
   pthread_mutex_lock(&timer->lock);
   for (;;) {
     cuda_timed *t;
+    CUresult r;
     while (!timer->head && !timer->stopping)
       pthread_cond_wait(&timer->wake, &timer->lock);
     if (!timer->head)
       break; /* stopping, and every queued launch was reported */
     t = timer->head;
+    pthread_mutex_unlock(&timer->lock);
+    /* Only this thread removes from the queue, so the head stays. */
+    r = cu.cuEventQuery(t->end);
+    if (r == CUDA_ERROR_NOT_READY) {
+      struct timespec pause = {0, pause_ns};
+      nanosleep(&pause, NULL);
+      if (pause_ns < POLL_MAX_NS)
+        pause_ns *= 2;
+      pthread_mutex_lock(&timer->lock);
+      continue;
+    }
+    pause_ns = POLL_MIN_NS;
+    pthread_mutex_lock(&timer->lock);
     if (!(timer->head = t->next))
       timer->tail = NULL;
     pthread_mutex_unlock(&timer->lock);
-    measure(timer, t);
+    measure(timer, t, r);
     release(timer, t);
     pthread_mutex_lock(&timer->lock);
   }
@@ -245,7 +281,7 @@ cuda_timed *cuda_timed_begin(const cuda_instance *self, cuda_device *dev,
     }
     t->timer = timer;
     if ((r = cu.cuEventCreate(&t->start, 0)) ||
-        (r = cu.cuEventCreate(&t->end, CU_EVENT_BLOCKING_SYNC))) {
+        (r = cu.cuEventCreate(&t->end, 0))) {
       warn_once(self, &timer->warned, "cuEventCreate failed", r);
       if (t->start)
         cu.cuEventDestroy(t->start);

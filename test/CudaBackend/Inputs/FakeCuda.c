@@ -385,6 +385,11 @@ static CUresult fake_cuEventSynchronize(fake_event *event) {
   return check();
 }
 
+static CUresult fake_cuEventQuery(fake_event *event) {
+  (void)event;
+  return check();
+}
+
 static CUresult fake_cuEventElapsedTime(float *ms, fake_event *start,
                                         fake_event *end) {
   if (!start->recorded || !end->recorded)
@@ -702,6 +707,7 @@ static const struct {
     ENTRY(cuEventDestroy),
     ENTRY(cuEventRecord),
     ENTRY(cuEventSynchronize),
+    ENTRY(cuEventQuery),
     ENTRY(cuEventElapsedTime),
     ENTRY(cuStreamCreate),
     ENTRY(cuStreamDestroy),

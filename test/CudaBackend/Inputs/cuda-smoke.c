@@ -76,7 +76,8 @@ static void report_async(kjit_host_context *ctx, const char *k, size_t kl,
 
 /* Device times of timed launches, reported from the backend's timer
  * thread: counted, summed, and checked to arrive in launch order with
- * start <= end inside the window of the timed loop. */
+ * start <= end, starting after the timed loop began (the clock mapping may
+ * put a kernel slightly later than it ran, never earlier). */
 static uint64_t timed_reports, timed_device_ns, timed_bad, timed_last_id;
 static uint64_t timed_window_start;
 static uint64_t now_ns(void) {
@@ -88,8 +89,7 @@ static void report_time(kjit_host_context *ctx, const kjit_device_time *t) {
   uint64_t last = __atomic_load_n(&timed_last_id, __ATOMIC_RELAXED);
   (void)ctx;
   if (t->launch_status != KJIT_STATUS_OK || t->start_ns > t->end_ns ||
-      t->start_ns < timed_window_start || t->end_ns > now_ns() ||
-      t->correlation_id != last + 1)
+      t->start_ns < timed_window_start || t->correlation_id != last + 1)
     __atomic_add_fetch(&timed_bad, 1, __ATOMIC_RELAXED);
   __atomic_store_n(&timed_last_id, t->correlation_id, __ATOMIC_RELAXED);
   __atomic_add_fetch(&timed_device_ns, t->end_ns - t->start_ns,

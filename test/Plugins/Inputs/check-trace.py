@@ -3,12 +3,28 @@
 line, without timestamps or thread ids (those vary), for FileCheck. Fails
 when the file is not valid Chrome trace-event JSON. With --nesting, prints
 instead whether each device slice lies inside the host-side launch slice of
-its correlation id (true of a synchronous backend such as the host)."""
+its correlation id (true of a synchronous backend such as the host); with
+--after-enqueue, whether each starts after its launch call began (true of
+every backend)."""
 import json
 import sys
 
 events = json.load(open(sys.argv[-1]))
 assert isinstance(events, list), "the array form of the trace format"
+if "--after-enqueue" in sys.argv:
+    # An asynchronous backend's kernel starts after the launch call that
+    # enqueued it began, whatever the clock mapping's error (it may only
+    # make the device slice later).
+    launches = {e["args"]["correlation_id"]: e for e in events
+                if e.get("cat") == "launch"}
+    for e in events:
+        if e.get("cat") != "device":
+            continue
+        host = launches[e["args"]["correlation_id"]]
+        after = e["ts"] >= host["ts"] - 0.001 and e["dur"] >= 0
+        print("device slice %d %s" % (e["args"]["correlation_id"],
+                                      "after its enqueue" if after else "EARLY"))
+    sys.exit(0)
 if "--nesting" in sys.argv:
     launches = {e["args"]["correlation_id"]: e for e in events
                 if e.get("cat") == "launch"}
