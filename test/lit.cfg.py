@@ -77,6 +77,15 @@ if os.access(cuobjdump, os.X_OK):
     config.available_features.add("cuobjdump")
     config.substitutions.append(("%cuobjdump", cuobjdump))
 
+# Host code generation for a CPU with FMA instructions (x86-64 `fma`): what
+# enable_fp_fusion changes on the host target is then visible.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if any(line.startswith("flags") and " fma" in line for line in cpuinfo):
+            config.available_features.add("host-fma")
+except OSError:
+    pass
+
 # FileCheck, not, count and split-file come from LLVM 22's directory, never
 # from PATH: the base image also has LLVM 14.
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
@@ -88,5 +97,7 @@ tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["kjit-opt", ToolSubst("mlir-opt", unresolved="fatal"),
      ToolSubst("llvm-nm", unresolved="fatal"),
-     ToolSubst("llvm-readelf", unresolved="fatal")],
+     ToolSubst("llvm-readelf", unresolved="fatal"),
+     ToolSubst("llvm-objdump", unresolved="fatal"),
+     ToolSubst("llvm-dwarfdump", unresolved="fatal")],
     tool_dirs)

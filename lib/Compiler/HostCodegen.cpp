@@ -47,7 +47,9 @@ struct TemporaryFile {
 };
 } // namespace
 
-bool kjit::buildHostSharedObject(ModuleOp module, std::string &sharedObject,
+bool kjit::buildHostSharedObject(ModuleOp module,
+                                 const HostCodegenOptions &codegen,
+                                 std::string &sharedObject,
                                  std::string &error) {
   initializeNativeTarget();
   HostTargetInfo host = getHostTargetInfo();
@@ -60,6 +62,10 @@ bool kjit::buildHostSharedObject(ModuleOp module, std::string &sharedObject,
   for (const auto &feature : hostFeatures)
     features += (feature.second ? "+" : "-") + feature.first().str() + ",";
   llvm::TargetOptions options;
+  // Fusion follows the instructions' `contract` flags (Standard also fuses
+  // llvm.fmuladd); Strict keeps every multiply and add rounded on its own.
+  options.AllowFPOpFusion =
+      codegen.fpFusion ? llvm::FPOpFusion::Standard : llvm::FPOpFusion::Strict;
   // Shared objects need position-independent code.
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       llvm::Triple(host.triple), host.cpu, features, options, llvm::Reloc::PIC_,

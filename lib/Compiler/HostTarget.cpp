@@ -36,14 +36,17 @@ public:
     // Debug mode also checks divisors and bounds in the lowering.
     KjitConvertHostToLLVMOptions lowering;
     lowering.debugChecks = options.debug;
+    lowering.fpFusion = options.enableFpFusion;
     pm.addPass(createKjitConvertHostToLLVM(lowering));
   }
 
   llvm::Expected<TargetArtifact>
-  emitArtifact(ModuleOp module, const TargetOptions &) const override {
+  emitArtifact(ModuleOp module, const TargetOptions &options) const override {
     TargetArtifact artifact;
     std::string error;
-    if (!buildHostSharedObject(module, artifact.bytes, error))
+    HostCodegenOptions codegen;
+    codegen.fpFusion = options.enableFpFusion;
+    if (!buildHostSharedObject(module, codegen, artifact.bytes, error))
       return llvm::createStringError(error);
     HostTargetInfo host = getHostTargetInfo();
     llvm::raw_string_ostream os(artifact.metadataJson);

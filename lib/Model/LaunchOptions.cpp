@@ -76,6 +76,11 @@ LaunchOptions LaunchOptions::fromEnvironment() {
   const char *debug = std::getenv("KJIT_DEBUG");
   if (debug && std::string_view(debug) == "1")
     options.setRaw(LaunchOption::Debug, 1);
+  // As Triton's TRITON_DEFAULT_FP_FUSION: unset or "1" keeps fusion on,
+  // anything else turns it off. A launch's enable_fp_fusion overrides it.
+  const char *fusion = std::getenv("KJIT_DEFAULT_FP_FUSION");
+  if (fusion && std::string_view(fusion) != "1")
+    options.setRaw(LaunchOption::EnableFpFusion, 0);
   return options;
 }
 

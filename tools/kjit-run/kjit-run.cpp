@@ -67,7 +67,8 @@ OPTIONS:
   --help                   this text
 
 ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
-KJIT_PLUGINS, KJIT_COMPILER_LIBRARY.
+KJIT_DEFAULT_FP_FUSION (enable_fp_fusion's default: on unless set to other
+than 1), KJIT_PLUGINS, KJIT_COMPILER_LIBRARY.
 )";
 
 struct Options {

@@ -595,6 +595,19 @@ TEST(Binder, EnvironmentDefaults) {
   EXPECT_FALSE(LaunchOptions::fromEnvironment().debug());
 }
 
+// As TRITON_DEFAULT_FP_FUSION: only "1" (or nothing) keeps fusion on.
+TEST(Binder, EnvironmentFpFusionDefault) {
+  unsetenv("KJIT_DEFAULT_FP_FUSION");
+  EXPECT_TRUE(LaunchOptions::fromEnvironment().enableFpFusion());
+  setenv("KJIT_DEFAULT_FP_FUSION", "1", 1);
+  EXPECT_TRUE(LaunchOptions::fromEnvironment().enableFpFusion());
+  for (const char *off : {"0", "", "true"}) {
+    setenv("KJIT_DEFAULT_FP_FUSION", off, 1);
+    EXPECT_FALSE(LaunchOptions::fromEnvironment().enableFpFusion()) << off;
+  }
+  unsetenv("KJIT_DEFAULT_FP_FUSION");
+}
+
 TEST(Binder, ReusedBindingAfterAnErrorBindsAgain) {
   BindPlan plan = makePlan({param("x"), param("n")});
   Binding b = plan.makeBinding();

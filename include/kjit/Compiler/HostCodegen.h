@@ -25,11 +25,20 @@ struct HostTargetInfo {
 /// The host CPU the objects are generated for.
 HostTargetInfo getHostTargetInfo();
 
+/// What a launch's options change in code generation.
+struct HostCodegenOptions {
+  /// enable_fp_fusion: the code generator may fuse a multiply and an add
+  /// that both carry `contract` (the lowering sets it); without it nothing
+  /// fuses, not even `llvm.fmuladd`.
+  bool fpFusion = true;
+};
+
 /// Builds the shared object's bytes from an LLVM-dialect module. On failure
 /// returns false with `error` set; LLVM's fatal errors are avoided by only
 /// generating code for the process's own target.
-bool buildHostSharedObject(mlir::ModuleOp module, std::string &sharedObject,
-                           std::string &error);
+bool buildHostSharedObject(mlir::ModuleOp module,
+                           const HostCodegenOptions &codegen,
+                           std::string &sharedObject, std::string &error);
 
 } // namespace kjit
 

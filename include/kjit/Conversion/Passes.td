@@ -55,9 +55,15 @@ def KjitConvertHostToLLVM
 
     Workgroup memory above 1 MiB is an error. With `debug-checks`,
     divisors, workgroup indices and accesses through pointer parameters
-    are checked (the latter make the object ABI version 2).
+    are checked (the latter make the object ABI version 2). With
+    `fp-fusion` (the default) float `arith.mulf`/`addf`/`subf` get
+    `fastmath<contract>`, which the LLVM ops keep, so that the code
+    generator may form FMAs; without it no operation keeps `contract`.
   }];
   let options = [
+    Option<"fpFusion", "fp-fusion", "bool", /*default=*/"true",
+           "Allow a float multiply and add to fuse into one rounding (the "
+           "enable_fp_fusion launch option)">,
     Option<"debugChecks", "debug-checks", "bool", /*default=*/"false",
            "Debug mode: check integer divisors, workgroup memory indices "
            "and accesses through pointer parameters (bounds known to the "

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../FpFusion.h"
 #include "HostABI.h"
 #include "HostToLLVM.h"
 
@@ -103,6 +104,9 @@ struct ConvertHostToLLVMPass
       return signalPassFailure();
     // Extents and bounds_fail are ABI 2; nothing else needs more than 1.
     bool usesExtents = debugChecks && insertDebugChecks(module);
+    // enable_fp_fusion: the flags reach the LLVM ops, which the code
+    // generator fuses only where both carry `contract` (HostCodegen.cpp).
+    setFpContraction(module, fpFusion);
     SmallVector<StringAttr> workgroup = makeWorkgroupMemoryThreadLocal(module);
 
     // What the ABI symbols need, taken before the kernels are converted.

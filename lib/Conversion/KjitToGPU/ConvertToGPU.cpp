@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../FpFusion.h"
+
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
@@ -536,7 +538,9 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       else if (auto fn = dyn_cast<FuncOp>(op); fn && fn.getNoinline())
         lowering.noinline.insert(fn.getSymNameAttr());
     });
-    setFusion(module);
+    // enable_fp_fusion: NVPTX forms fma.rn from contractable pairs; without
+    // it the ops stay mul.rn/add.rn, which ptxas does not fuse either.
+    setFpContraction(module, fpFusion);
     passBoolsAsBytes(module);
     lowerExactMath(module);
 
@@ -631,29 +635,6 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
                                   << missing << "; run kjit-specialize first";
       }
     return success();
-  }
-
-  /// enable_fp_fusion: float multiplies, adds and subtracts may contract
-  /// (NVPTX forms fma.rn); without it no arith op may, so NVPTX emits
-  /// mul.rn/add.rn, which ptxas does not fuse either.
-  void setFusion(ModuleOp module) {
-    module.walk([&](arith::ArithFastMathInterface op) {
-      // Ops whose flags are optional (extf, ...) may have none.
-      arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr();
-      arith::FastMathFlags flags =
-          attr ? attr.getValue() : arith::FastMathFlags::none;
-      bool fusible = isa<arith::MulFOp, arith::AddFOp, arith::SubFOp>(op);
-      arith::FastMathFlags wanted =
-          fpFusion && fusible ? flags | arith::FastMathFlags::contract
-                              : flags & ~arith::FastMathFlags::contract;
-      // `fast` includes contract; without fusion it becomes its other
-      // flags.
-      if (!fpFusion && bitEnumContainsAll(flags, arith::FastMathFlags::fast))
-        wanted = arith::FastMathFlags::fast & ~arith::FastMathFlags::contract;
-      if (wanted != flags)
-        op->setAttr(op.getFastMathAttrName(),
-                    arith::FastMathFlagsAttr::get(op->getContext(), wanted));
-    });
   }
 
   /// Math operations that are one exact PTX instruction become LLVM
