@@ -168,7 +168,9 @@ std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
     if (isa<kjit::AnyValueType>(type)) {
       param.type = rt::ParamType::any();
     } else {
-      std::string spelled = kjit::printSignatureType(type);
+      std::string spelled = kjit::printParamSignatureType(kernel, i);
+      if (StringRef(spelled).starts_with("*k"))
+        spelled.erase(1, 1); // read-only is kjit.const, not the dtype
       bool isPointer = StringRef(spelled).consume_front("*");
       std::optional<rt::DType> dtype =
           rt::parseDType(isPointer ? spelled.substr(1) : spelled);
@@ -193,7 +195,11 @@ std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
         param.defaultValue =
             integer.getType().isInteger(1)
                 ? rt::Argument::boolean(integer.getValue().getBoolValue())
-                : rt::Argument::integer(integer.getValue().getSExtValue());
+                : rt::Argument::integer(
+                      kernel.hasParamFlag(i, D::kUnsignedAttrName)
+                          ? static_cast<rt::Int128>(
+                                integer.getValue().getZExtValue())
+                          : integer.getValue().getSExtValue());
       else if (auto real = dyn_cast<FloatAttr>(value))
         param.defaultValue = rt::Argument::fp(real.getValueAsDouble());
     }

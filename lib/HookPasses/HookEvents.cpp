@@ -39,9 +39,7 @@ kjit::describeKernel(KernelOp kernel, llvm::StringRef target) {
     StringRef name = kernel.getParamName(i);
     if (i)
       os << ", ";
-    std::string type =
-        printSignatureType(kernel.getArgumentTypes()[i],
-                           kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
+    std::string type = printParamSignatureType(kernel, i);
     if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName)) {
       os << name << ": constexpr"; // bound at launch, unknown to the IR
       continue;

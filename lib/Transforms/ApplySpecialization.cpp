@@ -40,9 +40,12 @@ Type kjit::parseSignatureType(StringRef text, MLIRContext *context,
   return getValueTypeForPointee(element);
 }
 
-std::string kjit::printSignatureType(Type type, bool isConst) {
+std::string kjit::printSignatureType(Type type, bool isConst, bool isUnsigned) {
   if (isa<AnyValueType>(type))
     return "any";
+  if (isUnsigned && type.isSignlessInteger())
+    type = IntegerType::get(type.getContext(), type.getIntOrFloatBitWidth(),
+                            IntegerType::Unsigned);
   std::string prefix;
   if (auto pointer = dyn_cast<PointerType>(type)) {
     prefix = isConst ? "*k" : "*";
@@ -58,6 +61,13 @@ std::string kjit::printSignatureType(Type type, bool isConst) {
       return prefix + std::string(rt::canonicalName(dtype));
   }
   return prefix + text;
+}
+
+std::string kjit::printParamSignatureType(KernelOp kernel, unsigned index) {
+  return printSignatureType(
+      kernel.getArgumentTypes()[index],
+      kernel.hasParamFlag(index, KjitDialect::kConstAttrName),
+      kernel.hasParamFlag(index, KjitDialect::kUnsignedAttrName));
 }
 
 /// Parses a constexpr value: an integer, a float, true/false or none.
@@ -404,6 +414,14 @@ LogicalResult Specializer::bindParam(unsigned index,
       return kernel.emitError()
              << "parameter '" << name << "' is declared " << declared
              << " but the specialization binds it as " << ps.type;
+    // Signedness is not in the type: u32 and i32 are both i32 here.
+    std::string spelled = printParamSignatureType(kernel, index);
+    if (isa<IntegerType>(declared) && !ps.signatureType.empty() &&
+        StringRef(spelled).starts_with("u") !=
+            StringRef(ps.signatureType).starts_with("u"))
+      return kernel.emitError()
+             << "parameter '" << name << "' is declared " << spelled
+             << " but the specialization binds it as " << ps.signatureType;
     if (ps.constant && !arg.use_empty()) {
       FailureOr<Value> folded =
           materialize(ps.constant, declared, name, kernel);
@@ -425,8 +443,10 @@ LogicalResult Specializer::bindParam(unsigned index,
   // parameter is always passed as "*kT" (the binder makes it so), also when
   // an inline spec spells it "*T".
   bool isConst = kernel.hasParamFlag(index, KjitDialect::kConstAttrName);
+  bool isUnsigned = kernel.hasParamFlag(index, KjitDialect::kUnsignedAttrName);
   if (!ps.signatureType.empty() &&
-      ps.signatureType != printSignatureType(arg.getType(), isConst) &&
+      ps.signatureType !=
+          printSignatureType(arg.getType(), isConst, isUnsigned) &&
       !(isConst && ps.signatureType == printSignatureType(arg.getType())))
     kernel.setArgAttr(index, KjitDialect::kSignatureTypeAttrName,
                       builder.getStringAttr(ps.signatureType));

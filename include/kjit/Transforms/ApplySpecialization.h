@@ -78,8 +78,14 @@ mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
 
 /// The signature spelling of a parameter type, the inverse of
 /// parseSignatureType: i32 -> "i32", f32 -> "fp32", !kjit.ptr<ui8> -> "*u8"
-/// ("*ku8" when `isConst`), !kjit.any -> "any".
-std::string printSignatureType(mlir::Type type, bool isConst = false);
+/// ("*ku8" when `isConst`), !kjit.any -> "any"; i32 -> "u32" when
+/// `isUnsigned` (a `kjit.unsigned` parameter).
+std::string printSignatureType(mlir::Type type, bool isConst = false,
+                               bool isUnsigned = false);
+
+/// printSignatureType of parameter `index` of `kernel`, with its
+/// `kjit.const` and `kjit.unsigned` flags.
+std::string printParamSignatureType(KernelOp kernel, unsigned index);
 
 /// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
 /// resolves their casts, folds constexprs (and removes those parameters),

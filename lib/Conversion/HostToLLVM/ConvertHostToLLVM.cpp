@@ -85,9 +85,7 @@ std::string getLaunchSignature(KernelOp kernel) {
             i, KjitDialect::kSignatureTypeAttrName))
       signature += spelled.getValue();
     else
-      signature += printSignatureType(
-          kernel.getArgumentTypes()[i],
-          kernel.hasParamFlag(i, KjitDialect::kConstAttrName));
+      signature += printParamSignatureType(kernel, i);
   }
   return signature;
 }

@@ -25,7 +25,7 @@ kjit.kernel @k(%p: !kjit.ptr<i7>) { kjit.return }
 // Parameter attributes
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.default, kjit.divisibility and kjit.signature_type}}
+// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.unsigned, kjit.default, kjit.divisibility and kjit.signature_type}}
 kjit.kernel @k(%n: i32 {kjit.constant}) { kjit.return }
 
 // -----
@@ -67,6 +67,31 @@ kjit.kernel @k(%n: i32 {kjit.constexpr, kjit.do_not_specialize}) { kjit.return }
 
 // expected-error @below {{'kjit.kernel' op 'kjit.const' marks read-only pointers, but parameter 'n' has type 'i32'}}
 kjit.kernel @k(%n: i32 {kjit.const}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.unsigned' marks integer parameters (i8, i16, i32, i64), but parameter 'x' has type 'f32'}}
+kjit.kernel @k(%x: f32 {kjit.unsigned}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.unsigned' marks integer parameters (i8, i16, i32, i64), but parameter 'flag' has type 'i1'}}
+kjit.kernel @k(%flag: i1 {kjit.unsigned}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.unsigned' marks integer parameters (i8, i16, i32, i64), but parameter 'p' has type '!kjit.ptr<ui8>'}}
+kjit.kernel @k(%p: !kjit.ptr<ui8> {kjit.unsigned}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.unsigned' on parameter #0 is a flag and takes no value}}
+kjit.kernel @k(%n: i32 {kjit.unsigned = 1 : i32}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.func' op 'kjit.unsigned' applies to kernel parameters only}}
+kjit.func @f(%n: i32 {kjit.unsigned}) { kjit.return }
 
 // -----
 

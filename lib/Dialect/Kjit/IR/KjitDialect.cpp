@@ -109,12 +109,12 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
-  bool isUnitFlag =
-      llvm::StringSwitch<bool>(name)
-          .Cases({kConstexprAttrName, kDoNotSpecializeAttrName,
-                  kDoNotSpecializeOnAlignmentAttrName, kConstAttrName},
-                 true)
-          .Default(false);
+  bool isUnitFlag = llvm::StringSwitch<bool>(name)
+                        .Cases({kConstexprAttrName, kDoNotSpecializeAttrName,
+                                kDoNotSpecializeOnAlignmentAttrName,
+                                kConstAttrName, kUnsignedAttrName},
+                               true)
+                        .Default(false);
   if (!isUnitFlag && name != kDefaultAttrName &&
       name != kDivisibilityAttrName && name != kSignatureTypeAttrName)
     return op->emitOpError()
@@ -122,8 +122,8 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
            << argIndex << "; kjit knows " << kConstexprAttrName << ", "
            << kDoNotSpecializeAttrName << ", "
            << kDoNotSpecializeOnAlignmentAttrName << ", " << kConstAttrName
-           << ", " << kDefaultAttrName << ", " << kDivisibilityAttrName
-           << " and " << kSignatureTypeAttrName;
+           << ", " << kUnsignedAttrName << ", " << kDefaultAttrName << ", "
+           << kDivisibilityAttrName << " and " << kSignatureTypeAttrName;
   if (!isa<KernelOp>(op))
     return op->emitOpError()
            << "'" << name << "' applies to kernel parameters only";

@@ -224,6 +224,13 @@ LogicalResult KernelOp::verify() {
       return emitOpError() << "parameter '" << name
                            << "' is constexpr, so 'kjit.do_not_specialize' "
                               "cannot apply to it";
+    // Unsigned is a property of the launch value, not of the SSA value:
+    // arith computes on signless integers (docs/Dialect.md).
+    if (hasParamFlag(i, KjitDialect::kUnsignedAttrName) &&
+        (!type.isSignlessInteger() || type.isInteger(1)))
+      return emitOpError() << "'kjit.unsigned' marks integer parameters (i8, "
+                              "i16, i32, i64), but parameter '"
+                           << name << "' has type " << type;
     if (hasParamFlag(i, KjitDialect::kConstAttrName) && !isa<PointerType>(type))
       return emitOpError() << "'kjit.const' marks read-only pointers, but "
                               "parameter '"

@@ -27,7 +27,7 @@ def Kjit_Dialect : Dialect {
 
     Kernel parameters carry the attributes of the runtime's parameter model:
     `kjit.constexpr`, `kjit.do_not_specialize`,
-    `kjit.do_not_specialize_on_alignment`, `kjit.const` and
+    `kjit.do_not_specialize_on_alignment`, `kjit.const`, `kjit.unsigned` and
     `kjit.default = <value>`.
   }];
   let useDefaultTypePrinterParser = 1;
@@ -42,6 +42,9 @@ def Kjit_Dialect : Dialect {
         "kjit.do_not_specialize_on_alignment";
     static constexpr ::llvm::StringLiteral kConstAttrName = "kjit.const";
     static constexpr ::llvm::StringLiteral kDefaultAttrName = "kjit.default";
+    /// An integer parameter whose launch value is unsigned (u8..u64): the
+    /// value stays signless, the signature type and range are unsigned.
+    static constexpr ::llvm::StringLiteral kUnsignedAttrName = "kjit.unsigned";
     /// Set by specialization: the parameter (a pointer address or an
     /// integer) is divisible by this many (16: the `D` spec key).
     static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
