@@ -54,6 +54,12 @@ std::string detail::describeValueError(ValueError error,
            "host code)";
   case ValueError::TensorConstexpr:
     return "a tensor cannot be a constexpr value";
+  case ValueError::NoKernelType:
+    return kjit::strCat("a tensor of ", canonicalName(original.dtype()),
+                        " cannot be passed to a kernel: kernel IR has no "
+                        "type for ",
+                        canonicalName(original.dtype()),
+                        " (MLIR has no such float format)");
   }
   return "";
 }

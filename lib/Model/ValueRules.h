@@ -37,6 +37,9 @@ enum class ValueError : uint8_t {
   CallableConstexpr,
   /// A tensor passed to a constexpr parameter.
   TensorConstexpr,
+  /// A tensor of a dtype that kernel IR has no type for (fp8e4b15): refused
+  /// here rather than failing inside the compiler.
+  NoKernelType,
 };
 
 /// The per-parameter facts the rules need.
@@ -146,6 +149,8 @@ inline ValueError specializeValue(const ParamRules &rules, Argument &arg,
       type = {SigType::Kind::Scalar, DType::FP32};
       break;
     case ArgKind::Tensor:
+      if (ABSL_PREDICT_FALSE(kernelIRTypeName(arg.dtype()).empty()))
+        return ValueError::NoKernelType;
       type = {rules.isConst || arg.isReadOnly() ? SigType::Kind::ConstPointer
                                                 : SigType::Kind::Pointer,
               arg.dtype()};

@@ -205,6 +205,10 @@ Type getStorageType(PointerType pointer) {
   Type element = getValueTypeForPointee(pointer.getElementType());
   if (element.isInteger(1))
     return IntegerType::get(pointer.getContext(), 8);
+  // fp8 formats have no LLVM type: their bits, as the type converter does.
+  if (isa<FloatType>(element) && !LLVM::isCompatibleFloatingPointType(element))
+    return IntegerType::get(pointer.getContext(),
+                            element.getIntOrFloatBitWidth());
   return element;
 }
 
@@ -294,7 +298,8 @@ struct LoadLowering : ConvertOpToLLVMPattern<LoadOp> {
                 getAccessBytes(pointer, op.getType()));
     Value address = getElementAddress(rewriter, op.getLoc(), pointer,
                                       adaptor.getBase(), adaptor.getOffset());
-    Type type = op.getType();
+    // The converted type: an fp8 value is its bits (i8).
+    Type type = getTypeConverter()->convertType(op.getType());
     bool isBool = type.isInteger(1);
     Value value = LLVM::LoadOp::create(rewriter, op.getLoc(),
                                        isBool ? rewriter.getI8Type() : type,

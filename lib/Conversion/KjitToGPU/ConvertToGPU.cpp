@@ -307,10 +307,15 @@ struct ProgramLowering : OpConversionPattern<OpTy> {
 // Memory
 //===----------------------------------------------------------------------===//
 
-/// The type `type` is kept in memory as: i1 as a byte, elementwise.
+/// The type `type` is kept in memory as, elementwise: i1 as a byte, an fp8
+/// format (which LLVM has no type for) as its bits.
 Type getStorageType(Type type) {
   auto bytes = [](Type t) -> Type {
-    return t.isInteger(1) ? IntegerType::get(t.getContext(), 8) : t;
+    if (t.isInteger(1))
+      return IntegerType::get(t.getContext(), 8);
+    if (isa<FloatType>(t) && !LLVM::isCompatibleFloatingPointType(t))
+      return IntegerType::get(t.getContext(), t.getIntOrFloatBitWidth());
+    return t;
   };
   if (auto vector = dyn_cast<VectorType>(type))
     return vector.clone(bytes(vector.getElementType()));
@@ -343,9 +348,11 @@ struct LoadLowering : OpConversionPattern<LoadOp> {
     unsigned alignment = lowering.alignments.lookup(op);
     auto load = [&](OpBuilder &b, Location loc) -> Value {
       Value value = LLVM::LoadOp::create(b, loc, storage, address, alignment);
-      if (storage != type)
-        value = arith::TruncIOp::create(b, loc, type, value);
-      return value;
+      if (storage == type)
+        return value;
+      if (getElementTypeOrSelf(type).isInteger(1))
+        return arith::TruncIOp::create(b, loc, type, value).getResult();
+      return arith::BitcastOp::create(b, loc, type, value).getResult();
     };
     if (!adaptor.getMask()) {
       rewriter.replaceOp(op, load(rewriter, loc));
@@ -388,7 +395,10 @@ struct StoreLowering : OpConversionPattern<StoreOp> {
     auto store = [&](OpBuilder &b, Location loc) {
       Value stored = value;
       if (storage != value.getType())
-        stored = arith::ExtUIOp::create(b, loc, storage, value);
+        stored =
+            getElementTypeOrSelf(value.getType()).isInteger(1)
+                ? arith::ExtUIOp::create(b, loc, storage, value).getResult()
+                : arith::BitcastOp::create(b, loc, storage, value).getResult();
       LLVM::StoreOp::create(b, loc, stored, address, alignment);
     };
     if (!adaptor.getMask()) {
