@@ -184,12 +184,21 @@ TEST(Binder, EveryDTypeOfTheTable) {
     absl::StatusOr<BindPlan> constPlan = BindPlan::create(m);
     ASSERT_TRUE(constPlan.ok());
     Binding b = constPlan->makeBinding();
-    ASSERT_TRUE(constPlan
-                    ->bind({Argument::tensor(0x100, dtype),
-                            Argument::tensor(0x100, dtype),
-                            Argument::tensor(0x100, dtype)},
-                           b)
-                    .ok());
+    absl::Status bound = constPlan->bind({Argument::tensor(0x100, dtype),
+                                          Argument::tensor(0x100, dtype),
+                                          Argument::tensor(0x100, dtype)},
+                                         b);
+    // A dtype kernel IR has no type for (fp8e4b15) cannot reach a compile
+    // through an unannotated parameter: refused here, by name.
+    if (kernelIRTypeName(dtype).empty()) {
+      EXPECT_EQ(bound.message(),
+                "argument 'y' of kernel 'k': a tensor of " + name +
+                    " cannot be passed to a kernel: kernel IR has no type "
+                    "for " +
+                    name + " (MLIR has no such float format)");
+      continue;
+    }
+    ASSERT_TRUE(bound.ok()) << bound;
     EXPECT_EQ(toString(b.type(0)), "*" + name);
     EXPECT_EQ(toString(b.type(1)), "*" + name);
     EXPECT_EQ(toString(b.type(2)), "*k" + name);
