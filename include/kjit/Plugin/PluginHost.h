@@ -151,6 +151,8 @@ public:
   };
 
   std::string_view name() const;
+  /// The backend's plugin as messages name it: "plugin 'x' (path)".
+  std::string pluginDescription() const;
   /// The ABI minor the backend's plugin was built for.
   uint32_t abiMinor() const;
 
