@@ -316,7 +316,33 @@ unsigned PluginHost::loadFromEnvironment() {
   return loaded;
 }
 
+uint64_t PluginHost::addShutdownCallback(std::function<void()> callback) {
+  std::lock_guard<std::mutex> lock(callbackMutex);
+  if (callbacksRan)
+    return 0;
+  uint64_t token = nextCallback++;
+  shutdownCallbacks.emplace(token, std::move(callback));
+  return token;
+}
+
+void PluginHost::removeShutdownCallback(uint64_t token) {
+  std::lock_guard<std::mutex> lock(callbackMutex);
+  shutdownCallbacks.erase(token);
+}
+
 void PluginHost::shutdown() {
+  {
+    // Before anything is marked gone: the callbacks still call plugins
+    // (backends unload kernels). Held throughout, so that an object that
+    // removes its callback on another thread waits for it to finish.
+    std::lock_guard<std::mutex> lock(callbackMutex);
+    if (!callbacksRan) {
+      callbacksRan = true;
+      for (auto &[token, callback] : shutdownCallbacks)
+        callback();
+      shutdownCallbacks.clear();
+    }
+  }
   std::shared_ptr<const PluginSnapshot> old;
   auto hooksOnly = std::make_shared<PluginSnapshot>();
   {
