@@ -83,6 +83,13 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
       std::memcpy(&bits, &real, 8);
       return bits;
     }
+    // A finite value the type cannot hold is an error, not a silent inf
+    // (R13); an infinity asked for stays one.
+    if (roundsToInfinity(type, real))
+      return absl::OutOfRangeError(kjit::strCat(
+          "global '", name, "' of type ", typeName, " cannot hold ",
+          describeArgument(value), ": it is past the largest finite ", typeName,
+          " and would become infinity"));
     // Straight from the double: through float would round twice.
     if (type == DType::FP16)
       return uint64_t(fp16FromDouble(real));

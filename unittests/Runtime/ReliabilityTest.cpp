@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <dirent.h>
 #include <sys/resource.h>
 
@@ -91,6 +92,44 @@ TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
   std::lock_guard<std::mutex> lock(mutex);
   for (const std::string &message : messages)
     EXPECT_EQ(message.find("not unloaded"), std::string::npos) << message;
+}
+
+// R16: program ids are i32; the runtime refuses a larger extent on any
+// axis (also one a grid callback computes) instead of launching programs
+// with negative ids, and launches the largest allowed one's neighbour fine.
+TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  std::vector<float> x(16, 1), out(16, 0);
+  Argument args[] = {Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                     Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                     Argument::tensor(uintptr_t(out.data()), DType::FP32),
+                     Argument::integer(16)};
+  for (int axis = 0; axis < 3; ++axis) {
+    LaunchConfig config;
+    config.grid[axis] = uint32_t(INT32_MAX) + 1;
+    auto result = kernel->launch(config, args);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(std::string(result.status().message())
+                  .find("program ids are i32, so each extent is at most "
+                        "2147483647"),
+              std::string::npos)
+        << result.status();
+  }
+  LaunchConfig computed;
+  computed.gridFn = [](absl::Span<const Argument>) {
+    return Grid{UINT32_MAX, 1, 1};
+  };
+  auto result = kernel->launch(computed, args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(
+      std::string(result.status().message()).find("on grid (4294967295, 1, 1)"),
+      std::string::npos)
+      << result.status();
+  auto fine = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(out[15], 2.0f);
 }
 
 // R17: over a hundred loaded kernels under an RLIMIT_NOFILE of a few dozen
