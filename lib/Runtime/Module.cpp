@@ -5,6 +5,7 @@
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Model/FloatFormats.h"
+#include "kjit/Model/InputFile.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -125,13 +126,11 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
 
 absl::StatusOr<std::shared_ptr<Module>> Module::load(Runtime &runtime,
                                                      std::string path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        kjit::strCat("cannot read kernel IR file '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return fromText(runtime, text.str(), std::move(path));
+  absl::StatusOr<std::string> text =
+      readInputFile(path, kMaxKernelFileBytes, "kernel IR file");
+  if (!text.ok())
+    return text.status();
+  return fromText(runtime, *std::move(text), std::move(path));
 }
 
 absl::StatusOr<std::shared_ptr<Module>> Module::load(std::string path) {

@@ -12,6 +12,7 @@
 #include "DeviceMemory.h"
 #include "Npy.h"
 
+#include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <cctype>
@@ -238,13 +239,12 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot read '" + path + "'");
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+std::string readRecord(const std::string &path) {
+  absl::StatusOr<std::string> contents =
+      rt::readInputFile(path, rt::kMaxRecordFileBytes, "specialization record");
+  if (!contents.ok())
+    fail(text(contents.status()));
+  return *std::move(contents);
 }
 
 } // namespace
@@ -322,7 +322,7 @@ int main(int argc, char **argv) {
   }
 
   if (!options.preload.empty())
-    if (absl::Status status = (*kernel)->preload(readFile(options.preload));
+    if (absl::Status status = (*kernel)->preload(readRecord(options.preload));
         !status.ok())
       fail("--preload " + options.preload + ": " + text(status));
 
