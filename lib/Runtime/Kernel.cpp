@@ -10,6 +10,7 @@
 
 namespace kjit::rt {
 
+using kjit::escapeControl;
 using kjit::strCat;
 
 namespace {
@@ -171,9 +172,9 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
   if (!record.ok())
     return record.status();
   if (record->name != impl.manifest.name)
-    return absl::InvalidArgumentError(strCat("the record is for kernel '",
-                                             record->name, "', not '",
-                                             impl.manifest.name, "'"));
+    return absl::InvalidArgumentError(
+        strCat("the record is for kernel '", escapeControl(record->name),
+               "', not '", impl.manifest.name, "'"));
   absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
   if (!key.ok())
     return key.status();

@@ -14,6 +14,7 @@
 
 #include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/Runtime.h"
+#include "kjit/Support/StrCat.h"
 
 #include <cctype>
 #include <cerrno>
@@ -94,7 +95,12 @@ struct Options {
 rt::Runtime *runtime = nullptr;
 
 [[noreturn]] void fail(const std::string &message) {
-  std::fprintf(stderr, "kjit-run: error: %s\n", message.c_str());
+  // The last line of defence for bytes from files and plugins: the whole
+  // message is written (a NUL does not end it) with control bytes escaped;
+  // newlines stay, for multi-line compiler diagnostics (R10).
+  std::string line = "kjit-run: error: " +
+                     kjit::escapeControl(message, /*keepNewlines=*/true) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
   if (runtime)
     runtime->plugins().shutdown();
   std::exit(1);

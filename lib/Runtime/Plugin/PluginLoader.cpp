@@ -68,7 +68,10 @@ void PluginHost::log(LogLevel level, std::string_view source,
                                            "debug: "};
   std::string line =
       source == "kjit" ? std::string("kjit: ") : strCat("kjit[", source, "]: ");
-  strAppend(&line, kLevel[static_cast<int>(level)], message, "\n");
+  // Plugins' messages may carry any byte: no escape sequence reaches the
+  // terminal, no NUL cuts the line.
+  strAppend(&line, kLevel[static_cast<int>(level)],
+            kjit::escapeControl(message, /*keepNewlines=*/true), "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
