@@ -65,4 +65,37 @@ absl::StatusOr<std::string> readInputFile(const std::string &path,
   return bytes;
 }
 
+std::string checkIRNesting(std::string_view text, unsigned maxDepth) {
+  if (text.substr(0, 4) == "ML\xefR")
+    return std::string();
+  unsigned depth = 0;
+  size_t line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\n') {
+      ++line;
+    } else if (c == '"') {
+      // A string literal: brackets inside do not nest; \" does not end it.
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n')
+          ++line;
+      }
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i + 1 < text.size() && text[i + 1] != '\n')
+        ++i;
+    } else if (c == '{' || c == '(' || c == '[') {
+      if (++depth > maxDepth)
+        return kjit::strCat(
+            "line ", line, ": brackets nest deeper than ", maxDepth,
+            " levels; MLIR's parser recurses once per level and would "
+            "overflow its stack, so kjit does not parse it");
+    } else if ((c == '}' || c == ')' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string();
+}
+
 } // namespace kjit::rt

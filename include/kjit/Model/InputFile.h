@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace kjit::rt {
 
@@ -31,6 +32,20 @@ inline constexpr uint64_t kMaxRecordFileBytes = uint64_t(16) << 20;
 absl::StatusOr<std::string> readInputFile(const std::string &path,
                                           uint64_t maxBytes,
                                           std::string_view what);
+
+/// The deepest bracket nesting ('{', '(', '[' outside string literals and
+/// comments) kjit lets MLIR's parser see. The parser recurses once per
+/// nested region or attribute and has no limit of its own: about 4000
+/// nested regions overflow an 8 MiB stack (R15). 1000 levels cost it about
+/// 2 MiB and are far beyond any real kernel.
+inline constexpr unsigned kMaxIRNesting = 1000;
+
+/// "" when the textual IR `text` nests at most `maxDepth` levels deep, else
+/// a message naming the line where it goes deeper ("line 1003: brackets
+/// nest deeper than 1000 levels ..."). MLIR bytecode (which starts with
+/// "ML\xefR") is not text and always passes.
+std::string checkIRNesting(std::string_view text,
+                           unsigned maxDepth = kMaxIRNesting);
 
 } // namespace kjit::rt
 
