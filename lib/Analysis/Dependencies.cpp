@@ -24,6 +24,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/BLAKE3.h"
@@ -521,6 +522,10 @@ struct DependencyAnalysis::Impl {
   SymbolRefAttr getGlobalPath(kjit::GlobalOp global);
   SymbolRefAttr computeGlobalPath(kjit::GlobalOp global);
   LogicalResult finishComponent(ArrayRef<FunctionState *> members);
+  /// Whether `globals` names each global the component's members and their
+  /// callees outside it read, once, and nothing else.
+  bool namesReadGlobals(ArrayRef<FunctionState *> members,
+                        ArrayRef<GlobalUse> globals);
   LogicalResult mergeGlobals(ArrayRef<FunctionState *> members,
                              SmallVectorImpl<GlobalUse> &merged);
 
@@ -764,27 +769,55 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
   }
 
   // Global snapshots and keys. A record persisted by an earlier analysis of
-  // the same content is reused as it is: its key and values are those of
-  // the first analysis.
+  // the same content is reused with its values (those of the first
+  // analysis), but only if it is one that analysis could have written: the
+  // globals it names are exactly those the function and its callees read,
+  // and its key is the key of its content and values. Anything else (an
+  // edited or truncated record, R11) is recomputed, never trusted.
+  auto keyOf = [&](const Digest &content, ArrayRef<GlobalUse> globals) {
+    llvm::SHA256 sha;
+    hashField(sha, "kjit-key-v2");
+    sha.update(content);
+    for (const GlobalUse &use : globals) {
+      hashField(sha, hasher->getAttrText(use.name));
+      hashField(sha, hasher->getAttrText(use.value));
+    }
+    return toHex(sha.final());
+  };
   for (FunctionState *member : members) {
     if (std::optional<DependencyRecord> persisted = readPersisted(member->fn);
-        persisted && persisted->contentHash == member->record.contentHash) {
+        persisted && persisted->contentHash == member->record.contentHash &&
+        namesReadGlobals(members, persisted->globals) &&
+        persisted->key == keyOf(member->contentDigest, persisted->globals)) {
       member->record = std::move(*persisted);
       continue;
     }
     member->record.globals.clear();
     if (failed(mergeGlobals(members, member->record.globals)))
       return failure();
-    llvm::SHA256 sha;
-    hashField(sha, "kjit-key-v2");
-    sha.update(member->contentDigest);
-    for (const GlobalUse &use : member->record.globals) {
-      hashField(sha, hasher->getAttrText(use.name));
-      hashField(sha, hasher->getAttrText(use.value));
-    }
-    member->record.key = toHex(sha.final());
+    member->record.key = keyOf(member->contentDigest, member->record.globals);
   }
   return success();
+}
+
+bool DependencyAnalysis::Impl::namesReadGlobals(
+    ArrayRef<FunctionState *> members, ArrayRef<GlobalUse> globals) {
+  llvm::DenseSet<Attribute> read;
+  for (FunctionState *member : members) {
+    for (const GlobalRead &r : member->reads)
+      read.insert(r.name);
+    for (Operation *callee : member->callees) {
+      FunctionState &calleeState = *states.lookup(callee);
+      if (!llvm::is_contained(members, &calleeState))
+        for (const GlobalUse &use : calleeState.record.globals)
+          read.insert(use.name);
+    }
+  }
+  llvm::DenseSet<Attribute> named;
+  for (const GlobalUse &use : globals)
+    if (!read.contains(use.name) || !named.insert(use.name).second)
+      return false; // not read, or named twice
+  return named.size() == read.size();
 }
 
 FailureOr<const DependencyRecord *>

@@ -17,9 +17,11 @@
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Compiler/Target.h"
 #include "kjit/Model/DType.h"
+#include "kjit/Model/InputFile.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
+#include "kjit/Support/StrCat.h"
 #include "kjit/Transforms/ApplySpecialization.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -250,6 +252,10 @@ public:
 
 absl::StatusOr<rt::ModuleAnalysis>
 Service::analyze(std::string_view text, std::string_view sourceName) {
+  // Before MLIR's parser, which has no depth limit of its own (R15).
+  if (std::string deep = rt::checkIRNesting(text); !deep.empty())
+    return absl::InvalidArgumentError(kjit::strCat(
+        "cannot parse the kernel module: ", sourceName, ": ", deep));
   CompileSession session;
   OwningOpRef<ModuleOp> module = session.parse(text, sourceName);
   if (!module)

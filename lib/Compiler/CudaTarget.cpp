@@ -163,6 +163,7 @@ public:
       pm.addPass(createKjitStripAsserts());
     pm.addPass(createKjitBakeGlobals());
     pm.addPass(createCanonicalizerPass());
+    pm.addPass(createKjitCheckNonePointers());
     KjitConvertToGPUOptions convert;
     convert.numWarps = options.numWarps;
     convert.maxNReg = options.maxNReg;

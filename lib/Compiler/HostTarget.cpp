@@ -33,6 +33,9 @@ public:
     if (!options.debug)
       pm.addPass(createKjitStripAsserts());
     pm.addPass(createCanonicalizerPass());
+    // After canonicalization: accesses in branches a constexpr removed do
+    // not count.
+    pm.addPass(createKjitCheckNonePointers());
     // Debug mode also checks divisors and bounds in the lowering.
     KjitConvertHostToLLVMOptions lowering;
     lowering.debugChecks = options.debug;

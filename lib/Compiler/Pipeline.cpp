@@ -2,6 +2,7 @@
 
 #include "kjit/Compiler/Pipeline.h"
 
+#include "kjit/Model/InputFile.h"
 #include "kjit/Model/Specialization.h"
 #include "kjit/Transforms/Passes.h"
 
@@ -44,11 +45,11 @@ kjit::readKernelPipelineOptions(llvm::StringRef kernel,
     return llvm::createStringError(
         "the pipeline needs a specialization record (record=FILE, as "
         "kjit-run --warmup --record-out FILE writes it)");
-  auto file = llvm::MemoryBuffer::getFile(recordPath, /*IsText=*/true);
-  if (!file)
-    return llvm::createStringError("cannot read '" + recordPath +
-                                   "': " + file.getError().message());
-  llvm::StringRef text = (*file)->getBuffer();
+  absl::StatusOr<std::string> file = rt::readInputFile(
+      recordPath.str(), rt::kMaxRecordFileBytes, "specialization record");
+  if (!file.ok())
+    return llvm::createStringError(std::string(file.status().message()));
+  llvm::StringRef text = *file;
   absl::StatusOr<rt::SpecializationRecord> record =
       rt::specializationFromJson(std::string_view(text.data(), text.size()));
   if (!record.ok())

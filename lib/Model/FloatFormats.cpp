@@ -102,4 +102,19 @@ uint16_t bf16FromDouble(double value) {
 }
 double bf16ToDouble(uint16_t bits) { return decodeBinaryFormat(bits, 8, 7); }
 
+bool roundsToInfinity(DType dtype, double value) {
+  if (!std::isfinite(value))
+    return false;
+  switch (dtype) {
+  case DType::FP16:
+    return (fp16FromDouble(value) & 0x7fff) == 0x7c00;
+  case DType::BF16:
+    return (bf16FromDouble(value) & 0x7fff) == 0x7f80;
+  case DType::FP32:
+    return std::isinf(static_cast<float>(value));
+  default:
+    return false;
+  }
+}
+
 } // namespace kjit::rt

@@ -10,6 +10,7 @@
 
 namespace kjit::rt {
 
+using kjit::escapeControl;
 using kjit::strCat;
 
 namespace {
@@ -105,16 +106,33 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 
-Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Kernel::~Kernel() {
-  if (impl_->allEntries.empty())
+void Kernel::Impl::unloadAll() {
+  if (unloaded.exchange(true))
     return;
-  const absl::StatusOr<const Backend *> &backend = impl_->getBackend();
-  if (!backend.ok())
+  std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  if (allEntries.empty())
     return;
-  for (const std::shared_ptr<Entry> &entry : impl_->allEntries)
+  const absl::StatusOr<const Backend *> &found = getBackend();
+  if (!found.ok())
+    return;
+  for (const std::shared_ptr<Entry> &entry : allEntries)
     if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
-      (void)(*backend)->ref.unload(entry->backendKernel);
+      if (absl::Status s = (*found)->ref.unload(entry->backendKernel); !s.ok())
+        host->log(plugin::LogLevel::Warning, "kjit",
+                  strCat("kernel '", manifest.name,
+                         "' was not unloaded: ", std::string(s.message())));
+}
+
+Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
+  Impl *self = impl_.get();
+  self->shutdownToken =
+      self->host->addShutdownCallback([self] { self->unloadAll(); });
+}
+Kernel::~Kernel() {
+  // Removing the callback waits for it if shutdown is running it now; then
+  // exactly one of the two unloads.
+  impl_->host->removeShutdownCallback(impl_->shutdownToken);
+  impl_->unloadAll();
 }
 
 const KernelManifest &Kernel::manifest() const { return impl_->manifest; }
@@ -154,9 +172,9 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
   if (!record.ok())
     return record.status();
   if (record->name != impl.manifest.name)
-    return absl::InvalidArgumentError(strCat("the record is for kernel '",
-                                             record->name, "', not '",
-                                             impl.manifest.name, "'"));
+    return absl::InvalidArgumentError(
+        strCat("the record is for kernel '", escapeControl(record->name),
+               "', not '", impl.manifest.name, "'"));
   absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
   if (!key.ok())
     return key.status();

@@ -106,6 +106,12 @@ struct Kernel::Impl {
   absl::StatusOr<const Backend *> backend = nullptr;
   /// The runtime's plugin host.
   plugin::PluginHost *host = nullptr;
+  /// The host's shutdown callback that unloads this kernel's entries, so
+  /// that a host shut down before the kernel is destroyed still frees them.
+  uint64_t shutdownToken = 0;
+  std::atomic<bool> unloaded{false};
+  /// Unloads every loaded entry, once (at host shutdown or destruction).
+  void unloadAll();
 
   std::function<std::string(absl::Span<const Argument>)> launchMetadata;
   /// Only compiles are counted: a counter written on every launch would be

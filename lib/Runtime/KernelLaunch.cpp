@@ -11,6 +11,7 @@
 
 #include "absl/container/inlined_vector.h"
 
+#include <climits>
 #include <cstring>
 
 namespace kjit::rt {
@@ -53,6 +54,16 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   // and compiled as usual, and the hooks still see the launch; only the
   // backend is not called.
   const bool empty = grid[0] == 0 || grid[1] == 0 || grid[2] == 0;
+  // Program ids and counts are i32 (kjit.program_id, as in Triton): a
+  // larger extent would hand programs negative ids (R16).
+  constexpr uint32_t kMaxExtent = INT32_MAX;
+  if (grid[0] > kMaxExtent || grid[1] > kMaxExtent || grid[2] > kMaxExtent)
+      [[unlikely]]
+    return absl::InvalidArgumentError(
+        kjit::strCat("cannot launch '", manifest.name, "' on grid (", grid[0],
+                     ", ", grid[1], ", ", grid[2],
+                     "): program ids are i32, so each extent is at "
+                     "most 2147483647"));
 
   // The launch arguments in the ABI's form: the entry's template with this
   // launch's values. The outermost launch of a thread reuses its thread's

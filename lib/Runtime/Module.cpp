@@ -5,6 +5,7 @@
 #include "kjit/Support/StrCat.h"
 
 #include "kjit/Model/FloatFormats.h"
+#include "kjit/Model/InputFile.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -83,6 +84,13 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
       std::memcpy(&bits, &real, 8);
       return bits;
     }
+    // A finite value the type cannot hold is an error, not a silent inf
+    // (R13); an infinity asked for stays one.
+    if (roundsToInfinity(type, real))
+      return absl::OutOfRangeError(kjit::strCat(
+          "global '", name, "' of type ", typeName, " cannot hold ",
+          describeArgument(value), ": it is past the largest finite ", typeName,
+          " and would become infinity"));
     // Straight from the double: through float would round twice.
     if (type == DType::FP16)
       return uint64_t(fp16FromDouble(real));
@@ -118,13 +126,11 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
 
 absl::StatusOr<std::shared_ptr<Module>> Module::load(Runtime &runtime,
                                                      std::string path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(
-        kjit::strCat("cannot read kernel IR file '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return fromText(runtime, text.str(), std::move(path));
+  absl::StatusOr<std::string> text =
+      readInputFile(path, kMaxKernelFileBytes, "kernel IR file");
+  if (!text.ok())
+    return text.status();
+  return fromText(runtime, *std::move(text), std::move(path));
 }
 
 absl::StatusOr<std::shared_ptr<Module>> Module::load(std::string path) {

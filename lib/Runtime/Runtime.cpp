@@ -61,7 +61,11 @@ Runtime::Impl::find(std::string_view wanted) {
   // only the target of its name, and is not asked for another, so that
   // serving one target never pays for describing another (the cuda
   // backend's describe initializes the driver: hundreds of milliseconds).
+  // Two backends for one target: which one runs would depend on load
+  // order, so neither does (R08).
+  absl::Status ambiguous;
   auto search = [&]() -> std::unique_ptr<Backend> {
+    std::unique_ptr<Backend> found;
     for (const plugin::BackendRef &ref : host->backends()) {
       bool named = ref.name() == wanted;
       if (!named && access(inTreePlugin(ref.name()).c_str(), F_OK) == 0)
@@ -72,6 +76,13 @@ Runtime::Impl::find(std::string_view wanted) {
         unusable = description.status();
       if (!description.ok() || description->target != wanted)
         continue;
+      if (found) {
+        ambiguous = absl::FailedPreconditionError(
+            kjit::strCat("two backends claim target '", wanted,
+                         "': ", found->ref.pluginDescription(), " and ",
+                         ref.pluginDescription(), "; load only one of them"));
+        return nullptr;
+      }
       auto backend = std::make_unique<Backend>();
       backend->ref = ref;
       backend->target = description->target;
@@ -79,9 +90,9 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->formats = description->formats;
       backend->compileOptions = description->compileOptions;
       backend->launchFlags = description->launchFlags;
-      return backend;
+      found = std::move(backend);
     }
-    return nullptr;
+    return found;
   };
   auto cannotRun = [&] {
     return absl::FailedPreconditionError(
@@ -90,6 +101,8 @@ Runtime::Impl::find(std::string_view wanted) {
   };
   if (std::unique_ptr<Backend> found = search())
     return found;
+  if (!ambiguous.ok())
+    return ambiguous;
   if (!unusable.ok())
     return cannotRun();
   // The in-tree backend of a target is the plugin named after it.
@@ -109,6 +122,8 @@ Runtime::Impl::find(std::string_view wanted) {
         "no backend for target '", wanted, "': ", statusText(loaded)));
   if (std::unique_ptr<Backend> found = search())
     return found;
+  if (!ambiguous.ok())
+    return ambiguous;
   if (!unusable.ok())
     return cannotRun();
   return absl::FailedPreconditionError(kjit::strCat(
@@ -192,13 +207,18 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
   if (it != impl_->fingerprints.end())
     return it->second;
   absl::StatusOr<std::string> bytes = backend.ref.fingerprint(device);
-  // A backend without a fingerprint entry adds nothing beyond its target,
-  // arch and formats, which join the key anyway.
-  if (!bytes.ok() && bytes.status().code() != absl::StatusCode::kUnimplemented)
+  // Without a fingerprint a kernel built by another toolchain or for another
+  // CPU would match the key: a backend must say what its code depends on.
+  if (!bytes.ok() && bytes.status().code() == absl::StatusCode::kUnimplemented)
+    return absl::FailedPreconditionError(kjit::strCat(
+        "the backend for target '", backend.target,
+        "' cannot run: it has no fingerprint entry, and the fingerprint joins "
+        "every cache key (",
+        backend.ref.pluginDescription(), ")"));
+  if (!bytes.ok())
     return bytes.status();
-  std::string value = bytes.ok() ? *bytes : std::string();
-  impl_->fingerprints.emplace(key, value);
-  return value;
+  impl_->fingerprints.emplace(key, *bytes);
+  return *bytes;
 }
 
 absl::StatusOr<CompilerService *> Runtime::compiler() {

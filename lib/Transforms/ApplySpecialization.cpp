@@ -281,7 +281,9 @@ FailureOr<Value> Specializer::materialize(Attribute value, Type type,
   if (isa<UnitAttr>(value)) {
     if (!isa<PointerType>(type))
       return fail();
-    return NullOp::create(builder, loc, type).getResult();
+    auto null = NullOp::create(builder, loc, type);
+    null->setAttr(kNoneParamAttrName, builder.getStringAttr(param));
+    return null.getResult();
   }
   if (auto boolean = dyn_cast<BoolAttr>(value)) {
     if (!type.isInteger(1))

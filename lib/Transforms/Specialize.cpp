@@ -1,11 +1,11 @@
 //===- Specialize.cpp - the kjit-specialize pass -------------------------===//
 
+#include "kjit/Model/InputFile.h"
 #include "kjit/Model/Specialization.h"
 #include "kjit/Transforms/ApplySpecialization.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "llvm/Support/MemoryBuffer.h"
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITSPECIALIZE
@@ -66,14 +66,14 @@ struct SpecializePass : kjit::impl::KjitSpecializeBase<SpecializePass> {
         module.emitError() << "kjit-specialize: " << error;
       return spec;
     } else {
-      auto file = llvm::MemoryBuffer::getFile(recordPath, /*IsText=*/true);
-      if (!file) {
-        module.emitError() << "kjit-specialize: cannot read '" << recordPath
-                           << "': " << file.getError().message();
+      absl::StatusOr<std::string> file = kjit::rt::readInputFile(
+          recordPath, kjit::rt::kMaxRecordFileBytes, "specialization record");
+      if (!file.ok()) {
+        module.emitError() << "kjit-specialize: "
+                           << std::string(file.status().message());
         return std::nullopt;
       }
-      spec = kjit::readSpecializationRecord((*file)->getBuffer(), &getContext(),
-                                            error);
+      spec = kjit::readSpecializationRecord(*file, &getContext(), error);
       if (!spec) {
         module.emitError() << "kjit-specialize: " << recordPath << ": "
                            << error;

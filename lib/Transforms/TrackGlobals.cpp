@@ -58,8 +58,9 @@ struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
            kjit::DependencyAnalysis::findChangedGlobals(module, *record)) {
         changed = true;
         StringRef name = change.name.getLeafReference().getValue();
-        // Verified IR cannot lose a global that a function with a valid
-        // record reads, but a hand-edited record can name one.
+        // Verified IR cannot lose a global that a function reads, and the
+        // analysis recomputes a record naming one it does not read (R11);
+        // kept for records that reach findChangedGlobals some other way.
         if (!change.current)
           fn.emitError() << "Global variable " << name
                          << " is recorded for this kernel but the module "

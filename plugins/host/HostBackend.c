@@ -320,14 +320,32 @@ static int write_all(int fd, const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* Opens the object from memory: a memfd, opened by dlopen through /proc.
- * The memfd stays open while the kernel is loaded, so no other object can
- * get the same /proc/self/fd path (glibc matches already-loaded objects by
- * path before it opens anything). Falls back to an unlinked temporary file
- * where memfd_create or /proc is missing. */
+/* The path dlopen is given for the memfd `fd`: /proc/self/fd/<fd> with the
+ * load's serial spelled in 64 path segments, "/." for a 1 bit and "//" for a
+ * 0 bit, which the kernel resolves away. glibc matches already-loaded
+ * objects by the path string before it opens anything, and fd numbers are
+ * reused once closed; the serial makes every path unique for the process's
+ * life, so the memfd can be closed right after dlopen (the mapping keeps
+ * its contents) and a process holds any number of kernels without a file
+ * descriptor each (R17). */
+static void memfd_path(char *path, size_t size, int fd) {
+  static unsigned long long serial; /* loads run on any thread */
+  unsigned long long n = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);
+  size_t at = (size_t)snprintf(path, size, "/proc/self/fd");
+  int bit;
+  for (bit = 63; bit >= 0 && at + 2 < size; --bit, at += 2) {
+    path[at] = '/';
+    path[at + 1] = (n >> bit) & 1 ? '.' : '/';
+  }
+  snprintf(path + at, size - at, "/%d", fd);
+}
+
+/* Opens the object from memory: a memfd, opened by dlopen through /proc
+ * and closed at once (see memfd_path). Falls back to an unlinked temporary
+ * file where memfd_create or /proc is missing. */
 static kjit_status *open_object(host_kernel *k, const uint8_t *bytes,
                                 size_t size) {
-  char path[64];
+  char path[192];
   const char *err;
   int fd = memfd_create(k->name, MFD_CLOEXEC);
   if (fd >= 0) {
@@ -339,22 +357,19 @@ static kjit_status *open_object(host_kernel *k, const uint8_t *bytes,
                         "memfd failed: %s",
                         k->name, size, strerror(e));
     }
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    memfd_path(path, sizeof path, fd);
     k->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    err = k->dl ? NULL : dlerror();
+    close(fd);
     if (k->dl) {
-      k->fd = fd;
       k->path = strdup(path);
       return NULL;
     }
-    err = dlerror();
     /* No /proc: try a file. Any other error is the object's own. */
-    if (access("/proc/self/fd", F_OK) == 0) {
-      close(fd);
+    if (access("/proc/self/fd", F_OK) == 0)
       return host_error(KJIT_STATUS_INVALID_ARGUMENT,
                         "cannot load kernel '%s': %s", k->name,
                         err ? err : "dlopen failed");
-    }
-    close(fd);
   }
   {
     const char *dir = getenv("TMPDIR");
@@ -388,7 +403,6 @@ static kjit_status *open_object(host_kernel *k, const uint8_t *bytes,
       return s;
     }
     k->path = file; /* mkstemp names are unique while the object lives */
-    k->fd = -1;
     return NULL;
   }
 }
@@ -429,19 +443,10 @@ static void *lookup(host_kernel *k, const char *prefix) {
 }
 
 static void free_kernel(host_kernel *k) {
-  if (k->dl) {
+  /* An object that stays resident (NODELETE) keeps its path in glibc's
+   * list; memfd_path never hands that path out again. */
+  if (k->dl)
     dlclose(k->dl);
-    /* An object that stayed resident (NODELETE, or still referenced) keeps
-     * its path in glibc's list; keep its memfd open forever so that the
-     * fd number, and with it the path, is never given to another object. */
-    if (k->fd >= 0 && k->path &&
-        (k->dl = dlopen(k->path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))) {
-      dlclose(k->dl);
-      k->fd = -1;
-    }
-  }
-  if (k->fd >= 0)
-    close(k->fd);
   free(k->params);
   free(k->path);
   free(k->name);
@@ -467,7 +472,6 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
   }
   memcpy(k->name, args->kernel_name, args->kernel_name_len);
   k->name[args->kernel_name_len] = '\0';
-  k->fd = -1;
   if ((status = open_object(k, args->loadable, args->loadable_size))) {
     free_kernel(k);
     return status;

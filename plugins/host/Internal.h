@@ -45,7 +45,6 @@ typedef struct host_kernel {
   host_param *params;
   size_t num_params;
   char *name; /**< NUL-terminated copy of the kernel name. */
-  int fd;     /**< memfd the object was loaded from, or -1. */
   char *path; /**< The path dlopen saw (unique while the kernel lives). */
   uint32_t abi_version; /**< kjit_host_abi_version of the object. */
   /** Where the object is mapped (addresses in its ELF file plus this), and

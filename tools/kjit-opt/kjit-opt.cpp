@@ -19,6 +19,7 @@
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Conversion/Passes.h"
+#include "kjit/Model/InputFile.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
@@ -26,6 +27,8 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 static llvm::cl::list<std::string>
     pluginPaths("load-plugin",
@@ -51,6 +54,20 @@ int main(int argc, char **argv) {
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry);
+  // MLIR's parser recurses once per nesting level without a limit and
+  // overflows the stack at about 4000 nested regions (R15): refuse such a
+  // file first, as the runtime does. Standard input ("-") cannot be read
+  // twice and reaches the parser unchecked.
+  if (input != "-") {
+    if (auto text = llvm::MemoryBuffer::getFile(input, /*IsText=*/true)) {
+      std::string_view view((*text)->getBufferStart(),
+                            (*text)->getBufferSize());
+      if (std::string deep = kjit::rt::checkIRNesting(view); !deep.empty()) {
+        llvm::errs() << input << ": error: " << deep << "\n";
+        return 1;
+      }
+    }
+  }
   kjit::plugin::PluginHost &plugins = kjit::hookPluginHost();
   plugins.loadFromEnvironment();
   for (const std::string &path : pluginPaths)

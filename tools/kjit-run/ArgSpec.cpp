@@ -4,6 +4,7 @@
 
 #include "Npy.h"
 
+#include "kjit/Model/FloatFormats.h"
 #include "kjit/Support/StrCat.h"
 
 #include <charconv>
@@ -193,23 +194,38 @@ absl::Status parseType(std::string_view what, std::string_view text,
 }
 
 /// Checks that a `fill` value is representable in `dtype`.
+/// A fill value as messages spell it: floats as "2.0", as written, rather
+/// than to_chars's "2", which reads as an integer.
+std::string formatNumber(const Argument &value) {
+  if (value.kind() != ArgKind::Float)
+    return rt::int128ToString(value.asInt());
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text), value.asFloat());
+  std::string number(text, result.ptr);
+  if (number.find_first_of(".eni") == std::string::npos)
+    number += ".0";
+  return number;
+}
+
 absl::Status checkFillValue(std::string_view what, const Argument &value,
                             DType dtype) {
   std::string_view dtypeName = rt::canonicalName(dtype);
-  if (rt::isFloat(dtype) || value.kind() == ArgKind::Bool)
+  if (rt::isFloat(dtype)) {
+    double real = value.kind() == ArgKind::Float ? value.asFloat()
+                  : value.kind() == ArgKind::Int ? double(value.asInt())
+                                                 : 0.0;
+    if (rt::roundsToInfinity(dtype, real))
+      return error(what, kjit::strCat("fill value ", formatNumber(value),
+                                      " is past the largest finite ", dtypeName,
+                                      " and would become infinity"));
     return absl::OkStatus();
-  if (value.kind() == ArgKind::Float) {
-    char text[32];
-    auto result = std::to_chars(text, text + sizeof(text), value.asFloat());
-    std::string number(text, result.ptr);
-    // "2.0", as written, rather than to_chars's "2", which reads as an
-    // integer in a message saying it is not one.
-    if (number.find_first_of(".eni") == std::string::npos)
-      number += ".0";
-    return error(what,
-                 kjit::strCat("fill value ", number, " is not an integer, as ",
-                              dtypeName, " needs"));
   }
+  if (value.kind() == ArgKind::Bool)
+    return absl::OkStatus();
+  if (value.kind() == ArgKind::Float)
+    return error(what,
+                 kjit::strCat("fill value ", formatNumber(value),
+                              " is not an integer, as ", dtypeName, " needs"));
   Int128 low = rt::integerMin(dtype), high = rt::integerMax(dtype);
   if (value.asInt() < low || value.asInt() > high)
     return error(what,

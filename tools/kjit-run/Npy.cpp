@@ -349,9 +349,14 @@ absl::StatusOr<NpyHeader> parseNpyHeader(std::string_view bytes,
 
 absl::StatusOr<HostBuffer> readNpy(const std::string &path,
                                    std::optional<DType> expected) {
+  // The messages quote header bytes (keys, dtypes): escaped, so that a
+  // NUL or an escape sequence in a file cannot reach the terminal (R10).
   auto fail = [&](const absl::Status &status) {
-    return absl::Status(status.code(), kjit::strCat("npy file '", path,
-                                                    "': ", status.message()));
+    return absl::Status(
+        status.code(),
+        kjit::strCat("npy file '", kjit::escapeControl(path), "': ",
+                     kjit::escapeControl(std::string_view(
+                         status.message().data(), status.message().size()))));
   };
   auto failText = [&](std::string_view text) {
     return fail(absl::InvalidArgumentError(std::string(text)));

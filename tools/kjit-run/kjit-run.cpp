@@ -12,9 +12,14 @@
 #include "DeviceMemory.h"
 #include "Npy.h"
 
+#include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/Runtime.h"
+#include "kjit/Support/StrCat.h"
 
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -91,7 +96,12 @@ struct Options {
 rt::Runtime *runtime = nullptr;
 
 [[noreturn]] void fail(const std::string &message) {
-  std::fprintf(stderr, "kjit-run: error: %s\n", message.c_str());
+  // The last line of defence for bytes from files and plugins: the whole
+  // message is written (a NUL does not end it) with control bytes escaped;
+  // newlines stay, for multi-line compiler diagnostics (R10).
+  std::string line = "kjit-run: error: " +
+                     kjit::escapeControl(message, /*keepNewlines=*/true) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
   if (runtime)
     runtime->plugins().shutdown();
   std::exit(1);
@@ -101,10 +111,14 @@ std::string text(const absl::Status &status) {
   return std::string(status.message().data(), status.message().size());
 }
 
-bool parseCount(const std::string &text, long min, long &out) {
+/// A decimal count in [min, max]; anything else (signs, spaces, a value
+/// past max or past what a long holds) is refused, never wrapped (R13).
+bool parseCount(const std::string &text, long min, long max, long &out) {
   char *end = nullptr;
+  errno = 0;
   long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end || value < min)
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) ||
+      *end || errno == ERANGE || value < min || value > max)
     return false;
   out = value;
   return true;
@@ -117,9 +131,12 @@ rt::Grid parseGrid(const std::string &text) {
   int axis = 0;
   while (std::getline(stream, part, ',')) {
     long value;
-    if (axis == 3 || !parseCount(part, 0, value) || value > UINT32_MAX)
-      fail("--grid takes 1 to 3 counts, as in --grid 64 or --grid 8,8 "
-           "(0 launches no program); got '" +
+    // Program ids are i32, as in Triton: an extent past INT32_MAX would
+    // give programs negative ids (R16).
+    if (axis == 3 || !parseCount(part, 0, INT32_MAX, value))
+      fail("--grid takes 1 to 3 counts from 0 to 2147483647 (program ids are "
+           "i32), as in --grid 64 or --grid 8,8 (0 launches no program); "
+           "got '" +
            text + "'");
     grid[axis++] = uint32_t(value);
   }
@@ -196,12 +213,14 @@ Options parseOptions(int argc, char **argv) {
              "'");
     } else if (name == "--repeat") {
       long count;
-      if (!parseCount(takeValue(), 1, count))
-        fail("--repeat takes a positive count");
+      std::string value = takeValue();
+      if (!parseCount(value, 1, INT_MAX, count))
+        fail("--repeat takes a count from 1 to 2147483647, not '" + value +
+             "'");
       options.repeat = int(count);
     } else if (name == "--max-print") {
       long count;
-      if (!parseCount(takeValue(), 0, count))
+      if (!parseCount(takeValue(), 0, LONG_MAX, count))
         fail("--max-print takes a count");
       options.maxPrint = size_t(count);
     } else if (name == "--record-out") {
@@ -227,13 +246,12 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail("cannot read '" + path + "'");
-  std::stringstream contents;
-  contents << in.rdbuf();
-  return contents.str();
+std::string readRecord(const std::string &path) {
+  absl::StatusOr<std::string> contents =
+      rt::readInputFile(path, rt::kMaxRecordFileBytes, "specialization record");
+  if (!contents.ok())
+    fail(text(contents.status()));
+  return *std::move(contents);
 }
 
 } // namespace
@@ -311,7 +329,7 @@ int main(int argc, char **argv) {
   }
 
   if (!options.preload.empty())
-    if (absl::Status status = (*kernel)->preload(readFile(options.preload));
+    if (absl::Status status = (*kernel)->preload(readRecord(options.preload));
         !status.ok())
       fail("--preload " + options.preload + ": " + text(status));
 

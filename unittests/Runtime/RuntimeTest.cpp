@@ -422,7 +422,8 @@ TEST(Runtime, ReinterpretKeepsTheAddress) {
 TEST(Runtime, ModuleErrorsSayWhatIsWrong) {
   auto missing = Module::load("/nonexistent/k.mlir");
   EXPECT_EQ(missing.status().message(),
-            "cannot read kernel IR file '/nonexistent/k.mlir'");
+            "cannot read kernel IR file '/nonexistent/k.mlir': No such file or "
+            "directory");
   auto malformed = Module::fromText("kjit.kernel @k(", "bad.mlir");
   ASSERT_FALSE(malformed.ok());
   EXPECT_NE(std::string(malformed.status().message())

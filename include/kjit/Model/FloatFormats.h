@@ -11,6 +11,8 @@
 #ifndef KJIT_MODEL_FLOATFORMATS_H
 #define KJIT_MODEL_FLOATFORMATS_H
 
+#include "kjit/Model/DType.h"
+
 #include <cstdint>
 
 namespace kjit::rt {
@@ -33,6 +35,11 @@ double decodeBinaryFormat(uint64_t bits, unsigned exponentBits,
 uint16_t fp16FromDouble(double value);
 /// The value of fp16 bits.
 double fp16ToDouble(uint16_t bits);
+/// Whether a finite `value` rounds to infinity in float dtype `dtype` (fp16,
+/// bf16, fp32: its magnitude is past the largest finite value by more than
+/// half an ulp). Infinities, NaNs, fp64 and non-float dtypes never do.
+bool roundsToInfinity(DType dtype, double value);
+
 /// bf16 bits of `value`, rounded to nearest even.
 uint16_t bf16FromDouble(double value);
 /// The value of bf16 bits.

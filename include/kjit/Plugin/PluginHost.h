@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -151,6 +152,8 @@ public:
   };
 
   std::string_view name() const;
+  /// The backend's plugin as messages name it: "plugin 'x' (path)".
+  std::string pluginDescription() const;
   /// The ABI minor the backend's plugin was built for.
   uint32_t abiMinor() const;
 
@@ -280,8 +283,18 @@ public:
   unsigned loadFromEnvironment();
 
   /// Calls every plugin's fini, in reverse load order, once. Hooks fired
-  /// afterwards reach nobody; later loads are refused.
+  /// afterwards reach nobody; later loads are refused. First it runs the
+  /// shutdown callbacks, while every plugin still answers.
   void shutdown();
+
+  /// Registers `callback` to run at the start of shutdown(), before any
+  /// fini: the runtime unloads the kernels that are still loaded there, so
+  /// that their backend frees them whatever order the application tears
+  /// things down in. Returns a token for removeShutdownCallback, or 0 (and
+  /// does not keep the callback) when the host has shut down already.
+  uint64_t addShutdownCallback(std::function<void()> callback);
+  /// Forgets a callback; if shutdown is running it, waits until it returns.
+  void removeShutdownCallback(uint64_t token);
 
   /// Runs every cache hook in load order. Skip if any plugin said skip.
   CacheDecision runCacheHook(const CompileInfo &info);
@@ -350,6 +363,11 @@ private:
   std::atomic<bool> launchCompleteHooks{false};
   std::atomic<uint64_t> nextCorrelationId{1};
   std::atomic<uint64_t> asyncErrors{0};
+  /// Held while shutdown runs the callbacks; guards them.
+  std::mutex callbackMutex;
+  std::map<uint64_t, std::function<void()>> shutdownCallbacks;
+  uint64_t nextCallback = 1;
+  bool callbacksRan = false;
 };
 
 } // namespace kjit::plugin

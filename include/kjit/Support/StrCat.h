@@ -57,6 +57,31 @@ template <typename... Pieces> std::string strCat(const Pieces &...pieces) {
   return out;
 }
 
+/// `bytes` safe to print in a message: every control byte (below 0x20,
+/// and 0x7f) becomes `\xNN`, so that bytes from a file (an .npy header, a
+/// record) can neither cut a message short (NUL) nor drive the terminal
+/// (ESC sequences). With `keepNewlines`, '\n' and '\t' stay as they are
+/// (multi-line compiler diagnostics). Bytes from 0x80 up pass unchanged:
+/// they are UTF-8 in names and paths.
+inline std::string escapeControl(std::string_view bytes,
+                                 bool keepNewlines = false) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size());
+  for (char c : bytes) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if ((u >= 0x20 && u != 0x7f) ||
+        (keepNewlines && (c == '\n' || c == '\t'))) {
+      out += c;
+      continue;
+    }
+    out += "\\x";
+    out += kHex[u >> 4];
+    out += kHex[u & 15];
+  }
+  return out;
+}
+
 } // namespace kjit
 
 #endif // KJIT_SUPPORT_STRCAT_H

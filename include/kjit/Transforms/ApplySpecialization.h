@@ -87,6 +87,11 @@ std::string printSignatureType(mlir::Type type, bool isConst = false,
 /// `kjit.const` and `kjit.unsigned` flags.
 std::string printParamSignatureType(KernelOp kernel, unsigned index);
 
+/// The attribute specialization puts on the `kjit.null` that replaces a
+/// parameter bound to None: the parameter's name (a StringAttr), so that
+/// kjit-check-none-pointers can name it when the kernel dereferences it.
+inline constexpr llvm::StringLiteral kNoneParamAttrName = "kjit.none_param";
+
 /// Applies `spec` to `kernel`: gives `!kjit.any` parameters their types and
 /// resolves their casts, folds constexprs (and removes those parameters),
 /// None and `1` parameters into constants, marks `D` parameters with

@@ -224,4 +224,27 @@ def KjitStripAsserts : Pass<"kjit-strip-asserts", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect"];
 }
 
+def KjitCheckNonePointers : Pass<"kjit-check-none-pointers", "mlir::ModuleOp"> {
+  let summary = "Refuse kernels that dereference a pointer bound to None";
+  let description = [{
+    A pointer parameter bound to None becomes a `kjit.null` (specialization
+    marks it with the parameter's name). A `kjit.load` or `kjit.store`
+    through it is undefined behaviour that LLVM deletes, so the launch would
+    silently compute nothing; Triton refuses such a kernel at compile time
+    and so does this pass: it reports every access whose base is such a
+    null, also in a device function the null is passed to, naming the
+    parameter. Run it after canonicalization, so that accesses in branches
+    a constexpr removed (`if HAS_BIAS`) and masks that are constant false do
+    not count.
+
+    ```mlir
+    // x bound to None: error: parameter 'x' of '@add' is None, but this
+    // 'kjit.load' dereferences it
+    %p = kjit.null {kjit.none_param = "x"} : !kjit.ptr<f32>
+    %v = kjit.load %p[%i] : !kjit.ptr<f32>, i32 -> f32
+    ```
+  }];
+  let dependentDialects = ["kjit::KjitDialect"];
+}
+
 #endif // KJIT_TRANSFORMS_PASSES_TD

@@ -152,12 +152,16 @@ struct ConvertHostToLLVMPass
     emitABIVersion(b, module, usesExtents ? 2 : KJIT_HOST_ABI_MIN_VERSION);
   }
 
-  /// kjit's body operations must be in kernels or device functions (they
-  /// need the thread those take).
+  /// kjit's body operations and gpu's thread and block queries and barriers
+  /// must be in kernels or device functions: their lowering reads the thread
+  /// argument those take, and a stray one would find no function at all.
   static LogicalResult checkPlacement(ModuleOp module) {
-    WalkResult placed = module.walk([](Operation *op) {
-      if (op->getDialect() !=
-              op->getContext()->getLoadedDialect<KjitDialect>() ||
+    MLIRContext *context = module.getContext();
+    Dialect *kjit = context->getLoadedDialect<KjitDialect>();
+    Dialect *gpu = context->getLoadedDialect<gpu::GPUDialect>();
+    WalkResult placed = module.walk([&](Operation *op) {
+      Dialect *dialect = op->getDialect();
+      if (!dialect || (dialect != kjit && dialect != gpu) ||
           isa<KernelOp, FuncOp, GlobalOp>(op) ||
           op->getParentOfType<KernelOp>() || op->getParentOfType<FuncOp>())
         return WalkResult::advance();

@@ -29,6 +29,8 @@ std::string_view BackendRef::name() const {
   return view(plugin->backend.name, plugin->backend.name_len);
 }
 
+std::string BackendRef::pluginDescription() const { return plugin->describe(); }
+
 uint32_t BackendRef::abiMinor() const { return plugin->minor; }
 
 absl::StatusOr<int32_t> BackendRef::deviceCount() const {
@@ -58,22 +60,62 @@ BackendRef::describe(int32_t device) const {
           p, "describe", [&] { return p.backend.describe(p.self, &args); });
       !s.ok())
     return s;
+  // Every length and count is checked before anything is read through it:
+  // a backend that lies about one is refused, never trusted.
+  std::string bad;
+  auto name = [&](const char *data, size_t size, std::string_view what) {
+    if (bad.empty())
+      bad = checkName(data, size, what);
+    return bad.empty() ? std::string(data ? data : "", size) : std::string();
+  };
+  auto list = [&](const void *items, size_t count, std::string_view what) {
+    if (bad.empty() && count > kMaxListEntries)
+      bad = strCat(what, " has ", count, " entries, more than the limit of ",
+                   kMaxListEntries);
+    if (bad.empty() && count && !items)
+      bad = strCat(what, " is NULL with ", count, " entries");
+    return bad.empty() ? count : 0;
+  };
   Description out;
-  out.target = std::string(view(args.target, args.target_len));
-  out.arch = std::string(view(args.arch, args.arch_len));
+  out.target = name(args.target, args.target_len, "target");
+  out.arch = name(args.arch, args.arch_len, "arch");
   out.warpSize = args.warp_size;
-  for (size_t i = 0; args.formats && i < args.num_formats; ++i)
+  size_t numFormats = list(args.formats, args.num_formats, "formats");
+  for (size_t i = 0; i < numFormats && bad.empty(); ++i)
     if (const kjit_artifact_format *f = args.formats[i])
-      out.formats.emplace_back(view(f->name, f->name_len));
+      out.formats.push_back(
+          name(f->name, f->name_len, strCat("format #", i, "'s name")));
+  if (bad.empty() && out.target.empty())
+    bad = "it names no target";
+  if (bad.empty() && out.formats.empty())
+    bad = "it accepts no artifact format";
+  if (bad.empty())
+    for (const std::string &format : out.formats)
+      if (format.empty())
+        bad = "a format has an empty name";
   // A 1.0 backend never writes the 1.1 fields: they stay zero ("unknown").
   out.multiprocessorCount = args.multiprocessor_count;
   out.maxThreadsPerBlock = args.max_threads_per_block;
   out.maxSharedMemoryPerBlock = args.max_shared_memory_per_block;
   std::memcpy(out.uuid.data(), args.uuid, sizeof(args.uuid));
-  for (size_t i = 0; args.compile_options && i < args.num_compile_options; ++i)
-    if (const kjit_option *o = args.compile_options[i])
-      out.compileOptions.emplace_back(view(o->name, o->name_len),
-                                      view(o->value, o->value_len));
+  size_t numOptions =
+      list(args.compile_options, args.num_compile_options, "compile_options");
+  for (size_t i = 0; i < numOptions && bad.empty(); ++i)
+    if (const kjit_option *o = args.compile_options[i]) {
+      std::string optionName =
+          name(o->name, o->name_len, strCat("compile option #", i, "'s name"));
+      std::string value = name(o->value, o->value_len,
+                               strCat("compile option #", i, "'s value"));
+      out.compileOptions.emplace_back(std::move(optionName), std::move(value));
+    }
+  if (!bad.empty()) {
+    // Logged too: a caller that looks for another target skips this backend,
+    // and a broken plugin must not go unnoticed.
+    std::string message =
+        strCat(p.describe(), ": describe's answer is malformed: ", bad);
+    p.context.host->log(LogLevel::Error, "kjit", message);
+    return absl::InternalError(message);
+  }
   out.launchFlags = args.launch_flags;
   return out;
 }
@@ -89,7 +131,8 @@ absl::StatusOr<std::string> BackendRef::fingerprint(int32_t device,
   args.fingerprint = emptyBuffer();
   absl::Status s = callBackend(
       p, "fingerprint", [&] { return p.backend.fingerprint(p.self, &args); });
-  std::string bytes = takeBuffer(args.fingerprint);
+  absl::StatusOr<std::string> bytes =
+      takeBuffer(p, "fingerprint", args.fingerprint, kMaxFingerprintBytes);
   if (!s.ok())
     return s;
   return bytes;
@@ -151,7 +194,8 @@ absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
   args.device = device;
   absl::Status s = callBackend(
       p, "finalize", [&] { return p.backend.finalize(p.self, &args); });
-  std::string bytes = takeBuffer(args.loadable);
+  absl::StatusOr<std::string> bytes =
+      takeBuffer(p, "finalize", args.loadable, kMaxBufferBytes);
   if (!s.ok())
     return s;
   return bytes;
@@ -173,6 +217,11 @@ absl::StatusOr<void *> BackendRef::load(int32_t device,
           callBackend(p, "load", [&] { return p.backend.load(p.self, &args); });
       !s.ok())
     return s;
+  // The runtime keeps a NULL handle as "not loaded": a success without one
+  // would launch nothing, silently.
+  if (!args.kernel)
+    return absl::InternalError(
+        strCat(p.describe(), ": load succeeded but returned no kernel handle"));
   return args.kernel;
 }
 

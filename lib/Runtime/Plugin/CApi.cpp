@@ -6,6 +6,8 @@
 
 #include "PluginInternal.h"
 
+#include "absl/container/flat_hash_set.h"
+
 #include <algorithm>
 
 using namespace kjit::plugin;
@@ -18,17 +20,45 @@ namespace {
 kjit_status outOfMemoryStatus{KJIT_STATUS_RESOURCE_EXHAUSTED,
                               "out of memory while creating a status"};
 
+/// Every status statusCreate made and statusDestroy has not freed yet. A
+/// plugin may return a pointer to anything (a struct of its own, freed
+/// memory); looking it up here first means the host never reads or frees
+/// what it did not make. Statuses are errors, so the lock is off the hot
+/// path. Never destroyed: plugins may create statuses during static
+/// destruction.
+struct StatusRegistry {
+  std::mutex mutex;
+  absl::flat_hash_set<const kjit_status *> live;
+};
+StatusRegistry &registry() {
+  static auto *r = new StatusRegistry;
+  return *r;
+}
+
+bool isHostStatus(const kjit_status *status) {
+  if (status == &outOfMemoryStatus)
+    return true;
+  StatusRegistry &r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  return r.live.contains(status);
+}
+
 int32_t statusCode(const kjit_status *status) {
-  return status ? status->code : KJIT_STATUS_OK;
+  if (!status)
+    return KJIT_STATUS_OK;
+  return isHostStatus(status) ? status->code : KJIT_STATUS_INTERNAL;
 }
 
 void statusMessage(const kjit_status *status, const char **message,
                    size_t *messageLen) {
   static const char empty[] = "";
+  static const char foreign[] = "not a status of this host";
+  bool ours = status && isHostStatus(status);
+  const char *text = ours ? status->message.data() : status ? foreign : empty;
   if (message)
-    *message = status ? status->message.data() : empty;
+    *message = text;
   if (messageLen)
-    *messageLen = status ? status->message.size() : 0;
+    *messageLen = ours ? status->message.size() : std::strlen(text);
 }
 
 void hostLog(kjit_host_context *ctx, int32_t level, const char *message,
@@ -38,7 +68,7 @@ void hostLog(kjit_host_context *ctx, int32_t level, const char *message,
   level = std::clamp<int32_t>(level, KJIT_LOG_ERROR, KJIT_LOG_DEBUG);
   try {
     ctx->host->log(static_cast<LogLevel>(level), ctx->name,
-                   detail::view(message, messageLen));
+                   detail::boundedMessage(message, messageLen));
   } catch (...) {
     // Nothing may cross back into the plugin.
   }
@@ -53,8 +83,8 @@ void reportAsyncError(kjit_host_context *ctx, const char *kernelName,
     return;
   }
   try {
-    ctx->plugin->reportAsyncError(detail::view(kernelName, kernelNameLen),
-                                  status);
+    ctx->plugin->reportAsyncError(
+        detail::boundedMessage(kernelName, kernelNameLen), status);
   } catch (...) {
     // Nothing may cross back into the plugin (the status is gone already).
   }
@@ -76,16 +106,69 @@ void reportDeviceTime(kjit_host_context *ctx, const kjit_device_time *time) {
 kjit_status *detail::statusCreate(int32_t code, const char *message,
                                   size_t messageLen) {
   try {
-    return new kjit_status{code == KJIT_STATUS_OK ? KJIT_STATUS_UNKNOWN : code,
-                           std::string(view(message, messageLen))};
+    auto *status =
+        new kjit_status{code == KJIT_STATUS_OK ? KJIT_STATUS_UNKNOWN : code,
+                        std::string(boundedMessage(message, messageLen))};
+    StatusRegistry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.live.insert(status);
+    return status;
   } catch (...) {
     return &outOfMemoryStatus;
   }
 }
 
 void detail::statusDestroy(kjit_status *status) {
-  if (status != &outOfMemoryStatus)
-    delete status;
+  if (!status || status == &outOfMemoryStatus)
+    return;
+  {
+    StatusRegistry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (r.live.erase(status) == 0)
+      return; // not ours (or freed already): never free it
+  }
+  delete status;
+}
+
+detail::TakenStatus detail::takeStatus(kjit_status *status) {
+  if (!isHostStatus(status))
+    return {KJIT_STATUS_INTERNAL,
+            "returned a status that kjit_host_api.status_create did not make "
+            "(the host neither reads nor frees it)"};
+  TakenStatus taken{status->code, status->message};
+  statusDestroy(status);
+  return taken;
+}
+
+std::string detail::checkName(const char *data, size_t size,
+                              std::string_view what) {
+  if (!data)
+    return size ? strCat(what, " is NULL with length ", size) : std::string();
+  size_t scan = std::min(size, kMaxNameBytes);
+  if (const void *nul = std::memchr(data, 0, scan))
+    return strCat(what, " has length ", size, " but ends at byte ",
+                  static_cast<const char *>(nul) - data,
+                  " (a NUL byte): the length is wrong");
+  if (size > kMaxNameBytes)
+    return strCat(what, " is ", size, " bytes long, more than the limit of ",
+                  kMaxNameBytes);
+  for (size_t i = 0; i < size; ++i) {
+    unsigned char c = static_cast<unsigned char>(data[i]);
+    if (c < 0x20 || c == 0x7f)
+      return strCat(what, " has the control byte 0x",
+                    absl::Hex(c, absl::kZeroPad2), " at byte ", i);
+  }
+  return std::string();
+}
+
+std::string_view detail::boundedMessage(const char *data, size_t size) {
+  if (!data)
+    return std::string_view();
+  size_t scan = std::min(size, kMaxMessageBytes);
+  const void *nul = std::memchr(data, 0, scan);
+  return std::string_view(
+      data,
+      nul ? static_cast<size_t>(static_cast<const char *>(nul) - data) : scan);
 }
 
 const kjit_host_api detail::kHostApi = {
@@ -104,11 +187,11 @@ const kjit_host_api detail::kHostApi = {
 
 void LoadedPlugin::reportAsyncError(std::string_view kernel,
                                     kjit_status *status) {
+  detail::TakenStatus taken = detail::takeStatus(status);
   std::string message = strCat(
       describe(), ": asynchronous error",
       kernel.empty() ? std::string() : strCat(" in kernel '", kernel, "'"),
-      ": ", status->message, " (status ", status->code, ")");
-  detail::statusDestroy(status);
+      ": ", taken.message, " (status ", taken.code, ")");
   context.host->asyncErrors.fetch_add(1, std::memory_order_relaxed);
   context.host->log(LogLevel::Error, "kjit", message);
 }
@@ -117,9 +200,22 @@ void LoadedPlugin::reportAsyncError(std::string_view kernel,
 // Helpers shared by the host's files
 //===----------------------------------------------------------------------===//
 
-std::string detail::takeBuffer(kjit_buffer &buffer) {
-  std::string bytes(reinterpret_cast<const char *>(buffer.data),
-                    buffer.data ? buffer.size : 0);
+absl::StatusOr<std::string> detail::takeBuffer(const LoadedPlugin &plugin,
+                                               const char *entry,
+                                               kjit_buffer &buffer,
+                                               uint64_t limit) {
+  absl::StatusOr<std::string> bytes;
+  if (!buffer.data && buffer.size)
+    bytes = absl::InternalError(strCat(plugin.describe(), ": ", entry,
+                                       " returned a NULL buffer of ",
+                                       buffer.size, " bytes"));
+  else if (buffer.size > limit)
+    bytes = absl::InternalError(
+        strCat(plugin.describe(), ": ", entry, " returned ", buffer.size,
+               " bytes, more than the limit of ", limit));
+  else
+    bytes = std::string(reinterpret_cast<const char *>(buffer.data),
+                        buffer.data ? buffer.size : 0);
   if (buffer.release)
     buffer.release(buffer.owner, buffer.data, buffer.size);
   buffer.data = nullptr;
@@ -131,15 +227,14 @@ absl::Status detail::toAbsl(const LoadedPlugin &plugin, const char *entry,
                             kjit_status *status) {
   if (!status)
     return absl::OkStatus();
-  int32_t code = status->code;
+  TakenStatus taken = takeStatus(status);
+  int32_t code = taken.code;
   if (code <= KJIT_STATUS_OK || code > KJIT_STATUS_DATA_LOSS)
     code = KJIT_STATUS_UNKNOWN;
   // kjit's codes are the canonical ones, so they map one to one.
-  absl::Status result(
+  return absl::Status(
       static_cast<absl::StatusCode>(code),
-      strCat(plugin.describe(), ": ", entry, " failed: ", status->message));
-  statusDestroy(status);
-  return result;
+      strCat(plugin.describe(), ": ", entry, " failed: ", taken.message));
 }
 
 absl::Status detail::unsupported(const LoadedPlugin &plugin, const char *table,

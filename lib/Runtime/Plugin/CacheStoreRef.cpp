@@ -40,7 +40,8 @@ std::optional<std::string> CacheStoreRef::get(std::string_view key,
   kjit_status *status = nullptr;
   if (!p.call([&] { status = p.store.get(p.self, &args); }))
     return std::nullopt;
-  std::string bytes = takeBuffer(args.value);
+  absl::StatusOr<std::string> bytes =
+      takeBuffer(p, "cache store get", args.value, kMaxBufferBytes);
   if (status) {
     // Advisory store: an error is a miss, reported so outages are visible.
     warn(p, "cache store get", status, "treated as a miss");
@@ -48,7 +49,12 @@ std::optional<std::string> CacheStoreRef::get(std::string_view key,
   }
   if (!args.found)
     return std::nullopt;
-  return bytes;
+  if (!bytes.ok()) {
+    p.context.host->log(LogLevel::Warning, "kjit",
+                        strCat(text(bytes.status()), "; treated as a miss"));
+    return std::nullopt;
+  }
+  return *std::move(bytes);
 }
 
 CacheStoreRef::PutResult CacheStoreRef::put(std::string_view key,
@@ -80,10 +86,14 @@ CacheStoreRef::PutResult CacheStoreRef::put(std::string_view key,
   kjit_status *status = nullptr;
   if (!p.call([&] { status = p.store.put(p.self, &args); }))
     return PutResult::Failed;
-  if (status && (options.flags & KJIT_CACHE_PUT_IF_ABSENT) &&
-      status->code == KJIT_STATUS_ALREADY_EXISTS) {
-    statusDestroy(status);
-    return PutResult::Exists;
+  if (status && (options.flags & KJIT_CACHE_PUT_IF_ABSENT)) {
+    TakenStatus taken = takeStatus(status);
+    if (taken.code == KJIT_STATUS_ALREADY_EXISTS)
+      return PutResult::Exists;
+    p.context.host->log(LogLevel::Warning, "kjit",
+                        strCat(p.describe(), ": cache store put failed: ",
+                               taken.message, "; entry not stored"));
+    return PutResult::Failed;
   }
   if (status) {
     warn(p, "cache store put", status, "entry not stored");

@@ -89,11 +89,11 @@ static void reportStatus(const PluginHost &host, const LoadedPlugin &plugin,
                          kjit_status *status) {
   if (!status)
     return;
+  TakenStatus taken = takeStatus(status);
   std::string message =
       strCat(plugin.describe(), ": ", entry,
              kernel.empty() ? "" : strCat(" for kernel '", kernel, "'"),
-             " failed: ", status->message, " (status ", status->code, ")");
-  statusDestroy(status);
+             " failed: ", taken.message, " (status ", taken.code, ")");
   host.log(LogLevel::Error, "kjit", message);
 }
 
@@ -172,8 +172,7 @@ absl::Status PluginHost::runPreRunHooks(std::string_view kernelName,
       // As a Python pre-run hook that raises: the launch stops here.
       std::string message =
           strCat(p->describe(), ": pre-run hook refused the launch of '",
-                 kernelName, "': ", status->message);
-      statusDestroy(status);
+                 kernelName, "': ", takeStatus(status).message);
       return absl::FailedPreconditionError(message);
     }
   }

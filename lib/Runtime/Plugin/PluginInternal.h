@@ -29,7 +29,9 @@ struct LoadedPlugin;
 } // namespace kjit::plugin
 
 /// The opaque status of the C ABI. Only the host creates and frees these, so
-/// one allocator owns every status whichever plugin returned it.
+/// one allocator owns every status whichever plugin returned it; every live
+/// one is in a registry (CApi.cpp), so that a pointer a plugin made itself is
+/// recognized before the host reads or frees it.
 struct kjit_status {
   int32_t code;
   std::string message;
@@ -53,7 +55,43 @@ namespace kjit::plugin::detail {
 extern const kjit_host_api kHostApi;
 
 kjit_status *statusCreate(int32_t code, const char *message, size_t messageLen);
+/// Frees a status the host made; ignores (never frees) any other pointer.
 void statusDestroy(kjit_status *status);
+
+/// What a plugin's (non-NULL) status said, read and freed. A pointer the
+/// host did not make reads as KJIT_STATUS_INTERNAL with a message saying so,
+/// and is neither read nor freed.
+struct TakenStatus {
+  int32_t code;
+  std::string message;
+};
+TakenStatus takeStatus(kjit_status *status);
+
+//===----------------------------------------------------------------------===//
+// Bounds on what plugins hand the host (docs/PluginABI.md, "Bounds")
+//===----------------------------------------------------------------------===//
+
+/// Names, versions, targets, archs, format and option names and values.
+constexpr size_t kMaxNameBytes = 4096;
+/// Status messages, reject reasons, log lines: longer ones are cut.
+constexpr size_t kMaxMessageBytes = 65536;
+/// Entries of a list a backend describes (formats, compile options).
+constexpr size_t kMaxListEntries = 1024;
+/// A backend's fingerprint.
+constexpr uint64_t kMaxFingerprintBytes = 65536;
+/// A loadable artifact or a cache store's value.
+constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 32;
+
+/// Checks a name-like string a plugin returned: not NULL when not empty, at
+/// most kMaxNameBytes, no NUL and no control byte. A NUL before `size` means
+/// the length lies; the scan stops there, so a NUL-terminated string is never
+/// read past its terminator whatever `size` claims. Returns "" when the
+/// string is good, else what is wrong with `what` ("plugin name").
+std::string checkName(const char *data, size_t size, std::string_view what);
+
+/// A message a plugin returned, bounded: cut at its first NUL and at
+/// kMaxMessageBytes (the scan never reads past either).
+std::string_view boundedMessage(const char *data, size_t size);
 
 //===----------------------------------------------------------------------===//
 // Small helpers
@@ -83,8 +121,12 @@ template <typename Args> Args zeroed() {
 
 inline kjit_buffer emptyBuffer() { return zeroed<kjit_buffer>(); }
 
-/// Copies a plugin-produced buffer and releases it.
-std::string takeBuffer(kjit_buffer &buffer);
+/// Copies a plugin-produced buffer and releases it. A NULL `data` with a
+/// size, or a size above `limit`, is an error naming the plugin and `entry`
+/// (nothing is read; the buffer is still released).
+absl::StatusOr<std::string> takeBuffer(const LoadedPlugin &plugin,
+                                       const char *entry, kjit_buffer &buffer,
+                                       uint64_t limit);
 
 /// Turns a plugin's status into an absl::Status naming the plugin and entry,
 /// and destroys it. NULL is OK.

@@ -68,7 +68,10 @@ void PluginHost::log(LogLevel level, std::string_view source,
                                            "debug: "};
   std::string line =
       source == "kjit" ? std::string("kjit: ") : strCat("kjit[", source, "]: ");
-  strAppend(&line, kLevel[static_cast<int>(level)], message, "\n");
+  // Plugins' messages may carry any byte: no escape sequence reaches the
+  // terminal, no NUL cuts the line.
+  strAppend(&line, kLevel[static_cast<int>(level)],
+            kjit::escapeControl(message, /*keepNewlines=*/true), "\n");
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
@@ -173,7 +176,7 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
   std::string hostRange = strCat(KJIT_ABI_MAJOR, ".", kHostMinMinor, "-",
                                  KJIT_ABI_MAJOR, ".", kHostMaxMinor);
   if (code != KJIT_STATUS_OK) {
-    std::string reason(view(io.reject_reason, io.reject_reason_len));
+    std::string reason(boundedMessage(io.reject_reason, io.reject_reason_len));
     return fail(strCat(what, "the plugin refused host ABI ", hostRange,
                        " (status ", code, ")", reason.empty() ? "" : ": ",
                        reason));
@@ -194,13 +197,32 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
                        " bytes, smaller than ABI ", KJIT_ABI_MAJOR, ".0's ",
                        kMinPluginApiSize));
 
+  // The plugin's strings are checked before anything is copied out of them:
+  // a length that lies would read far past the literal (or ask for a
+  // terabyte), and names end up in every message about the plugin.
+  kjit_plugin_api api = copyTable(io.plugin);
+  std::string badName = checkName(api.name, api.name_len, "its name");
+  if (badName.empty())
+    badName = checkName(api.version, api.version_len, "its version");
+  if (badName.empty() && api.backend &&
+      api.backend->struct_size >=
+          KJIT_STRUCT_SIZE(kjit_backend_table, name_len))
+    badName = checkName(api.backend->name, api.backend->name_len,
+                        "its backend's name");
+  if (badName.empty() && api.cache_store &&
+      api.cache_store->struct_size >=
+          KJIT_STRUCT_SIZE(kjit_cache_store_table, name_len))
+    badName = checkName(api.cache_store->name, api.cache_store->name_len,
+                        "its cache store's name");
+  if (!badName.empty())
+    return fail(what + badName);
+
   auto plugin = std::make_shared<LoadedPlugin>();
   plugin->path = path;
   plugin->handle = handle;
   plugin->serial = serialLockFor(handle);
   plugin->api = io.plugin;
   plugin->minor = io.plugin_abi_minor;
-  kjit_plugin_api api = copyTable(io.plugin);
   plugin->name = std::string(view(api.name, api.name_len));
   if (plugin->name.empty())
     plugin->name = path.substr(path.rfind('/') + 1);
@@ -297,7 +319,33 @@ unsigned PluginHost::loadFromEnvironment() {
   return loaded;
 }
 
+uint64_t PluginHost::addShutdownCallback(std::function<void()> callback) {
+  std::lock_guard<std::mutex> lock(callbackMutex);
+  if (callbacksRan)
+    return 0;
+  uint64_t token = nextCallback++;
+  shutdownCallbacks.emplace(token, std::move(callback));
+  return token;
+}
+
+void PluginHost::removeShutdownCallback(uint64_t token) {
+  std::lock_guard<std::mutex> lock(callbackMutex);
+  shutdownCallbacks.erase(token);
+}
+
 void PluginHost::shutdown() {
+  {
+    // Before anything is marked gone: the callbacks still call plugins
+    // (backends unload kernels). Held throughout, so that an object that
+    // removes its callback on another thread waits for it to finish.
+    std::lock_guard<std::mutex> lock(callbackMutex);
+    if (!callbacksRan) {
+      callbacksRan = true;
+      for (auto &[token, callback] : shutdownCallbacks)
+        callback();
+      shutdownCallbacks.clear();
+    }
+  }
   std::shared_ptr<const PluginSnapshot> old;
   auto hooksOnly = std::make_shared<PluginSnapshot>();
   {

@@ -1,0 +1,8 @@
+// A thread id query in a func.func: no kjit thread argument to read (R01).
+func.func @f() -> index {
+  %t = gpu.thread_id x
+  return %t : index
+}
+kjit.kernel @k(%n: i32) {
+  kjit.return
+}

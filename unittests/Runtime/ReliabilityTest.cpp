@@ -1,0 +1,161 @@
+//===- ReliabilityTest.cpp - kernels outlive neither host nor fd limit ----===//
+//
+// Reliability findings of issue 12 that only an embedder sees: a plugin
+// host shut down before the kernels are destroyed still unloads them (R12),
+// and loaded kernels hold no file descriptor each (R17). Both run the host
+// backend for real.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <dirent.h>
+#include <sys/resource.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+using namespace kjit::rt;
+using kjit::plugin::LogLevel;
+
+namespace {
+
+std::string example(const char *name) {
+  return std::string(KJIT_EXAMPLES_DIR) + "/" + name;
+}
+
+/// Launches vector_add with BLOCK = `block` (a constexpr: one compile and
+/// one loaded kernel per value) and checks out = x + y.
+void launchAdd(Kernel &kernel, int64_t block, std::string &error) {
+  std::vector<float> x(64, 1), y(64, 2), out(64, 0);
+  Argument args[] = {
+      Argument::tensor(uintptr_t(x.data()), DType::FP32, /*isConst=*/true),
+      Argument::tensor(uintptr_t(y.data()), DType::FP32, /*isConst=*/true),
+      Argument::tensor(uintptr_t(out.data()), DType::FP32),
+      Argument::integer(64)};
+  KeywordArgument keywords[] = {{"BLOCK", Argument::integer(block)}};
+  auto result = kernel.launch(LaunchConfig(), args, keywords);
+  if (!result.ok()) {
+    error = std::string(result.status().message());
+    return;
+  }
+  for (float v : out)
+    if (v != 3.0f) {
+      error = "BLOCK=" + std::to_string(block) + ": wrong result";
+      return;
+    }
+}
+
+unsigned openDescriptors() {
+  unsigned n = 0;
+  DIR *dir = opendir("/proc/self/fd");
+  if (!dir)
+    return 0;
+  while (readdir(dir))
+    ++n;
+  closedir(dir);
+  return n;
+}
+
+// R12: the application shuts the plugin host down first, then drops its
+// module: the kernels are unloaded at shutdown, while the backend still
+// answers, not left behind with an unload that reaches a dead plugin.
+TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
+  std::mutex mutex;
+  std::vector<std::string> messages;
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.logSink = [&](LogLevel, std::string_view source,
+                        std::string_view message) {
+    std::lock_guard<std::mutex> lock(mutex);
+    messages.push_back(std::string(source) + ": " + std::string(message));
+  };
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  std::string error;
+  launchAdd(*kernel, 64, error);
+  launchAdd(*kernel, 128, error);
+  ASSERT_EQ(error, "");
+
+  (*runtime)->plugins().shutdown();
+  // A launch after shutdown is refused; it never reaches the unloaded code.
+  launchAdd(*kernel, 64, error);
+  EXPECT_NE(error.find("has been shut down"), std::string::npos) << error;
+  module->reset();
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const std::string &message : messages)
+    EXPECT_EQ(message.find("not unloaded"), std::string::npos) << message;
+}
+
+// R16: program ids are i32; the runtime refuses a larger extent on any
+// axis (also one a grid callback computes) instead of launching programs
+// with negative ids, and launches the largest allowed one's neighbour fine.
+TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  std::vector<float> x(16, 1), out(16, 0);
+  Argument args[] = {Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                     Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                     Argument::tensor(uintptr_t(out.data()), DType::FP32),
+                     Argument::integer(16)};
+  for (int axis = 0; axis < 3; ++axis) {
+    LaunchConfig config;
+    config.grid[axis] = uint32_t(INT32_MAX) + 1;
+    auto result = kernel->launch(config, args);
+    ASSERT_FALSE(result.ok());
+    EXPECT_NE(std::string(result.status().message())
+                  .find("program ids are i32, so each extent is at most "
+                        "2147483647"),
+              std::string::npos)
+        << result.status();
+  }
+  LaunchConfig computed;
+  computed.gridFn = [](absl::Span<const Argument>) {
+    return Grid{UINT32_MAX, 1, 1};
+  };
+  auto result = kernel->launch(computed, args);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(
+      std::string(result.status().message()).find("on grid (4294967295, 1, 1)"),
+      std::string::npos)
+      << result.status();
+  auto fine = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(fine.ok()) << fine.status();
+  EXPECT_EQ(out[15], 2.0f);
+}
+
+// R17: over a hundred loaded kernels under an RLIMIT_NOFILE of a few dozen
+// above what the process has open: a kernel holds no descriptor.
+TEST(Reliability, R17_ManyLoadedKernelsNeedNoFileDescriptorEach) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  std::string error;
+  launchAdd(*kernel, 64, error); // opens the compiler and the backend
+  ASSERT_EQ(error, "");
+
+  rlimit saved;
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+  unsigned before = openDescriptors();
+  rlimit low = saved;
+  low.rlim_cur = before + 24;
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+  constexpr int kKernels = 120;
+  for (int b = 2; b <= kKernels && error.empty(); ++b)
+    launchAdd(*kernel, 64 * b, error);
+  unsigned after = openDescriptors();
+  ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(kernel->stats().compiles, uint64_t(kKernels));
+  EXPECT_LT(after, before + 8) << "descriptors: " << before << " -> " << after;
+}
+
+} // namespace
