@@ -72,6 +72,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kjit_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# The disk cache is off in every test unless the test turns it on with a
+# directory of its own (env KJIT_CACHE_DIR=%t/cache): most tests count
+# compiles, lit runs them in parallel, and none may write to the user's
+# cache home or depend on what an earlier test stored (test/Cache/).
+config.environment["KJIT_CACHE_DIR"] = ""
+for name in ("KJIT_CACHE_MAX_SIZE", "KJIT_CACHE_LOCK_TIMEOUT", "KJIT_CACHE_FSYNC",
+             "KJIT_CACHE_VERBOSE", "KJIT_CACHE_SALT", "XDG_CACHE_HOME"):
+    config.environment.pop(name, None)
 tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["kjit-opt", ToolSubst("mlir-opt", unresolved="fatal"),
