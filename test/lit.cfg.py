@@ -42,6 +42,14 @@ config.substitutions.append(
      "kjit-host-driver --plugin=" + os.path.join(config.kjit_lib_dir, "libkjit-host.so")))
 if os.path.exists(os.path.join(config.kjit_lib_dir, "libkjit-host.so")):
     config.available_features.add("host-backend")
+# The disk cache's test programs (test/Cache/CMakeLists.txt).
+cache_bin = os.path.join(config.kjit_binary_dir, "test", "Cache", "bin")
+config.substitutions.append(("%cache-torture", os.path.join(cache_bin, "kjit-cache-torture")))
+config.substitutions.append(("%cache-race", os.path.join(cache_bin, "kjit-cache-race")))
+config.substitutions.append(("%maps-probe", os.path.join(cache_bin, "libkjit-test-MapsProbe.so")))
+config.substitutions.append(("%fault-shim", os.path.join(cache_bin, "libkjit-test-FaultShim.so")))
+if os.getuid() == 0:
+    config.available_features.add("root")
 # The device bundle's static compiler module (KJIT_BUNDLE, test/Bundle).
 config.substitutions.append(("%kjit_bundle_lib", config.kjit_bundle_lib_dir))
 if config.kjit_bundle.upper() in ("ON", "1", "TRUE", "YES"):

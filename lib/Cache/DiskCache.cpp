@@ -31,7 +31,7 @@ namespace kjit::cache {
 namespace {
 
 constexpr const char *kTempPrefix = ".tmp.";
-constexpr const char *kStatsMagic = "kjit-cache-stats 1";
+constexpr const char *kStatsMagic = "kjit-cache-stats 2";
 
 enum WarnBit : int { kWarnWrite = 1, kWarnStats = 2, kWarnLockFile = 4 };
 
@@ -91,11 +91,12 @@ std::string readAll(int fd, size_t size) {
 /// Takes an flock, polling until `timeout` (flock itself cannot time out).
 /// Returns 0, or the errno that stopped it (EWOULDBLOCK: timed out).
 int lockWithTimeout(int fd, std::chrono::milliseconds timeout,
-                    std::chrono::milliseconds *waited = nullptr) {
+                    std::chrono::milliseconds *waited = nullptr,
+                    int operation = LOCK_EX) {
   auto start = std::chrono::steady_clock::now();
   auto pause = std::chrono::microseconds(500);
   for (;;) {
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+    if (flock(fd, operation | LOCK_NB) == 0) {
       if (waited)
         *waited = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);
@@ -148,11 +149,13 @@ std::string insecure(const std::string &path, const struct stat &st) {
     return strCat("'", path, "' belongs to uid ", st.st_uid,
                   ", not to this user (uid ", geteuid(),
                   "), who could not trust the kernels in it");
-  if (st.st_mode & (S_IWGRP | S_IWOTH))
-    return strCat("'", path, "' can be written by others (mode 0",
-                  absl::Hex(st.st_mode & 07777),
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "0%o", unsigned(st.st_mode & 07777));
+    return strCat("'", path, "' can be written by others (mode ", mode,
                   "), who could plant kernels in it; `chmod go-w` it, or "
                   "point KJIT_CACHE_DIR elsewhere");
+  }
   return std::string();
 }
 
@@ -181,8 +184,49 @@ bool isShardName(std::string_view name) {
   return name.size() == 2 && isValidKey(strCat(name, std::string(62, '0')));
 }
 
-/// Parses DIR/stats; false when it is not a stats file.
+/// FNV-1a, the stats file's own check (a torn or edited file is noticed).
+uint64_t fnv1a(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text)
+    hash = (hash ^ uint8_t(c)) * 0x100000001b3ull;
+  return hash;
+}
+
+/// The stats file: one "name value" line per counter, values in 20 digits so
+/// that the file never changes size (it is rewritten in place), then
+/// "check" and the FNV-1a of the lines before it.
+std::string printStats(const Stats &stats) {
+  std::string text = strCat(kStatsMagic, "\n");
+  auto line = [&](std::string_view name, uint64_t value) {
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%020llu",
+                  static_cast<unsigned long long>(value));
+    strAppend(&text, name, " ", digits, "\n");
+  };
+  for (size_t i = 0; i < kCounterCount; ++i)
+    line(counterName(Counter(i)), stats.counters[i]);
+  line("size_known", stats.sizeKnown ? 1 : 0);
+  line("size_estimate", stats.sizeEstimate);
+  char check[32];
+  std::snprintf(check, sizeof check, "%016llx",
+                static_cast<unsigned long long>(fnv1a(text)));
+  strAppend(&text, "check ", check, "\n");
+  return text;
+}
+
+/// Parses DIR/stats; false when it is not a valid stats file.
 bool parseStats(std::string_view text, Stats &stats) {
+  size_t checkAt = text.rfind("check ");
+  if (checkAt == std::string_view::npos || text.size() != checkAt + 23 ||
+      text.back() != '\n')
+    return false;
+  char check[32];
+  std::snprintf(
+      check, sizeof check, "%016llx",
+      static_cast<unsigned long long>(fnv1a(text.substr(0, checkAt))));
+  if (text.substr(checkAt + 6, 16) != check)
+    return false;
+  text = text.substr(0, checkAt);
   size_t eol = text.find('\n');
   if (eol == std::string_view::npos || text.substr(0, eol) != kStatsMagic)
     return false;
@@ -190,7 +234,7 @@ bool parseStats(std::string_view text, Stats &stats) {
   while (!text.empty()) {
     eol = text.find('\n');
     if (eol == std::string_view::npos)
-      return false; // a file ends with a newline
+      return false;
     std::string_view line = text.substr(0, eol);
     text.remove_prefix(eol + 1);
     size_t space = line.find(' ');
@@ -206,26 +250,16 @@ bool parseStats(std::string_view text, Stats &stats) {
         return false;
       value = value * 10 + uint64_t(c - '0');
     }
-    if (name == "size_estimate") {
+    if (name == "size_known")
+      stats.sizeKnown = value != 0;
+    else if (name == "size_estimate")
       stats.sizeEstimate = value;
-      stats.sizeKnown = true;
-      continue;
-    }
     for (size_t i = 0; i < kCounterCount; ++i)
       if (name == counterName(Counter(i)))
         stats.counters[i] = value;
-    // Unknown names (a newer kjit's counters) are kept by nobody: fine.
+    // Unknown names (a newer kjit's counters) are dropped.
   }
   return true;
-}
-
-std::string printStats(const Stats &stats) {
-  std::string text = strCat(kStatsMagic, "\n");
-  for (size_t i = 0; i < kCounterCount; ++i)
-    strAppend(&text, counterName(Counter(i)), " ", stats.counters[i], "\n");
-  if (stats.sizeKnown)
-    strAppend(&text, "size_estimate ", stats.sizeEstimate, "\n");
-  return text;
 }
 
 } // namespace
@@ -393,6 +427,8 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_PLUGIN_VERBOSE",
       "KJIT_TRACE_FILE",
       "KJIT_TRACE_SUMMARY",
+      "LD_LIBRARY_PATH", // which libraries the compiler finds: their build
+                         // ids join the key instead
       "TMPDIR",
       "XDG_CACHE_HOME",
   };
@@ -575,7 +611,7 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
   Lookup lookup;
   const bool artifact = kind == EntryKind::Artifact;
   auto miss = [&] {
-    if (countMiss || lookup.result == Lookup::Result::Invalid)
+    if (countMiss)
       count(artifact ? Counter::ArtifactMisses : Counter::ManifestMisses);
     note(strCat("disk cache: miss: ", kindName(kind), " ", key));
     return lookup;
@@ -828,68 +864,71 @@ void DiskCache::count(Counter counter, uint64_t amount) {
 }
 
 namespace {
-/// DIR/stats, or zeros when it is missing or unreadable (`valid` false
-/// when it exists but is not a stats file).
+/// The counters in DIR/stats, read under a shared lock (a writer rewrites
+/// the file in place under an exclusive one): zeros when it is missing or
+/// busy, and `valid` false when it is not a stats file.
 Stats loadStats(int root, bool &valid) {
   Stats stats;
   valid = true;
   int fd = openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
     return stats;
-  std::string text = readAll(fd, 4096);
-  ::close(fd);
-  if (!parseStats(text, stats)) {
-    valid = false;
-    stats = Stats();
+  if (lockWithTimeout(fd, std::chrono::milliseconds(2000), nullptr, LOCK_SH) ==
+      0) {
+    std::string text = readAll(fd, 4096);
+    if (!text.empty() && !parseStats(text, stats)) {
+      valid = false;
+      stats = Stats();
+    }
   }
+  ::close(fd);
   return stats;
 }
 } // namespace
 
-namespace {
-/// Writes DIR/stats atomically (temporary file, rename). The caller holds
-/// DIR/stats.lock.
-int storeStats(int root, const Stats &stats) {
-  std::string temp = temporaryName();
-  int fd = openat(root, temp.c_str(),
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
+  // The file is its own lock, and is rewritten in place: a rename over it
+  // would cost a millisecond on ext4, which flushes a file renamed over
+  // another (auto_da_alloc), at the end of every process.
+  int fd =
+      openat(root_, "stats", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return errno;
-  int error = 0;
-  bool ok = writeAll(fd, printStats(stats), error);
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    error = errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return EINVAL;
   }
-  if (ok && renameat(root, temp.c_str(), root, "stats") != 0) {
-    ok = false;
-    error = errno;
-  }
-  if (!ok)
-    (void)unlinkat(root, temp.c_str(), 0);
-  return ok ? 0 : error;
-}
-} // namespace
-
-int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
-  int lockFd = openat(root_, "stats.lock",
-                      O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (lockFd < 0)
-    return errno;
   // Held for microseconds; a holder stopped with SIGSTOP costs 2 s once.
-  if (int error = lockWithTimeout(lockFd, std::chrono::milliseconds(2000))) {
-    ::close(lockFd);
+  if (int error = lockWithTimeout(fd, std::chrono::milliseconds(2000))) {
+    ::close(fd);
     return error;
   }
-  bool valid;
-  Stats stats = loadStats(root_, valid);
-  if (!valid)
+  std::string text = readAll(fd, 4096);
+  Stats stats;
+  if (!text.empty() && !parseStats(text, stats)) {
+    stats = Stats();
     warnOnce(kWarnStats, strCat("disk cache: '", options_.directory,
                                 "/stats' is not a stats file; the counters "
                                 "start again from zero"));
+  }
   change(stats);
-  int error = storeStats(root_, stats);
-  ::close(lockFd);
+  std::string out = printStats(stats);
+  int error = 0;
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pwrite(fd, out.data() + done, out.size() - done, off_t(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    done += size_t(n);
+  }
+  if (!error && text.size() > out.size() && ftruncate(fd, off_t(out.size())))
+    error = errno;
+  ::close(fd);
   return error;
 }
 

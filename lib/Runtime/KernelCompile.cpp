@@ -118,14 +118,16 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     return finish(Entry::State::Skipped);
 
   // Memory missed; then the disk, then the compiler. One process compiles
-  // a key at a time: the others wait for its lock and find its entry.
+  // a key at a time: the others wait for its lock and find its entry. A
+  // miss is counted once, by the look after the lock, so that misses are
+  // the lookups that ended in a compile.
   cache::DiskCache *disk = runtime.diskCache();
   cache::DiskCache::KeyLock lock;
   if (disk) {
-    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/true))
+    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/false))
       return finish(Entry::State::Ready);
     lock = disk->lock(entry.key);
-    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/false))
+    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/true))
       return finish(Entry::State::Ready);
   }
 

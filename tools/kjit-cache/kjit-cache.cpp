@@ -146,7 +146,7 @@ Options parse(int argc, char **argv) {
   }
   if (options.command.empty())
     usageError("no command (stats, list, show, verify, prune, clear, env)");
-  if (options.dir.empty()) {
+  if (options.dir.empty() && options.command != "env") {
     const char *env = std::getenv("KJIT_CACHE_DIR");
     if (env && !*env)
       fatal("KJIT_CACHE_DIR is empty (the disk cache is off); give --dir");

@@ -8,7 +8,8 @@
 //   DIR/entries/ab/<key>         one entry per key (ab: its first two digits)
 //   DIR/entries/ab/.tmp.*        a put in progress (never a valid name)
 //   DIR/locks/<key>              the advisory lock of a compile of <key>
-//   DIR/stats, DIR/stats.lock    the counters of kjit-cache stats
+//   DIR/stats                    the counters of kjit-cache stats (its own
+//                                lock, rewritten in place)
 //   DIR/cleanup.lock             one eviction at a time
 //
 // Everything is opened relative to the directory's descriptor with
@@ -180,7 +181,7 @@ public:
   KeyLock lock(std::string_view key);
 
   void count(Counter counter, uint64_t amount = 1);
-  /// Merges this process's counters into DIR/stats (under DIR/stats.lock).
+  /// Merges this process's counters into DIR/stats (under its flock).
   void flushStats();
   /// The persisted counters plus this process's unwritten ones.
   Stats stats();
@@ -217,7 +218,7 @@ private:
   void warn(std::string_view message);
   void note(std::string_view message);
   void maybeEvict();
-  /// Changes DIR/stats under DIR/stats.lock; 0 or the errno that stopped it.
+  /// Changes DIR/stats under its flock; 0 or the errno that stopped it.
   int updateStats(const std::function<void(Stats &)> &change);
 
   DiskCacheOptions options_;

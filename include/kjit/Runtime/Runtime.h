@@ -56,7 +56,8 @@ struct RuntimeOptions {
   /// libkjit-compiler.so beside libkjit-runtime.so.
   std::string compilerLibrary;
   /// The disk cache's directory; empty: no disk cache; unset:
-  /// KJIT_CACHE_DIR, else the user's cache home (cache::defaultDirectory).
+  /// KJIT_CACHE_DIR, else the user's cache home (cache::defaultDirectory),
+  /// or no disk cache when readEnvironment is false.
   std::optional<std::string> cacheDirectory;
   /// Its size cap in bytes (0: none); unset: KJIT_CACHE_MAX_SIZE, else 1 GiB.
   std::optional<uint64_t> cacheMaxSize;
