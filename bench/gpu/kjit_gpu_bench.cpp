@@ -18,8 +18,9 @@
 //       Module::load of vector_add.mlir (parse + analysis, opens the compiler
 //       module) and the first launch + synchronize (compile, finalize,
 //       load, run) are timed, then the first launches of two more kernels
-//       (saxpy, softmax) and a cached launch. Run it with CUDA_CACHE_DISABLE=1;
-//       kjit has no disk cache yet, so every process starts empty.
+//       (saxpy, softmax) and a cached launch. Run it with CUDA_CACHE_DISABLE=1
+//       and KJIT_CACHE_DIR= (run-on-gpu.sh does), so that every process
+//       starts empty; a warm start is bench/disk-cache/warm-start.py's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -134,7 +134,30 @@ std::optional<ElfInfo> readElf(const std::string &path) {
     std::optional<uint64_t> base = fileOffset(strtab);
     if (!base)
       break;
+    // The names are near one another at the start of .dynstr: one read
+    // for all of them when they fit in 64 KiB, else one read each.
+    std::vector<uint64_t> offsets = needed;
+    if (runpath)
+      offsets.push_back(*runpath);
+    else if (rpath)
+      offsets.push_back(*rpath);
+    uint64_t low = UINT64_MAX, high = 0;
+    for (uint64_t offset : offsets) {
+      low = std::min(low, offset);
+      high = std::max(high, std::min<uint64_t>(offset + 512, strsz));
+    }
+    std::string window;
+    if (!offsets.empty() && low < high && high - low <= 65536) {
+      window.resize(high - low);
+      if (!readAt(fd, window.data(), window.size(), *base + low))
+        window.clear();
+    }
     auto string = [&](uint64_t offset) {
+      if (!window.empty() && offset >= low && offset < low + window.size()) {
+        size_t end = window.find('\0', offset - low);
+        if (end != std::string::npos)
+          return window.substr(offset - low, end - (offset - low));
+      }
       std::string text;
       char chunk[256];
       while (offset < strsz && text.size() < 4096) {

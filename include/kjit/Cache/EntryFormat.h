@@ -86,8 +86,10 @@ struct EntryHeader {
 /// Whether `key` is 64 lowercase hex digits, the only names entries have.
 bool isValidKey(std::string_view key);
 
-/// The file's bytes. The body is compressed with zstd when that saves at
-/// least a tenth of it (kernel objects shrink to about a third).
+/// The file's bytes. A body of 1 to 128 KiB is compressed with zstd when
+/// that saves at least a tenth of it (a host kernel object shrinks to a
+/// seventh); a larger one is stored as it is, which reads faster than it
+/// would decompress.
 std::string encodeEntry(const EntryData &entry, bool compress = true);
 
 /// Validates and decodes a file's bytes: sizes, magic, version, kind, key
