@@ -123,7 +123,7 @@ int lockWithTimeout(int fd, std::chrono::milliseconds timeout,
 
 /// Makes `path` and its missing parents with mode 0700.
 int makeDirectories(const std::string &path) {
-  for (size_t slash = 1; slash != std::string::npos;) {
+  for (size_t slash = 0; slash != std::string::npos;) {
     slash = path.find('/', slash + 1);
     std::string prefix = path.substr(0, slash);
     if (prefix.empty() || prefix == "/")

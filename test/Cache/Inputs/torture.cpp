@@ -6,11 +6,11 @@
 //       bit flips (1 to 16 bits; default 10000), zero-length and garbage
 //       files, the entry extended by a byte, and copies whose header fields
 //       hold extreme values under a recomputed checksum (so that the checks
-//       behind the checksum are reached). Each is read through
-//       DiskCache::get, which must find it invalid, count it and remove it;
-//       every case is decoded in memory, and every case but nine in ten
-//       of the bit flips also goes through the cache. Then the original is put
-//       back and must read as a hit with its exact bytes.
+//       behind the checksum are reached). Each is decoded in memory and
+//       must be rejected; every case but the flips, and one flip in ten, is
+//       also stored in the entry's place and read through DiskCache::get,
+//       which must find it invalid, count it and remove it. Then the
+//       original is put back and must read as a hit with its exact bytes.
 //   kjit-cache-torture crash DIR KEY [ITERATIONS]
 //       ITERATIONS times (default 1000): a child process puts entries made
 //       from KEY's (8 keys; payloads of 8 to 256 KiB, under a 512 KiB cap
