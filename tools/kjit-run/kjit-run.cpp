@@ -357,8 +357,8 @@ int main(int argc, char **argv) {
   config.grid = options.grid;
   unsigned compiles = 0, hits = 0;
   bool skipped = false;
-  const char *firstLaunch =
-      nullptr; // where the first launch's kernel came from
+  // Where the first launch's kernel came from (docs/DiskCache.md).
+  const char *firstLaunch = nullptr;
   auto launch = [&]() {
     auto result = (*kernel)->launch(config, {}, keywords);
     if (!result.ok())
