@@ -13,7 +13,7 @@
 //       original is put back and must read as a hit with its exact bytes.
 //   kjit-cache-torture crash DIR KEY [ITERATIONS]
 //       ITERATIONS times (default 1000): a child process puts entries made
-//       from KEY's (8 keys; payloads of 8 to 256 KiB, under a 512 KiB cap
+//       from KEY's (8 keys; payloads of 8 to 256 KiB, under a 256 KiB cap
 //       that makes it evict too) in a loop, and is killed with SIGKILL after
 //       a random 0-5 ms. After each kill the parent reads every key: each
 //       must be absent or a hit with exactly the bytes put under it, never
@@ -268,8 +268,12 @@ int crash(const std::string &dir, const std::string &key, long iterations) {
   for (int i = 0; i < kKeys; ++i)
     for (uint32_t v = 0; v < kVersions; ++v)
       allowed[i].push_back(makeEntry(*base, i, v).payload);
-  for (int i = 0; i < kKeys; ++i) // a fresh start
+  // A fresh start, filled past the writers' cap, so that their puts evict
+  // from the first one on.
+  for (int i = 0; i < kKeys; ++i)
     std::remove(reader->entryPath(keyOf(i)).c_str());
+  for (int i = 0; i < kKeys; ++i)
+    reader->put(makeEntry(*base, i, 0));
   std::mt19937_64 random(777);
   uint64_t hits = 0, absent = 0, temporariesSeen = 0;
   for (long round = 0; round < iterations; ++round) {
@@ -279,8 +283,8 @@ int crash(const std::string &dir, const std::string &key, long iterations) {
     if (child < 0)
       fail("fork failed");
     if (child == 0) {
-      // The writer: a cap of 512 KiB, so that its puts evict as well.
-      std::unique_ptr<DiskCache> writer = openCache(dir, uint64_t(512) << 10);
+      // The writer: a cap of 256 KiB, so that its puts evict as well.
+      std::unique_ptr<DiskCache> writer = openCache(dir, uint64_t(256) << 10);
       std::mt19937_64 mine(seed);
       for (;;) {
         int i = int(mine() % kKeys);
