@@ -40,7 +40,7 @@ stage=$stage_root/kjit-bundle
 # What the bundle holds. kjit-cuda (plugins/cuda) joins when the build has it.
 targets=(kjit-run kjit-host kjit-trace kjit-compiler-static kjit-raw-launch
   kjit-gpu-dispatch kjit-gpu-bench kjit-bench-dispatch kjit-bench-binder
-  kjit-bench-null-backend)
+  kjit-bench-null-backend kjit-cache kjit-bench-warm-start kjit-bench-empty)
 
 if [ $build -eq 1 ]; then
   kjit_install_packages
@@ -72,7 +72,8 @@ B=$KJIT_BUILD
 
 # Programs: kjit-run and the LLVM-free benchmarks.
 for p in kjit-run kjit-raw-launch kjit-gpu-dispatch kjit-gpu-bench \
-         kjit-bench-dispatch kjit-bench-binder; do
+         kjit-bench-dispatch kjit-bench-binder kjit-cache kjit-bench-warm-start \
+         kjit-bench-empty; do
   cp "$B/bin/$p" "$stage/bin/"
 done
 # Libraries under the names the loader looks for (their sonames).
@@ -101,7 +102,8 @@ fi
 cp "$KJIT_ROOT"/examples/*.mlir "$stage/examples/"
 [ -f "$KJIT_ROOT/examples/README.md" ] && cp "$KJIT_ROOT/examples/README.md" "$stage/examples/"
 cp "$KJIT_ROOT/scripts/run-on-gpu.sh" "$KJIT_ROOT/scripts/examples.sh" \
-   "$KJIT_ROOT/test/Runtime/Inputs/reference.py" "$stage/scripts/"
+   "$KJIT_ROOT/test/Runtime/Inputs/reference.py" \
+   "$KJIT_ROOT/bench/disk-cache/warm-start.py" "$stage/scripts/"
 if [ -d "$KJIT_ANCHORS_SRC" ]; then
   cp "$KJIT_ANCHORS_SRC"/* "$stage/anchors/"
   rm -rf "$KJIT_ANCHORS_OUT"

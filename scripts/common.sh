@@ -9,6 +9,7 @@ KJIT_PACKAGES=(
   cmake ninja-build g++ python3
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libbenchmark-dev libssl-dev clang-format-22
+  libzstd-dev libxxhash-dev  # the disk cache: compression, checksums
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
 )
 

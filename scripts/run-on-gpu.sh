@@ -77,6 +77,9 @@ fi
 # kjit finds its compiler and backends beside lib/libkjit-runtime.so; an
 # outer setting must not send it elsewhere.
 unset KJIT_COMPILER_LIBRARY KJIT_PLUGINS KJIT_INTERPRET
+# The first-launch steps measure compiles: no disk cache (a warm start is
+# bench/disk-cache/warm-start.py's, scripts/warm-start.py in the bundle).
+export KJIT_CACHE_DIR=
 # The CUDA toolkit (ptxas, libdevice, nvJitLink) where the GPU machine has it.
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 [ -d "$CUDA_HOME/bin" ] && export PATH="$PATH:$CUDA_HOME/bin"

@@ -54,6 +54,14 @@ config.substitutions.append(
      "kjit-host-driver --plugin=" + os.path.join(config.kjit_lib_dir, "libkjit-host.so")))
 if os.path.exists(os.path.join(config.kjit_lib_dir, "libkjit-host.so")):
     config.available_features.add("host-backend")
+# The disk cache's test programs (test/Cache/CMakeLists.txt).
+cache_bin = os.path.join(config.kjit_binary_dir, "test", "Cache", "bin")
+config.substitutions.append(("%cache-torture", os.path.join(cache_bin, "kjit-cache-torture")))
+config.substitutions.append(("%cache-race", os.path.join(cache_bin, "kjit-cache-race")))
+config.substitutions.append(("%maps-probe", os.path.join(cache_bin, "libkjit-test-MapsProbe.so")))
+config.substitutions.append(("%fault-shim", os.path.join(cache_bin, "libkjit-test-FaultShim.so")))
+if os.getuid() == 0:
+    config.available_features.add("root")
 # The device bundle's static compiler module (KJIT_BUNDLE, test/Bundle).
 config.substitutions.append(("%kjit_bundle_lib", config.kjit_bundle_lib_dir))
 if config.kjit_bundle.upper() in ("ON", "1", "TRUE", "YES"):
@@ -93,6 +101,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.kjit_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+# The disk cache is off in every test unless the test turns it on with a
+# directory of its own (env KJIT_CACHE_DIR=%t/cache): most tests count
+# compiles, lit runs them in parallel, and none may write to the user's
+# cache home or depend on what an earlier test stored (test/Cache/).
+config.environment["KJIT_CACHE_DIR"] = ""
+for name in ("KJIT_CACHE_MAX_SIZE", "KJIT_CACHE_LOCK_TIMEOUT", "KJIT_CACHE_FSYNC",
+             "KJIT_CACHE_VERBOSE", "KJIT_CACHE_SALT", "XDG_CACHE_HOME"):
+    config.environment.pop(name, None)
 tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["kjit-opt", ToolSubst("mlir-opt", unresolved="fatal"),

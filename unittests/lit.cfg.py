@@ -7,3 +7,6 @@ config.name = "kjit-unit"
 config.test_format = lit.formats.GoogleTest(".", "Tests")
 config.test_source_root = os.path.join(config.kjit_binary_dir, "unittests")
 config.test_exec_root = config.test_source_root
+# The disk cache is off (test/lit.cfg.py says why); tests that want it pass
+# RuntimeOptions::cacheDirectory.
+config.environment["KJIT_CACHE_DIR"] = ""

@@ -19,8 +19,9 @@
 //       module) and the first launch + synchronize (compile, finalize,
 //       load, run) are timed, then the first launches of two more kernels
 //       (saxpy, softmax), a cached launch, and two more specializations of
-//       the vector add (BLOCK 512, 256). Run it with CUDA_CACHE_DISABLE=1;
-//       kjit has no disk cache yet, so every process starts empty.
+//       the vector add (BLOCK 512, 256). Run it with CUDA_CACHE_DISABLE=1
+//       and KJIT_CACHE_DIR= (run-on-gpu.sh does), so that every process
+//       starts empty; a warm start is bench/disk-cache/warm-start.py's.
 //
 //===----------------------------------------------------------------------===//
 

@@ -2,29 +2,29 @@
 
 #include "Digest.h"
 
-#include <openssl/evp.h>
+// The low-level SHA-256 functions, not EVP: the first EVP digest of a
+// process initializes OpenSSL 3's providers, every algorithm of them, which
+// costs 1-4 ms, a third of a warm start's budget (docs/DiskCache.md). They
+// are deprecated in OpenSSL 3 but kept, and compute the same digest.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include <cstdint>
-#include <new>
 
 namespace kjit::rt {
 
 struct KeyDigest::State {
-  EVP_MD_CTX *context = nullptr;
+  SHA256_CTX context;
 };
 
 KeyDigest::KeyDigest() : state_(std::make_unique<State>()) {
-  state_->context = EVP_MD_CTX_new();
-  // Only allocation can fail here: report it as every allocation does.
-  if (!state_->context || !EVP_DigestInit_ex(state_->context, EVP_sha256(),
-                                             /*engine=*/nullptr))
-    throw std::bad_alloc();
+  SHA256_Init(&state_->context);
 }
 
-KeyDigest::~KeyDigest() { EVP_MD_CTX_free(state_->context); }
+KeyDigest::~KeyDigest() = default;
 
 void KeyDigest::update(std::string_view bytes) {
-  EVP_DigestUpdate(state_->context, bytes.data(), bytes.size());
+  SHA256_Update(&state_->context, bytes.data(), bytes.size());
 }
 
 void KeyDigest::add(std::string_view name, std::string_view value) {
@@ -41,9 +41,9 @@ void KeyDigest::add(std::string_view name, std::string_view value) {
 }
 
 std::string KeyDigest::finishHex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int size = 0;
-  EVP_DigestFinal_ex(state_->context, digest, &size);
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  const unsigned size = SHA256_DIGEST_LENGTH;
+  SHA256_Final(digest, &state_->context);
   static const char hex[] = "0123456789abcdef";
   std::string text;
   text.reserve(2 * size);

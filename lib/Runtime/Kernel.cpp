@@ -199,6 +199,8 @@ void Kernel::setLaunchMetadata(
   impl_->launchMetadata = std::move(callback);
 }
 
-KernelStats Kernel::stats() const { return {impl_->compiles.load()}; }
+KernelStats Kernel::stats() const {
+  return {impl_->compiles.load(), impl_->diskHits.load()};
+}
 
 } // namespace kjit::rt

@@ -59,14 +59,18 @@ void Kernel::Impl::clearCaches() {
 Entry *
 Kernel::Impl::ensureEntry(int32_t device, KeyView key,
                           absl::FunctionRef<SpecializationRecord()> record,
-                          bool isWarmup, absl::Status &status, bool *compiled) {
+                          bool isWarmup, absl::Status &status, bool *compiled,
+                          bool *diskHit) {
   bool inserted;
   Entry *entry = findOrInsert(device, key, inserted);
   if (inserted) {
     compile(*entry, record(), isWarmup, device);
+    bool ready =
+        entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
     if (compiled)
-      *compiled =
-          entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
+      *compiled = ready && !entry->fromDisk;
+    if (diskHit)
+      *diskHit = ready && entry->fromDisk;
   }
   status = absl::OkStatus();
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)

@@ -6,10 +6,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Digest.h"
+#include "CacheKey.h"
 #include "KernelImpl.h"
+#include "kjit/Cache/DiskCache.h"
 #include "kjit/Model/ArgEncoding.h"
 #include "kjit/Model/CompileJson.h"
+#include "kjit/Model/Json.h"
 #include "kjit/Runtime/BuildConfig.h"
 
 #include "absl/strings/str_cat.h"
@@ -43,25 +45,30 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
       module->runtime->fingerprint(**backend, device);
   if (!fingerprint.ok())
     return finish(Entry::State::Failed, fingerprint.status());
-  // One digest over everything the code depends on: the kjit build, the
-  // backend (its target, formats and fingerprint: toolchain, arch, CPU
-  // features), the kernel's dependency key, the specialization and the
-  // baked global values (they may differ from the ones the dependency key
-  // was computed with when the host changed a global before the first
-  // launch).
-  KeyDigest digest;
-  digest.add("kjit", kBuildVersion);
-  digest.add("compiler-service", std::to_string(kCompilerServiceVersion));
-  digest.add("target", (*backend)->target);
-  digest.add("arch", (*backend)->arch);
-  for (const std::string &format : (*backend)->formats)
-    digest.add("format", format);
-  digest.add("fingerprint", *fingerprint);
-  digest.add("dependencies", dependencyKey);
-  digest.add("specialization", record.key);
+  // One digest over everything the code depends on (CacheKey.h): the kjit
+  // build (runtime and compiler, by build id), the environment variables
+  // that change code, the backend (its target, formats, compile options and
+  // fingerprint: toolchain, arch, CPU features), the kernel's dependency
+  // key, the specialization and the baked global values (they may differ
+  // from the ones the dependency key was computed with when the host
+  // changed a global before the first launch). The memory cache, the hooks
+  // and the disk cache all know the entry by it.
+  Runtime &runtime = *module->runtime;
+  std::vector<std::pair<std::string, uint64_t>> bakedGlobals;
   for (size_t i = 0; i < usedGlobals.size(); ++i)
-    digest.add(usedGlobals[i], absl::StrCat(absl::Hex(baked[i])));
-  entry.key = digest.finishHex();
+    bakedGlobals.emplace_back(usedGlobals[i], baked[i]);
+  ArtifactKeyInputs keyInputs;
+  keyInputs.buildIdentity = runtime.buildIdentity();
+  keyInputs.environment = runtime.codegenEnvironment();
+  keyInputs.target = (*backend)->target;
+  keyInputs.arch = (*backend)->arch;
+  keyInputs.formats = (*backend)->formats;
+  keyInputs.compileOptions = (*backend)->compileOptions;
+  keyInputs.fingerprint = *fingerprint;
+  keyInputs.dependencyKey = dependencyKey;
+  keyInputs.specializationKey = record.key;
+  keyInputs.globals = bakedGlobals;
+  entry.key = artifactKey(keyInputs);
   for (size_t i = 0; i < record.params.size(); ++i) {
     if (record.params[i].isConstexpr)
       continue;
@@ -110,9 +117,25 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   if (host.runCacheHook(info) == plugin::CacheDecision::Skip)
     return finish(Entry::State::Skipped);
 
-  absl::StatusOr<CompilerService *> compiler = module->runtime->compiler();
+  // Memory missed; then the disk, then the compiler. One process compiles
+  // a key at a time: the others wait for its lock and find its entry. A
+  // miss is counted once, by the look after the lock, so that misses are
+  // the lookups that ended in a compile.
+  cache::DiskCache *disk = runtime.diskCache();
+  cache::DiskCache::KeyLock lock;
+  if (disk) {
+    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/false))
+      return finish(Entry::State::Ready);
+    lock = disk->lock(entry.key);
+    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/true))
+      return finish(Entry::State::Ready);
+  }
+
+  absl::StatusOr<CompilerService *> compiler = runtime.compiler();
   if (!compiler.ok())
     return finish(Entry::State::Failed, compiler.status());
+  if (absl::Status parsed = module->ensureBytecode(); !parsed.ok())
+    return finish(Entry::State::Failed, parsed);
   // Bake the current values of the globals this kernel checks.
   std::vector<GlobalValue> globals;
   for (size_t i = 0; i < usedGlobals.size(); ++i)
@@ -146,17 +169,98 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   entry.backendKernel = *handle;
   entry.backend = *backend;
   compiles.fetch_add(1, std::memory_order_relaxed);
+  uint64_t compileNanos =
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count());
+
+  // Stored only once it loaded: an entry on disk is one the backend took.
+  if (disk) {
+    disk->count(cache::Counter::Compiles);
+    cache::EntryData stored;
+    stored.kind = cache::EntryKind::Artifact;
+    stored.key = entry.key;
+    stored.createdNanos =
+        uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count());
+    JsonWriter json(stored.metadata);
+    json.beginObject()
+        .key("kernel")
+        .string(manifest.name)
+        .key("target")
+        .string((*backend)->target)
+        .key("arch")
+        .string((*backend)->arch)
+        .key("format")
+        .string(artifact->format)
+        .key("source")
+        .string(module->sourceName)
+        .key("specialization")
+        .string(repr)
+        .key("kjit")
+        .string(kBuildVersion)
+        .key("compile_ns")
+        .integer(Int128(compileNanos))
+        .key("compiler");
+    if (artifact->metadataJson.empty())
+      json.null();
+    else
+      json.raw(artifact->metadataJson);
+    json.endObject();
+    stored.payload = std::move(*loadable);
+    disk->put(stored);
+  }
+  lock = {};
 
   plugin::CompiledInfo compiled;
   compiled.artifactFormat = artifact->format;
   compiled.artifact = artifact->bytes;
   compiled.metadataJson = artifact->metadataJson;
-  compiled.compileNanos =
-      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::steady_clock::now() - start)
-                   .count());
+  compiled.compileNanos = compileNanos;
   host.runCompiledHook(info, compiled);
   finish(Entry::State::Ready);
+}
+
+bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
+                                int32_t device, const Backend &backend,
+                                bool countMiss) {
+  cache::DiskCache::Lookup lookup =
+      disk.get(cache::EntryKind::Artifact, entry.key, countMiss);
+  if (lookup.result != cache::DiskCache::Lookup::Result::Hit)
+    return false;
+  // The key covers all of this; checking costs nothing and catches a key
+  // that someday does not.
+  absl::StatusOr<JsonValue> metadata = parseJson(lookup.entry.metadata);
+  auto field = [&](const char *name) -> std::string {
+    const JsonValue *value =
+        metadata.ok() && metadata->isObject() ? metadata->find(name) : nullptr;
+    return value && value->isString() ? value->text() : std::string("?");
+  };
+  if (!metadata.ok() || field("kernel") != manifest.name ||
+      field("target") != backend.target || field("arch") != backend.arch) {
+    disk.reject(entry.key,
+                metadata.ok()
+                    ? strCat("it holds kernel '", field("kernel"), "' for ",
+                             field("target"), "/", field("arch"), ", not '",
+                             manifest.name, "' for ", backend.target, "/",
+                             backend.arch)
+                    : strCat("its metadata is not JSON: ",
+                             statusText(metadata.status())));
+    return false;
+  }
+  absl::StatusOr<void *> handle =
+      backend.ref.load(device, lookup.entry.payload, manifest.name);
+  if (!handle.ok()) {
+    disk.reject(entry.key, strCat("the backend cannot load it: ",
+                                  statusText(handle.status())));
+    return false;
+  }
+  entry.backendKernel = *handle;
+  entry.backend = &backend;
+  entry.fromDisk = true;
+  diskHits.fetch_add(1, std::memory_order_relaxed);
+  return true;
 }
 
 } // namespace kjit::rt

@@ -11,6 +11,7 @@
 #define KJIT_LIB_RUNTIME_KERNELIMPL_H
 
 #include "RuntimeImpl.h"
+#include "kjit/Cache/DiskCache.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Support/StrCat.h"
 
@@ -54,6 +55,8 @@ struct Entry {
   /// filled in; each launch copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
   std::string key;
+  /// Loaded from the disk cache rather than compiled.
+  bool fromDisk = false;
   /// Unique in the process and never reused, unlike the entry's address:
   /// a thread's launch arguments remember the entry they were copied from.
   uint64_t serial = 0;
@@ -118,6 +121,8 @@ struct Kernel::Impl {
   /// a write shared by every launching thread (LaunchResult says whether a
   /// launch compiled).
   std::atomic<uint64_t> compiles{0};
+  /// Entries loaded from the disk cache instead.
+  std::atomic<uint64_t> diskHits{0};
 
   Binding &threadBinding();
   absl::Status checkGlobals();
@@ -134,15 +139,20 @@ struct Kernel::Impl {
   const absl::StatusOr<const Backend *> &getBackend();
   void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
                int32_t device);
+  /// Loads `entry` from the disk cache; false on a miss (an unusable entry
+  /// is rejected, which counts and removes it).
+  bool loadFromDisk(cache::DiskCache &disk, Entry &entry, int32_t device,
+                    const Backend &backend, bool countMiss);
   absl::Status waitFor(Entry &entry);
   /// The entry of `key` on `device`, ready or failed: the miss path (cache
   /// hook, compile, load) runs here once per key however many threads ask;
   /// the others wait. A failed or skipped entry is forgotten again.
   /// `record` is called only on a miss. `compiled` tells whether this call
-  /// compiled.
+  /// compiled, `diskHit` whether it found the kernel in the disk cache.
   Entry *ensureEntry(int32_t device, KeyView key,
                      absl::FunctionRef<SpecializationRecord()> record,
-                     bool isWarmup, absl::Status &status, bool *compiled);
+                     bool isWarmup, absl::Status &status, bool *compiled,
+                     bool *diskHit = nullptr);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config);
 };

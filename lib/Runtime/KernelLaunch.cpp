@@ -233,7 +233,7 @@ Kernel::launch(const LaunchConfig &config,
   Entry *entry = impl.ensureEntry(
       config.device, binding.key(),
       [&] { return impl.plan->makeRecord(binding); }, /*isWarmup=*/false,
-      status, &result.compiled);
+      status, &result.compiled, &result.diskHit);
   if (!status.ok())
     return status;
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)

@@ -2,10 +2,15 @@
 
 #include "RuntimeImpl.h"
 
+#include "CacheKey.h"
+#include "kjit/Cache/DiskCache.h"
+#include "kjit/Model/FloatFormats.h"
+#include "kjit/Model/Json.h"
 #include "kjit/Support/StrCat.h"
 
-#include "kjit/Model/FloatFormats.h"
 #include "kjit/Model/InputFile.h"
+
+#include <chrono>
 
 #include "absl/strings/str_cat.h"
 
@@ -142,8 +147,185 @@ Module::fromText(std::string text, std::string sourceName) {
   return fromText(Runtime::global(), std::move(text), std::move(sourceName));
 }
 
+//===----------------------------------------------------------------------===//
+// Manifests in the disk cache
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A module's analysis without its bytecode, as a manifest entry's
+/// metadata: {"source": NAME, "kernels": [{"manifest": "<manifest JSON>",
+/// "dependency_key": KEY, "used_globals": [NAME...]}...], "globals":
+/// [{"name": NAME, "type": DTYPE, "bits": N}...]}.
+std::string analysisToJson(const ModuleAnalysis &analysis,
+                           std::string_view sourceName) {
+  std::string out;
+  JsonWriter json(out);
+  json.beginObject().key("source").string(sourceName).key("kernels");
+  json.beginArray();
+  for (const KernelAnalysis &kernel : analysis.kernels) {
+    json.beginObject()
+        .key("manifest")
+        .string(manifestToJson(kernel.manifest))
+        .key("dependency_key")
+        .string(kernel.dependencyKey)
+        .key("used_globals")
+        .beginArray();
+    for (const std::string &name : kernel.usedGlobals)
+      json.string(name);
+    json.endArray().endObject();
+  }
+  json.endArray().key("globals").beginArray();
+  for (const GlobalInfo &global : analysis.globals)
+    json.beginObject()
+        .key("name")
+        .string(global.name)
+        .key("type")
+        .string(canonicalName(global.type))
+        .key("bits")
+        .integer(Int128(global.bits))
+        .endObject();
+  json.endArray().endObject();
+  return out;
+}
+
+absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
+  absl::StatusOr<JsonValue> parsed = parseJson(text);
+  if (!parsed.ok())
+    return parsed.status();
+  auto bad = [](std::string what) {
+    return absl::DataLossError(kjit::strCat("manifest entry: ", what));
+  };
+  const JsonValue *kernels = parsed->find("kernels");
+  const JsonValue *globals = parsed->find("globals");
+  if (!parsed->isObject() || !kernels || !kernels->isArray() || !globals ||
+      !globals->isArray())
+    return bad("no kernels or globals");
+  ModuleAnalysis analysis;
+  for (const JsonValue &kernel : kernels->elements()) {
+    const JsonValue *manifest = kernel.find("manifest");
+    const JsonValue *key = kernel.find("dependency_key");
+    const JsonValue *used = kernel.find("used_globals");
+    if (!kernel.isObject() || !manifest || !manifest->isString() || !key ||
+        !key->isString() || !used || !used->isArray())
+      return bad("a kernel lacks its manifest, key or globals");
+    absl::StatusOr<KernelManifest> decoded = manifestFromJson(manifest->text());
+    if (!decoded.ok())
+      return decoded.status();
+    KernelAnalysis entry;
+    entry.manifest = std::move(*decoded);
+    entry.dependencyKey = key->text();
+    for (const JsonValue &name : used->elements()) {
+      if (!name.isString())
+        return bad("a used global is not a name");
+      entry.usedGlobals.push_back(name.text());
+    }
+    analysis.kernels.push_back(std::move(entry));
+  }
+  for (const JsonValue &global : globals->elements()) {
+    const JsonValue *name = global.find("name");
+    const JsonValue *type = global.find("type");
+    const JsonValue *bits = global.find("bits");
+    std::optional<DType> dtype =
+        type && type->isString() ? parseDType(type->text()) : std::nullopt;
+    Int128 value = -1;
+    if (bits && bits->isNumber())
+      value = bits->asInteger().value_or(-1);
+    if (!global.isObject() || !name || !name->isString() || !dtype ||
+        value < 0 || value > Int128(UINT64_MAX))
+      return bad("a global is malformed");
+    analysis.globals.push_back({name->text(), *dtype, uint64_t(value)});
+  }
+  return analysis;
+}
+
+} // namespace
+
+absl::Status Module::Impl::ensureBytecode() {
+  std::call_once(bytecodeOnce, [&] {
+    if (!bytecode.empty())
+      return;
+    absl::StatusOr<CompilerService *> compiler = runtime->compiler();
+    if (!compiler.ok()) {
+      bytecodeStatus = compiler.status();
+      return;
+    }
+    absl::StatusOr<ModuleAnalysis> analysis =
+        (*compiler)->analyze(text, sourceName);
+    if (!analysis.ok()) {
+      bytecodeStatus = analysis.status();
+      return;
+    }
+    // The manifest's key covers the text and the build, so the analyses
+    // agree; if they ever did not, the keys the kernels were made with
+    // would be wrong: refuse rather than cache under them.
+    bool same = analysis->kernels.size() == kernels.size();
+    for (size_t i = 0; same && i < kernels.size(); ++i)
+      same = analysis->kernels[i].dependencyKey == kernels[i]->dependencyKey();
+    if (!same) {
+      if (cache::DiskCache *disk = runtime->diskCache())
+        disk->reject(manifestKey, "it disagrees with a fresh analysis");
+      bytecodeStatus = absl::InternalError(kjit::strCat(
+          "the cached analysis of ", sourceName,
+          " disagrees with a fresh one (it was removed); load it again"));
+      return;
+    }
+    bytecode = std::move(analysis->bytecode);
+    text.clear();
+    text.shrink_to_fit();
+  });
+  return bytecodeStatus;
+}
+
 absl::StatusOr<std::shared_ptr<Module>>
 Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
+  auto build =
+      [&](ModuleAnalysis analysis) -> absl::StatusOr<std::shared_ptr<Module>> {
+    auto impl = std::make_unique<Impl>();
+    impl->runtime = &runtime;
+    impl->bytecode = std::move(analysis.bytecode);
+    impl->sourceName = sourceName;
+    for (GlobalInfo &global : analysis.globals) {
+      impl->globalIndex[global.name] = impl->globals.size();
+      impl->globals.push_back(
+          {std::move(global.name), global.type, global.bits});
+    }
+    std::shared_ptr<Module> module(new Module(std::move(impl)));
+    for (KernelAnalysis &entry : analysis.kernels) {
+      absl::StatusOr<std::unique_ptr<Kernel>> kernel = makeKernel(
+          module->impl_.get(), std::move(entry.manifest),
+          std::move(entry.dependencyKey), std::move(entry.usedGlobals));
+      if (!kernel.ok())
+        return kernel.status();
+      module->impl_->kernels.push_back(std::move(*kernel));
+    }
+    return module;
+  };
+
+  // A warm process finds the analysis in the disk cache, keyed by the
+  // file's bytes, and does not open the compiler (docs/DiskCache.md).
+  cache::DiskCache *disk = runtime.diskCache();
+  std::string key;
+  if (disk) {
+    key = rt::manifestKey(runtime.buildIdentity(), text);
+    cache::DiskCache::Lookup lookup =
+        disk->get(cache::EntryKind::Manifest, key);
+    if (lookup.result == cache::DiskCache::Lookup::Result::Hit) {
+      absl::StatusOr<ModuleAnalysis> analysis =
+          analysisFromJson(lookup.entry.metadata);
+      absl::StatusOr<std::shared_ptr<Module>> module =
+          analysis.ok()
+              ? build(std::move(*analysis))
+              : absl::StatusOr<std::shared_ptr<Module>>(analysis.status());
+      if (module.ok()) {
+        (*module)->impl_->text = std::move(text);
+        (*module)->impl_->manifestKey = key;
+        return module;
+      }
+      disk->reject(key, std::string(module.status().message()));
+    }
+  }
+
   absl::StatusOr<CompilerService *> compiler = runtime.compiler();
   if (!compiler.ok())
     return compiler.status();
@@ -151,24 +333,21 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
       (*compiler)->analyze(text, sourceName);
   if (!analysis.ok())
     return analysis.status();
-
-  auto impl = std::make_unique<Impl>();
-  impl->runtime = &runtime;
-  impl->bytecode = std::move(analysis->bytecode);
-  impl->sourceName = std::move(sourceName);
-  for (GlobalInfo &global : analysis->globals) {
-    impl->globalIndex[global.name] = impl->globals.size();
-    impl->globals.push_back({std::move(global.name), global.type, global.bits});
-  }
-  std::shared_ptr<Module> module(new Module(std::move(impl)));
-  for (KernelAnalysis &entry : analysis->kernels) {
-    absl::StatusOr<std::unique_ptr<Kernel>> kernel = makeKernel(
-        module->impl_.get(), std::move(entry.manifest),
-        std::move(entry.dependencyKey), std::move(entry.usedGlobals));
-    if (!kernel.ok())
-      return kernel.status();
-    module->impl_->kernels.push_back(std::move(*kernel));
-  }
+  std::string manifestJson =
+      disk ? analysisToJson(*analysis, sourceName) : std::string();
+  absl::StatusOr<std::shared_ptr<Module>> module = build(std::move(*analysis));
+  if (!module.ok() || !disk)
+    return module;
+  (*module)->impl_->manifestKey = key;
+  cache::EntryData entry;
+  entry.kind = cache::EntryKind::Manifest;
+  entry.key = key;
+  entry.createdNanos =
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count());
+  entry.metadata = std::move(manifestJson);
+  disk->put(entry);
   return module;
 }
 

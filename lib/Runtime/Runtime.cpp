@@ -2,12 +2,14 @@
 
 #include "kjit/Runtime/Runtime.h"
 
+#include "CacheContext.h"
 #include "CompilerClient.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
 #include "absl/container/flat_hash_map.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -43,6 +45,8 @@ struct Runtime::Impl {
   std::once_flag compilerOnce;
   absl::StatusOr<std::unique_ptr<CompilerService>> compiler =
       absl::UnknownError("not opened");
+  std::atomic<bool> compilerLoaded{false};
+  std::unique_ptr<CacheContext> caches; // the disk cache (CacheContext.h)
 
   absl::StatusOr<std::unique_ptr<Backend>> find(std::string_view target);
 };
@@ -156,6 +160,7 @@ Runtime::create(RuntimeOptions options) {
       impl->compilerPath = path;
   if (impl->compilerPath.empty())
     impl->compilerPath = getRuntimeLibraryDir() + "/libkjit-compiler.so";
+  impl->caches = makeCacheContext(options, fromEnvironment);
   impl->options = std::move(options);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
@@ -222,11 +227,27 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
 }
 
 absl::StatusOr<CompilerService *> Runtime::compiler() {
-  std::call_once(impl_->compilerOnce,
-                 [&] { impl_->compiler = openCompiler(impl_->compilerPath); });
+  std::call_once(impl_->compilerOnce, [&] {
+    impl_->compiler = openCompiler(impl_->compilerPath);
+    impl_->compilerLoaded = impl_->compiler.ok();
+  });
   if (!impl_->compiler.ok())
     return impl_->compiler.status();
   return impl_->compiler->get();
+}
+
+bool Runtime::compilerLoaded() const { return impl_->compilerLoaded; }
+
+cache::DiskCache *Runtime::diskCache() {
+  return openDiskCache(*impl_->caches, *impl_->host);
+}
+
+const std::string &Runtime::buildIdentity() {
+  return rt::buildIdentity(*impl_->caches, impl_->compilerPath);
+}
+
+const std::string &Runtime::codegenEnvironment() const {
+  return impl_->caches->environment;
 }
 
 } // namespace kjit::rt

@@ -27,7 +27,16 @@ struct GlobalSlot {
 struct Module::Impl {
   Runtime *runtime = nullptr;
   /// The module as the compiler parsed it (MLIR bytecode, opaque here).
+  /// Empty when the module came from a manifest in the disk cache: the
+  /// first compile parses `text` then (ensureBytecode).
   std::string bytecode;
+  std::string text;
+  std::once_flag bytecodeOnce;
+  absl::Status bytecodeStatus;
+  /// The key of the module's manifest in the disk cache (empty: none).
+  std::string manifestKey;
+  /// Fills `bytecode` (once) when it is empty.
+  absl::Status ensureBytecode();
   std::string sourceName;
   std::vector<GlobalSlot> globals;
   absl::flat_hash_map<std::string, size_t> globalIndex;

@@ -349,6 +349,9 @@ int main(int argc, char **argv) {
     writeRecord(*record);
     std::printf("warmup: %s\ncompiles: %llu\n", rt::repr(*record).c_str(),
                 (unsigned long long)(*kernel)->stats().compiles);
+    std::printf("disk hits: %llu; compiler library: %s\n",
+                (unsigned long long)(*kernel)->stats().diskHits,
+                runtime->compilerLoaded() ? "loaded" : "not loaded");
     return 0;
   }
   if (!options.recordOut.empty()) {
@@ -373,10 +376,16 @@ int main(int argc, char **argv) {
   config.grid = options.grid;
   unsigned compiles = 0, hits = 0;
   bool skipped = false;
+  // Where the first launch's kernel came from (docs/DiskCache.md).
+  const char *firstLaunch = nullptr;
   auto launch = [&]() {
     auto result = (*kernel)->launch(config, {}, keywords);
     if (!result.ok())
       fail(text(result.status()));
+    if (!firstLaunch)
+      firstLaunch = result->compiled  ? "compiled"
+                    : result->diskHit ? "disk hit"
+                                      : "memory hit";
     skipped |= !result->launched;
     (result->compiled ? compiles : hits) += result->launched ? 1 : 0;
   };
@@ -425,6 +434,10 @@ int main(int argc, char **argv) {
                 (unsigned long long)compiledBefore);
   std::printf("launches: %u, compiles: %u, cache hits: %u\n", compiles + hits,
               compiles, hits);
+  // docs/DiskCache.md: a warm process neither compiles nor loads LLVM.
+  std::printf("first launch: %s; compiler library: %s\n",
+              firstLaunch ? firstLaunch : "none",
+              runtime->compilerLoaded() ? "loaded" : "not loaded");
   if (options.repeat > 1)
     std::printf("time per launch: %.3f us (%d launches after the first)\n",
                 seconds * 1e6 / (options.repeat - 1), options.repeat - 1);

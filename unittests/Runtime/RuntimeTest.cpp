@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -476,6 +478,64 @@ TEST(Runtime, AMissingCompilerLibraryIsReportedWithItsPath) {
                       "'/nonexistent/libkjit-compiler.so'"),
             std::string::npos)
       << module.status();
+}
+
+} // namespace
+
+namespace {
+
+// RuntimeOptions::cacheDirectory: a second runtime (as a second process
+// would) finds the manifest and the kernel on the disk, loads neither the
+// compiler nor anything else it does not need, and computes the same; an
+// empty directory turns the cache off.
+TEST(Runtime, DiskCacheServesALaterRuntime) {
+  char pattern[] = "/tmp/kjit-runtime-test-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  std::string dir = std::string(pattern) + "/cache";
+  const int n = 256;
+  std::vector<float> x(n, 1.5f), y(n, 2.0f);
+  auto run = [&](std::optional<std::string> cacheDirectory, bool &compiled,
+                 bool &diskHit, bool &compilerLoaded) {
+    RuntimeOptions options;
+    options.readEnvironment = false;
+    options.cacheDirectory = cacheDirectory;
+    auto runtime = Runtime::create(options);
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    auto module = Module::load(**runtime, example("vector_add.mlir"));
+    ASSERT_TRUE(module.ok()) << module.status();
+    auto kernel = (*module)->kernel("add");
+    ASSERT_TRUE(kernel.ok()) << kernel.status();
+    std::vector<float> out(n, 0.0f);
+    Argument args[] = {tensor(x), tensor(y), tensor(out), Argument::integer(n)};
+    LaunchConfig config;
+    auto result = (*kernel)->launch(config, args);
+    ASSERT_TRUE(result.ok()) << result.status();
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], 3.5f) << "at " << i;
+    compiled = result->compiled;
+    diskHit = result->diskHit;
+    EXPECT_EQ((*kernel)->stats().diskHits, diskHit ? 1u : 0u);
+    compilerLoaded = (*runtime)->compilerLoaded();
+    EXPECT_EQ((*runtime)->diskCache() != nullptr,
+              cacheDirectory && !cacheDirectory->empty());
+  };
+  bool compiled, diskHit, compilerLoaded;
+  run(dir, compiled, diskHit, compilerLoaded);
+  EXPECT_TRUE(compiled);
+  EXPECT_FALSE(diskHit);
+  EXPECT_TRUE(compilerLoaded);
+  run(dir, compiled, diskHit, compilerLoaded);
+  EXPECT_FALSE(compiled);
+  EXPECT_TRUE(diskHit);
+  EXPECT_FALSE(compilerLoaded);
+  run(std::string(), compiled, diskHit, compilerLoaded);
+  EXPECT_TRUE(compiled);
+  EXPECT_FALSE(diskHit);
+  // readEnvironment = false and no directory: off as well.
+  run(std::nullopt, compiled, diskHit, compilerLoaded);
+  EXPECT_TRUE(compiled);
+  std::string command = "rm -rf " + std::string(pattern);
+  EXPECT_EQ(std::system(command.c_str()), 0);
 }
 
 } // namespace

@@ -69,6 +69,9 @@ struct LaunchResult {
   bool launched = false;
   /// True when this launch compiled (a cache miss).
   bool compiled = false;
+  /// True when this launch found its kernel in the disk cache (a miss in
+  /// memory that did not compile).
+  bool diskHit = false;
 };
 
 /// Counters of one kernel, for tools and tests. Hits are not counted here
@@ -76,6 +79,8 @@ struct LaunchResult {
 /// shared by every launching thread.
 struct KernelStats {
   uint64_t compiles = 0;
+  /// Specializations loaded from the disk cache instead of compiled.
+  uint64_t diskHits = 0;
 };
 
 /// A kernel IR file and its globals table.

@@ -13,6 +13,9 @@
 //   KJIT_INTERPRET=1       run every launch on the interpreter target
 //   KJIT_DEBUG=1           device asserts on by default
 //   KJIT_COMPILER_LIBRARY  the compiler module to open
+//   KJIT_CACHE_DIR         the disk cache (empty: off; unset: the user's
+//                          cache home); KJIT_CACHE_MAX_SIZE, _LOCK_TIMEOUT,
+//                          _FSYNC, _VERBOSE tune it (docs/DiskCache.md)
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +34,10 @@
 #include <string_view>
 #include <vector>
 
+namespace kjit::cache {
+class DiskCache;
+} // namespace kjit::cache
+
 namespace kjit::rt {
 
 class CompilerService;
@@ -48,6 +55,12 @@ struct RuntimeOptions {
   /// The compiler module; empty: KJIT_COMPILER_LIBRARY, else
   /// libkjit-compiler.so beside libkjit-runtime.so.
   std::string compilerLibrary;
+  /// The disk cache's directory; empty: no disk cache; unset:
+  /// KJIT_CACHE_DIR, else the user's cache home (cache::defaultDirectory),
+  /// or no disk cache when readEnvironment is false.
+  std::optional<std::string> cacheDirectory;
+  /// Its size cap in bytes (0: none); unset: KJIT_CACHE_MAX_SIZE, else 1 GiB.
+  std::optional<uint64_t> cacheMaxSize;
   /// Where the plugin host logs (stderr when empty).
   plugin::LogSink logSink;
   /// False: ignore KJIT_* variables and use these options alone.
@@ -113,6 +126,19 @@ public:
 
   /// The compiler, opening the library on first use.
   absl::StatusOr<CompilerService *> compiler();
+  /// Whether compiler() has opened the library (a warm process never does).
+  bool compilerLoaded() const;
+
+  /// The disk cache, opened on first use; null when it is off or unusable
+  /// (the reason is logged once).
+  cache::DiskCache *diskCache();
+  /// The build that compiles: kjit's version, the runtime's build id and
+  /// the compiler library's with the libraries it needs, read from their
+  /// files without loading them. Joins every disk key. Computed once.
+  const std::string &buildIdentity();
+  /// The values of the environment variables that change generated code
+  /// (cache::codegenEnvironment()) when the runtime was created.
+  const std::string &codegenEnvironment() const;
 
   struct Impl;
 

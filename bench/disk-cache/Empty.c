@@ -1,0 +1,3 @@
+/* The floor of a process start on this machine: a C program that does
+ * nothing (bench/disk-cache/warm-start.py). */
+int main(void) { return 0; }

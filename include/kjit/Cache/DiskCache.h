@@ -1,0 +1,236 @@
+//===- DiskCache.h - the persistent cache of kernels and manifests -*- C++
+//-*-===//
+//
+// A directory of self-validating entries (EntryFormat.h), shared by every
+// process of a user:
+//
+//   DIR/CACHEDIR.TAG             marks the directory as a cache for backups
+//   DIR/entries/ab/<key>         one entry per key (ab: its first two digits)
+//   DIR/entries/ab/.tmp.*        a put in progress (never a valid name)
+//   DIR/locks/<key>              the advisory lock of a compile of <key>
+//   DIR/stats                    the counters of kjit-cache stats (its own
+//                                lock, rewritten in place)
+//   DIR/cleanup.lock             one eviction at a time
+//
+// Everything is opened relative to the directory's descriptor with
+// O_NOFOLLOW, so no symbolic link inside it is ever followed, and the
+// directory must be the user's own and not writable by others. Every read
+// is validated; an invalid entry is a miss that is counted, logged and
+// removed (the caller compiles and puts the entry back). A put writes a
+// temporary file and renames it, so a reader sees an old entry, a new one
+// or none, even when the writer is killed. No error here ever fails a
+// launch: the caller falls back to compiling. Rationale: docs/DiskCache.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_CACHE_DISKCACHE_H
+#define KJIT_CACHE_DISKCACHE_H
+
+#include "kjit/Cache/EntryFormat.h"
+
+#include "absl/status/statusor.h"
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kjit::cache {
+
+/// The size cap when KJIT_CACHE_MAX_SIZE is not set.
+inline constexpr uint64_t kDefaultMaxSize = uint64_t(1) << 30;
+/// How long a process waits for another one compiling the same key.
+inline constexpr std::chrono::milliseconds kDefaultLockTimeout{60000};
+/// Temporary files and lock files older than this are stale (a killed
+/// writer's); eviction removes them.
+inline constexpr int64_t kStaleSeconds = 3600;
+
+/// The counters of `kjit-cache stats`, persisted in DIR/stats.
+enum class Counter : size_t {
+  ArtifactHits,
+  ArtifactMisses,
+  ManifestHits,
+  ManifestMisses,
+  /// Compiles after a disk miss (each put an entry back, or tried to).
+  Compiles,
+  /// Invalid entries found (and removed) by reads.
+  Corrupt,
+  Evictions,
+  /// Puts that failed (no space, read-only, I/O error): nothing was stored.
+  WriteErrors,
+  /// Waits for another process's compile that ran out.
+  LockTimeouts,
+  BytesWritten,
+  BytesRead,
+  Count,
+};
+inline constexpr size_t kCounterCount = size_t(Counter::Count);
+/// "artifact_hits", ... (the stats file's and --json's names).
+const char *counterName(Counter counter);
+
+struct Stats {
+  std::array<uint64_t, kCounterCount> counters{};
+  /// The bytes of entries as last counted (eviction's estimate).
+  uint64_t sizeEstimate = 0;
+  bool sizeKnown = false;
+  uint64_t operator[](Counter counter) const {
+    return counters[size_t(counter)];
+  }
+};
+
+/// A size: "1073741824", "512K", "64M", "1G", "2GiB" (powers of 1024).
+std::optional<uint64_t> parseSize(std::string_view text);
+/// "1.5 GiB", "12.0 KiB", "900 B".
+std::string formatSize(uint64_t bytes);
+/// A duration: "500ms", "30s", "2m", a number alone is seconds.
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text);
+
+/// Where the cache lives without KJIT_CACHE_DIR: $XDG_CACHE_HOME/kjit, else
+/// $HOME/.cache/kjit, else empty (no home: no disk cache).
+std::string defaultDirectory();
+
+/// The environment variables that change what a compile produces: their
+/// values join every artifact's key ("unset" and "empty" alike).
+const std::vector<std::string> &codegenEnvironment();
+/// kjit's other variables, which never change generated code. Every
+/// variable kjit reads is in one of the two lists
+/// (test/Cache/env-registry.test checks the sources).
+const std::vector<std::string> &neutralEnvironment();
+
+struct DiskCacheOptions {
+  std::string directory;
+  uint64_t maxSize = kDefaultMaxSize;
+  std::chrono::milliseconds lockTimeout = kDefaultLockTimeout;
+  /// fsync each entry and its directory before it is published (survives
+  /// power loss, not only crashes; KJIT_CACHE_FSYNC=1).
+  bool durable = false;
+  /// Create the directory (0700) when it is missing.
+  bool create = true;
+  /// Warnings (problems the cache worked around) and, with `verbose`,
+  /// notes of every hit, miss and put.
+  std::function<void(std::string_view)> warn;
+  std::function<void(std::string_view)> note;
+  bool verbose = false;
+};
+
+/// One entry as listed.
+struct Listing {
+  std::string key;
+  uint64_t size = 0;
+  /// The last use (a hit touches it) or the write, Unix nanoseconds.
+  int64_t mtimeNanos = 0;
+};
+
+/// The persistent cache. Thread-safe; any number of processes may share
+/// a directory.
+class DiskCache {
+public:
+  /// Opens (and with `create`, makes) the directory. Errors say why it is
+  /// not used: another owner, writable by others, not a directory.
+  static absl::StatusOr<std::unique_ptr<DiskCache>>
+  open(DiskCacheOptions options);
+  /// Writes the counters not yet written.
+  ~DiskCache();
+  DiskCache(const DiskCache &) = delete;
+  DiskCache &operator=(const DiskCache &) = delete;
+
+  const std::string &directory() const { return options_.directory; }
+  const DiskCacheOptions &options() const { return options_; }
+
+  /// A read. `Invalid` entries were counted, logged and removed.
+  struct Lookup {
+    enum class Result { Hit, Absent, Invalid } result = Result::Absent;
+    EntryData entry;
+    /// Why the entry was invalid.
+    std::string problem;
+  };
+  /// `countMiss` false: an absent entry is not counted (a second look
+  /// after waiting for another process's compile).
+  Lookup get(EntryKind kind, std::string_view key, bool countMiss = true);
+  /// An entry that read well but cannot be used (its metadata does not fit
+  /// the kernel, the backend refused to load it): counted, logged, removed.
+  void reject(std::string_view key, std::string_view why);
+  /// Stores an entry (temporary file, then rename). False when it could not
+  /// (counted and logged once per process); then nothing was published.
+  bool put(const EntryData &entry);
+
+  /// The lock of a compile of one key, across processes and threads. Not
+  /// held when waiting timed out or the lock file cannot be opened: the
+  /// caller compiles anyway.
+  class KeyLock {
+  public:
+    KeyLock() = default;
+    KeyLock(KeyLock &&other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+    KeyLock &operator=(KeyLock &&other) noexcept;
+    ~KeyLock();
+    bool held() const { return fd_ >= 0; }
+    /// How long acquiring it took.
+    std::chrono::milliseconds waited{0};
+
+  private:
+    friend class DiskCache;
+    int fd_ = -1;
+  };
+  KeyLock lock(std::string_view key);
+
+  void count(Counter counter, uint64_t amount = 1);
+  /// Merges this process's counters into DIR/stats (under its flock).
+  void flushStats();
+  /// The persisted counters plus this process's unwritten ones.
+  Stats stats();
+  /// Sets every counter to zero.
+  absl::Status zeroStats();
+
+  /// Maintenance (kjit-cache). The entries, oldest use first.
+  std::vector<Listing> list();
+  /// Reads an entry without counting, touching or removing it.
+  absl::StatusOr<EntryData> read(std::string_view key,
+                                 EntryHeader *header = nullptr);
+  /// The path of an entry's file.
+  std::string entryPath(std::string_view key) const;
+
+  struct PruneResult {
+    uint64_t evicted = 0, evictedBytes = 0, keptBytes = 0, keptEntries = 0;
+    uint64_t staleTemporaries = 0, staleLocks = 0;
+    /// False when another process was already evicting.
+    bool ran = true;
+  };
+  /// Evicts least recently used entries until they fit in 90% of
+  /// `maxSize` (none when they fit already), and removes temporary and lock
+  /// files older than `staleSeconds`. Tolerates files vanishing under it.
+  PruneResult prune(uint64_t maxSize, int64_t staleSeconds = kStaleSeconds,
+                    bool wait = false);
+  /// Removes every entry, lock and temporary file; the counters stay.
+  absl::StatusOr<uint64_t> clear();
+
+private:
+  DiskCache(DiskCacheOptions options, int root);
+  int openShard(std::string_view key, bool create);
+  void removeEntry(int shard, std::string_view name, int fd);
+  void warnOnce(int which, std::string_view message);
+  void warn(std::string_view message);
+  void note(std::string_view message);
+  void maybeEvict();
+  /// Changes DIR/stats under its flock; 0 or the errno that stopped it.
+  int updateStats(const std::function<void(Stats &)> &change);
+
+  DiskCacheOptions options_;
+  int root_ = -1;
+  int entries_ = -1;
+  int locks_ = -1;
+  std::array<std::atomic<uint64_t>, kCounterCount> pending_{};
+  std::atomic<int64_t> pendingSize_{0};
+  std::mutex statsMutex_;
+  std::atomic<uint32_t> warned_{0};
+};
+
+} // namespace kjit::cache
+
+#endif // KJIT_CACHE_DISKCACHE_H

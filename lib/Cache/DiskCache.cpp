@@ -1,0 +1,1191 @@
+//===- DiskCache.cpp - the persistent cache of kernels and manifests ------===//
+//
+// Every path is resolved relative to the cache directory's descriptor, with
+// O_NOFOLLOW on each component kjit creates, so that nothing inside the
+// cache can redirect a write (docs/DiskCache.md "Permissions").
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Cache/DiskCache.h"
+
+#include "kjit/Support/StrCat.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+namespace kjit::cache {
+
+namespace {
+
+constexpr const char *kTempPrefix = ".tmp.";
+constexpr const char *kStatsMagic = "kjit-cache-stats 2";
+
+enum WarnBit : int { kWarnWrite = 1, kWarnStats = 2, kWarnLockFile = 4 };
+
+int64_t nowNanos() {
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  return int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+int64_t mtimeNanos(const struct stat &st) {
+  return int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+std::string errnoText(int error) { return std::strerror(error); }
+
+/// A name no entry can have (entries are 64 hex digits): ".tmp.PID.RANDOM".
+std::string temporaryName() {
+  uint64_t random = 0;
+  if (getrandom(&random, sizeof random, GRND_NONBLOCK) != sizeof random) {
+    static std::atomic<uint64_t> counter{0};
+    random = uint64_t(nowNanos()) ^ (counter.fetch_add(1) << 48);
+  }
+  return strCat(kTempPrefix, getpid(), ".", absl::Hex(random));
+}
+
+bool writeAll(int fd, std::string_view bytes, int &error) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      return false;
+    }
+    bytes.remove_prefix(size_t(n));
+  }
+  return true;
+}
+
+/// Up to `size` bytes from the start of `fd`; fewer when the file is
+/// shorter (the caller compares).
+std::string readAll(int fd, size_t size) {
+  std::string bytes(size, '\0');
+  size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd, bytes.data() + done, size - done, off_t(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += size_t(n);
+  }
+  bytes.resize(done);
+  return bytes;
+}
+
+/// Takes an flock, polling until `timeout` (flock itself cannot time out).
+/// Returns 0, or the errno that stopped it (EWOULDBLOCK: timed out).
+int lockWithTimeout(int fd, std::chrono::milliseconds timeout,
+                    std::chrono::milliseconds *waited = nullptr,
+                    int operation = LOCK_EX) {
+  auto start = std::chrono::steady_clock::now();
+  auto pause = std::chrono::microseconds(500);
+  for (;;) {
+    if (flock(fd, operation | LOCK_NB) == 0) {
+      if (waited)
+        *waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+      return 0;
+    }
+    if (errno == EINTR)
+      continue;
+    if (errno != EWOULDBLOCK)
+      return errno;
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed >= timeout) {
+      if (waited)
+        *waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(elapsed);
+      return EWOULDBLOCK;
+    }
+    auto left = timeout - elapsed;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
+        pause, std::chrono::duration_cast<std::chrono::nanoseconds>(left)));
+    pause = std::min<std::chrono::microseconds>(
+        pause * 2, std::chrono::microseconds(20000));
+  }
+}
+
+/// Makes `path` and its missing parents with mode 0700.
+int makeDirectories(const std::string &path) {
+  for (size_t slash = 0; slash != std::string::npos;) {
+    slash = path.find('/', slash + 1);
+    std::string prefix = path.substr(0, slash);
+    if (prefix.empty() || prefix == "/")
+      continue;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST)
+      return errno;
+  }
+  return 0;
+}
+
+/// A private subdirectory of `parent`, made when missing, never a link.
+int openSubdirectory(int parent, const char *name, bool create) {
+  if (create && mkdirat(parent, name, 0700) != 0 && errno != EEXIST)
+    return -1;
+  return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/// Why a directory may not hold a cache, or empty when it may.
+std::string insecure(const std::string &path, const struct stat &st) {
+  if (!S_ISDIR(st.st_mode))
+    return strCat("'", path, "' is not a directory");
+  if (st.st_uid != geteuid())
+    return strCat("'", path, "' belongs to uid ", st.st_uid,
+                  ", not to this user (uid ", geteuid(),
+                  "), who could not trust the kernels in it");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "0%o", unsigned(st.st_mode & 07777));
+    return strCat("'", path, "' can be written by others (mode ", mode,
+                  "), who could plant kernels in it; `chmod go-w` it, or "
+                  "point KJIT_CACHE_DIR elsewhere");
+  }
+  return std::string();
+}
+
+/// The names in a directory (without . and ..), or none when it cannot be
+/// read.
+std::vector<std::string> listDirectory(int dir) {
+  std::vector<std::string> names;
+  int copy = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0)
+    return names;
+  DIR *stream = fdopendir(copy);
+  if (!stream) {
+    ::close(copy);
+    return names;
+  }
+  while (struct dirent *entry = readdir(stream)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..")
+      names.emplace_back(name);
+  }
+  closedir(stream);
+  return names;
+}
+
+bool isShardName(std::string_view name) {
+  return name.size() == 2 && isValidKey(strCat(name, std::string(62, '0')));
+}
+
+/// FNV-1a, the stats file's own check (a torn or edited file is noticed).
+uint64_t fnv1a(std::string_view text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : text)
+    hash = (hash ^ uint8_t(c)) * 0x100000001b3ull;
+  return hash;
+}
+
+/// The stats file: one "name value" line per counter, values in 20 digits so
+/// that the file never changes size (it is rewritten in place), then
+/// "check" and the FNV-1a of the lines before it.
+std::string printStats(const Stats &stats) {
+  std::string text = strCat(kStatsMagic, "\n");
+  auto line = [&](std::string_view name, uint64_t value) {
+    char digits[32];
+    std::snprintf(digits, sizeof digits, "%020llu",
+                  static_cast<unsigned long long>(value));
+    strAppend(&text, name, " ", digits, "\n");
+  };
+  for (size_t i = 0; i < kCounterCount; ++i)
+    line(counterName(Counter(i)), stats.counters[i]);
+  line("size_known", stats.sizeKnown ? 1 : 0);
+  line("size_estimate", stats.sizeEstimate);
+  char check[32];
+  std::snprintf(check, sizeof check, "%016llx",
+                static_cast<unsigned long long>(fnv1a(text)));
+  strAppend(&text, "check ", check, "\n");
+  return text;
+}
+
+/// Parses DIR/stats; false when it is not a valid stats file.
+bool parseStats(std::string_view text, Stats &stats) {
+  size_t checkAt = text.rfind("check ");
+  if (checkAt == std::string_view::npos || text.size() != checkAt + 23 ||
+      text.back() != '\n')
+    return false;
+  char check[32];
+  std::snprintf(
+      check, sizeof check, "%016llx",
+      static_cast<unsigned long long>(fnv1a(text.substr(0, checkAt))));
+  if (text.substr(checkAt + 6, 16) != check)
+    return false;
+  text = text.substr(0, checkAt);
+  size_t eol = text.find('\n');
+  if (eol == std::string_view::npos || text.substr(0, eol) != kStatsMagic)
+    return false;
+  text.remove_prefix(eol + 1);
+  while (!text.empty()) {
+    eol = text.find('\n');
+    if (eol == std::string_view::npos)
+      return false;
+    std::string_view line = text.substr(0, eol);
+    text.remove_prefix(eol + 1);
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos)
+      return false;
+    std::string_view name = line.substr(0, space),
+                     digits = line.substr(space + 1);
+    if (digits.empty() || digits.size() > 20)
+      return false;
+    uint64_t value = 0;
+    for (char c : digits) {
+      if (c < '0' || c > '9')
+        return false;
+      value = value * 10 + uint64_t(c - '0');
+    }
+    if (name == "size_known")
+      stats.sizeKnown = value != 0;
+    else if (name == "size_estimate")
+      stats.sizeEstimate = value;
+    for (size_t i = 0; i < kCounterCount; ++i)
+      if (name == counterName(Counter(i)))
+        stats.counters[i] = value;
+    // Unknown names (a newer kjit's counters) are dropped.
+  }
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Small public helpers
+//===----------------------------------------------------------------------===//
+
+const char *counterName(Counter counter) {
+  switch (counter) {
+  case Counter::ArtifactHits:
+    return "artifact_hits";
+  case Counter::ArtifactMisses:
+    return "artifact_misses";
+  case Counter::ManifestHits:
+    return "manifest_hits";
+  case Counter::ManifestMisses:
+    return "manifest_misses";
+  case Counter::Compiles:
+    return "compiles";
+  case Counter::Corrupt:
+    return "corrupt";
+  case Counter::Evictions:
+    return "evictions";
+  case Counter::WriteErrors:
+    return "write_errors";
+  case Counter::LockTimeouts:
+    return "lock_timeouts";
+  case Counter::BytesWritten:
+    return "bytes_written";
+  case Counter::BytesRead:
+    return "bytes_read";
+  case Counter::Count:
+    break;
+  }
+  return "unknown";
+}
+
+std::optional<uint64_t> parseSize(std::string_view text) {
+  size_t i = 0;
+  uint64_t whole = 0;
+  if (text.empty() || text[0] < '0' || text[0] > '9')
+    return std::nullopt;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (whole > (UINT64_MAX - 9) / 10)
+      return std::nullopt;
+    whole = whole * 10 + uint64_t(text[i++] - '0');
+  }
+  // One optional fraction ("1.5G").
+  double fraction = 0, scale = 0.1;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (i == text.size() || text[i] < '0' || text[i] > '9')
+      return std::nullopt;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      fraction += scale * (text[i++] - '0');
+      scale /= 10;
+    }
+  }
+  std::string unit;
+  for (; i < text.size(); ++i)
+    unit += char(std::tolower(static_cast<unsigned char>(text[i])));
+  uint64_t multiplier;
+  if (unit.empty() || unit == "b")
+    multiplier = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    multiplier = uint64_t(1) << 10;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    multiplier = uint64_t(1) << 20;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    multiplier = uint64_t(1) << 30;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    multiplier = uint64_t(1) << 40;
+  else
+    return std::nullopt;
+  if (whole > UINT64_MAX / multiplier - 1)
+    return std::nullopt;
+  return whole * multiplier + uint64_t(fraction * double(multiplier));
+}
+
+std::string formatSize(uint64_t bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024)
+    return strCat(bytes, " B");
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", value, units[unit]);
+  return text;
+}
+
+std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
+  size_t i = 0;
+  uint64_t value = 0;
+  if (text.empty())
+    return std::nullopt;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    if (value > 1000000000)
+      return std::nullopt;
+    value = value * 10 + uint64_t(text[i++] - '0');
+  }
+  if (i == 0)
+    return std::nullopt;
+  std::string_view unit = text.substr(i);
+  if (unit == "ms")
+    return std::chrono::milliseconds(value);
+  if (unit.empty() || unit == "s")
+    return std::chrono::milliseconds(value * 1000);
+  if (unit == "m" || unit == "min")
+    return std::chrono::milliseconds(value * 60000);
+  return std::nullopt;
+}
+
+std::string defaultDirectory() {
+  // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && xdg[0] == '/')
+    return strCat(xdg, "/kjit");
+  const char *home = std::getenv("HOME");
+  if (!home || home[0] != '/') {
+    struct passwd *user = getpwuid(geteuid());
+    home = user ? user->pw_dir : nullptr;
+  }
+  if (!home || home[0] != '/')
+    return std::string();
+  return strCat(home, "/.cache/kjit");
+}
+
+const std::vector<std::string> &codegenEnvironment() {
+  // Sorted; each changes what a compile or a backend's finalize produces.
+  static const std::vector<std::string> names = {
+      "CUDA_HOME",              // the cuda backend's toolkit (ptxas, libdevice)
+      "CUDA_PATH",              // the same, spelled the other way
+      "KJIT_CACHE_SALT",        // the user's own salt: a new value, new keys
+      "KJIT_CUDA_FINALIZER",    // ptxas or nvJitLink
+      "KJIT_CUDA_HOME",         // the toolkit, kjit's own spelling
+      "KJIT_CUDA_NVJITLINK",    // which libnvJitLink
+      "KJIT_CUDA_PTXAS",        // which ptxas
+      "KJIT_DEBUG",             // device asserts on by default
+      "KJIT_DEFAULT_FP_FUSION", // the default of enable_fp_fusion
+      "KJIT_INTERPRET",         // launches on the interpreter target
+  };
+  return names;
+}
+
+const std::vector<std::string> &neutralEnvironment() {
+  static const std::vector<std::string> names = {
+      "HOME",             // where the default cache lives
+      "KJIT_CACHE_DIR",   // where the cache is, not what is in it
+      "KJIT_CACHE_FSYNC", // how entries are written
+      "KJIT_CACHE_LOCK_TIMEOUT",
+      "KJIT_CACHE_MAX_SIZE",
+      "KJIT_CACHE_VERBOSE",
+      "KJIT_COMPILER_LIBRARY", // the build id of the library opened joins
+                               // the key instead
+      "KJIT_CUDA_DRIVER",      // which libcuda runs the cubin (the cuda
+                               // backend's fingerprint covers the driver)
+      "KJIT_CUDA_VERBOSE",
+      "KJIT_DUMP_LOWERED_IR", // a copy of the lowered IR, beside the compile
+      "KJIT_HOST_STACK_KIB",  // how host kernels run, not what they are
+      "KJIT_HOST_WORKERS",
+      "KJIT_LAUNCH_TIMEOUT", // how long a host launch may run
+      "KJIT_PLUGINS",        // plugins observe; backends fingerprint
+      "KJIT_PLUGIN_VERBOSE",
+      "KJIT_TRACE_FILE",
+      "KJIT_TRACE_SUMMARY",
+      "LD_LIBRARY_PATH", // which libraries the compiler finds: their build
+                         // ids join the key instead
+      "TMPDIR",
+      "XDG_CACHE_HOME",
+  };
+  return names;
+}
+
+//===----------------------------------------------------------------------===//
+// Opening
+//===----------------------------------------------------------------------===//
+
+DiskCache::KeyLock &DiskCache::KeyLock::operator=(KeyLock &&other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0)
+      ::close(fd_);
+    fd_ = other.fd_;
+    waited = other.waited;
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+DiskCache::KeyLock::~KeyLock() {
+  if (fd_ >= 0)
+    ::close(fd_); // releases the flock
+}
+
+absl::StatusOr<std::unique_ptr<DiskCache>>
+DiskCache::open(DiskCacheOptions options) {
+  std::string &path = options.directory;
+  if (path.empty())
+    return absl::InvalidArgumentError("no cache directory");
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  if (options.create)
+    if (int error = makeDirectories(path))
+      return absl::FailedPreconditionError(
+          strCat("cannot create the cache directory '", path,
+                 "': ", errnoText(error)));
+  int root = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0)
+    return absl::FailedPreconditionError(strCat(
+        "cannot open the cache directory '", path, "': ", errnoText(errno)));
+  struct stat st;
+  std::string problem;
+  if (fstat(root, &st) != 0)
+    problem = strCat("cannot stat '", path, "': ", errnoText(errno));
+  else
+    problem = insecure(path, st);
+  if (!problem.empty()) {
+    ::close(root);
+    return absl::PermissionDeniedError(problem);
+  }
+  std::unique_ptr<DiskCache> cache(new DiskCache(std::move(options), root));
+  cache->entries_ = openSubdirectory(root, "entries", cache->options_.create);
+  cache->locks_ = openSubdirectory(root, "locks", cache->options_.create);
+  for (int sub : {cache->entries_, cache->locks_}) {
+    const char *name = sub == cache->entries_ ? "entries" : "locks";
+    if (sub < 0)
+      return absl::FailedPreconditionError(
+          strCat("cannot open '", cache->options_.directory, "/", name,
+                 "': ", errnoText(errno),
+                 errno == ELOOP || errno == ENOTDIR
+                     ? " (it must be a directory, not a link)"
+                     : ""));
+    if (fstat(sub, &st) == 0) {
+      std::string subProblem =
+          insecure(strCat(cache->options_.directory, "/", name), st);
+      if (!subProblem.empty())
+        return absl::PermissionDeniedError(subProblem);
+    }
+  }
+  // Marks the directory for backup tools (bford.info/cachedir); best effort.
+  int tag = openat(root, "CACHEDIR.TAG",
+                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (tag >= 0) {
+    int error;
+    (void)writeAll(tag,
+                   "Signature: 8a477f597d28d172789f06886806bc55\n"
+                   "# This directory is kjit's cache of compiled kernels; "
+                   "see `kjit-cache --help`.\n",
+                   error);
+    ::close(tag);
+  }
+  return cache;
+}
+
+namespace {
+/// The open caches, whose counters exit() flushes: a process that ends with
+/// exit() (a tool's fatal error) or never destroys its runtime (the global
+/// one) keeps its counts. Never destroyed, so that caches destroyed late
+/// can still leave it.
+struct LiveCaches {
+  std::mutex mutex;
+  std::vector<DiskCache *> caches;
+};
+LiveCaches &liveCaches() {
+  static LiveCaches *live = [] {
+    std::atexit([] {
+      LiveCaches &all = liveCaches();
+      std::lock_guard<std::mutex> lock(all.mutex);
+      for (DiskCache *cache : all.caches)
+        cache->flushStats();
+    });
+    return new LiveCaches;
+  }();
+  return *live;
+}
+} // namespace
+
+DiskCache::DiskCache(DiskCacheOptions options, int root)
+    : options_(std::move(options)), root_(root) {
+  LiveCaches &live = liveCaches();
+  std::lock_guard<std::mutex> lock(live.mutex);
+  live.caches.push_back(this);
+}
+
+DiskCache::~DiskCache() {
+  {
+    LiveCaches &live = liveCaches();
+    std::lock_guard<std::mutex> lock(live.mutex);
+    live.caches.erase(std::remove(live.caches.begin(), live.caches.end(), this),
+                      live.caches.end());
+  }
+  flushStats();
+  for (int fd : {entries_, locks_, root_})
+    if (fd >= 0)
+      ::close(fd);
+}
+
+void DiskCache::warn(std::string_view message) {
+  if (options_.warn)
+    options_.warn(message);
+}
+
+void DiskCache::note(std::string_view message) {
+  if (options_.verbose && options_.note)
+    options_.note(message);
+}
+
+void DiskCache::warnOnce(int which, std::string_view message) {
+  if (!(warned_.fetch_or(uint32_t(which)) & uint32_t(which)))
+    warn(message);
+}
+
+std::string DiskCache::entryPath(std::string_view key) const {
+  return strCat(options_.directory, "/entries/", key.substr(0, 2), "/", key);
+}
+
+int DiskCache::openShard(std::string_view key, bool create) {
+  std::string name(key.substr(0, 2));
+  return openSubdirectory(entries_, name.c_str(), create);
+}
+
+//===----------------------------------------------------------------------===//
+// Reads
+//===----------------------------------------------------------------------===//
+
+void DiskCache::removeEntry(int shard, std::string_view name, int fd) {
+  std::string file(name);
+  struct stat there;
+  if (fstatat(shard, file.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0)
+    return; // gone already
+  // Only the file that was read: another process may have replaced it with
+  // a good entry meanwhile.
+  struct stat read;
+  if (fd >= 0 && fstat(fd, &read) == 0 &&
+      (read.st_dev != there.st_dev || read.st_ino != there.st_ino))
+    return;
+  if (S_ISDIR(there.st_mode)) {
+    if (unlinkat(shard, file.c_str(), AT_REMOVEDIR) != 0)
+      warn(strCat("disk cache: cannot remove the directory '", entryPath(name),
+                  "' in place of an entry: ", errnoText(errno)));
+    return;
+  }
+  (void)unlinkat(shard, file.c_str(), 0);
+}
+
+DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
+                                 bool countMiss) {
+  Lookup lookup;
+  const bool artifact = kind == EntryKind::Artifact;
+  auto miss = [&] {
+    if (countMiss)
+      count(artifact ? Counter::ArtifactMisses : Counter::ManifestMisses);
+    note(strCat("disk cache: miss: ", kindName(kind), " ", key));
+    return lookup;
+  };
+  if (!isValidKey(key))
+    return miss();
+  int shard = openShard(key, /*create=*/false);
+  if (shard < 0) {
+    if (errno != ENOENT) {
+      // A link or a file where a shard directory belongs: it goes, and the
+      // next put makes the directory.
+      std::string name(key.substr(0, 2));
+      lookup.problem = strCat("'", options_.directory, "/entries/", name,
+                              "' is not a directory: ", errnoText(errno));
+      (void)unlinkat(entries_, name.c_str(), 0);
+      lookup.result = Lookup::Result::Invalid;
+      count(Counter::Corrupt);
+      warn(strCat("disk cache: ", lookup.problem, "; it was removed"));
+    }
+    return miss();
+  }
+  std::string name(key);
+  int fd = openat(shard, name.c_str(),
+                  O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  std::string problem;
+  if (fd < 0) {
+    int error = errno;
+    if (error == ENOENT) {
+      ::close(shard);
+      return miss();
+    }
+    problem = error == ELOOP
+                  ? "it is a symbolic link"
+                  : strCat("it cannot be opened: ", errnoText(error));
+    if (error == EMFILE || error == ENFILE || error == ENOMEM) {
+      ::close(shard); // the process's trouble, not the entry's
+      return miss();
+    }
+  } else {
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+      problem = strCat("it cannot be examined: ", errnoText(errno));
+    else if (!S_ISREG(st.st_mode))
+      problem = S_ISDIR(st.st_mode) ? "it is a directory"
+                                    : "it is not a regular file";
+    else if (uint64_t(st.st_size) > kMaxFileSize)
+      problem = strCat("it is too large (", uint64_t(st.st_size), " bytes)");
+    else {
+      std::string bytes = readAll(fd, size_t(st.st_size));
+      if (bytes.size() != size_t(st.st_size))
+        problem = "it was shorter than its size when read";
+      else {
+        absl::StatusOr<EntryData> entry = decodeEntry(bytes, key);
+        if (!entry.ok())
+          problem = std::string(entry.status().message());
+        else if (entry->kind != kind)
+          problem = strCat("it is a ", kindName(entry->kind), ", not a ",
+                           kindName(kind));
+        else {
+          // A hit: its time of use for eviction (least recently used).
+          (void)futimens(fd, nullptr);
+          ::close(fd);
+          ::close(shard);
+          lookup.result = Lookup::Result::Hit;
+          lookup.entry = std::move(*entry);
+          count(artifact ? Counter::ArtifactHits : Counter::ManifestHits);
+          count(Counter::BytesRead, bytes.size());
+          note(strCat("disk cache: hit: ", kindName(kind), " ", key));
+          return lookup;
+        }
+      }
+    }
+  }
+  lookup.result = Lookup::Result::Invalid;
+  lookup.problem = problem;
+  count(Counter::Corrupt);
+  warn(strCat("disk cache: the ", kindName(kind), " entry '", entryPath(key),
+              "' is invalid (", problem, "); it is removed and rebuilt"));
+  removeEntry(shard, key, fd);
+  if (fd >= 0)
+    ::close(fd);
+  ::close(shard);
+  miss();
+  flushStats(); // rare, and worth keeping if the process dies
+  return lookup;
+}
+
+void DiskCache::reject(std::string_view key, std::string_view why) {
+  count(Counter::Corrupt);
+  warn(strCat("disk cache: the entry '", entryPath(key), "' cannot be used (",
+              why, "); it is removed and rebuilt"));
+  int shard = openShard(key, /*create=*/false);
+  if (shard >= 0) {
+    removeEntry(shard, key, -1);
+    ::close(shard);
+  }
+  flushStats();
+}
+
+absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
+                                          EntryHeader *header) {
+  if (!isValidKey(key))
+    return absl::InvalidArgumentError(
+        strCat("'", key, "' is not a key (64 hex digits)"));
+  int shard = openShard(key, /*create=*/false);
+  if (shard < 0)
+    return absl::NotFoundError(strCat("no entry ", key));
+  std::string name(key);
+  int fd = openat(shard, name.c_str(),
+                  O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  int error = errno;
+  ::close(shard);
+  if (fd < 0)
+    return error == ENOENT
+               ? absl::NotFoundError(strCat("no entry ", key))
+               : absl::DataLossError(strCat(
+                     error == ELOOP ? std::string("it is a symbolic link")
+                                    : errnoText(error)));
+  struct stat st;
+  absl::StatusOr<EntryData> entry = absl::DataLossError("unreadable");
+  if (fstat(fd, &st) != 0)
+    entry = absl::DataLossError(errnoText(errno));
+  else if (!S_ISREG(st.st_mode))
+    entry = absl::DataLossError("it is not a regular file");
+  else if (uint64_t(st.st_size) > kMaxFileSize)
+    entry = absl::DataLossError("it is too large");
+  else {
+    std::string bytes = readAll(fd, size_t(st.st_size));
+    entry = bytes.size() == size_t(st.st_size)
+                ? decodeEntry(bytes, key, header)
+                : absl::DataLossError("it was shorter than its size");
+  }
+  ::close(fd);
+  return entry;
+}
+
+//===----------------------------------------------------------------------===//
+// Writes
+//===----------------------------------------------------------------------===//
+
+bool DiskCache::put(const EntryData &entry) {
+  if (!isValidKey(entry.key))
+    return false;
+  auto failed = [&](std::string why) {
+    count(Counter::WriteErrors);
+    warnOnce(kWarnWrite,
+             strCat("disk cache: cannot store an entry in '",
+                    options_.directory, "': ", why,
+                    "; the kernel still runs (later write errors are only "
+                    "counted: kjit-cache stats)"));
+    flushStats();
+    return false;
+  };
+  std::string bytes = encodeEntry(entry);
+  int shard = openShard(entry.key, /*create=*/true);
+  if (shard < 0)
+    return failed(strCat("cannot make its directory: ", errnoText(errno)));
+  std::string temp = temporaryName();
+  int fd = openat(shard, temp.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    int error = errno;
+    ::close(shard);
+    return failed(strCat("cannot create a file: ", errnoText(error)));
+  }
+  int error = 0;
+  bool ok = writeAll(fd, bytes, error);
+  if (ok && options_.durable && fsync(fd) != 0) {
+    ok = false;
+    error = errno;
+  }
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error = errno;
+  }
+  std::string name = entry.key;
+  int64_t replaced = 0;
+  if (ok) {
+    struct stat old;
+    if (fstatat(shard, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISREG(old.st_mode))
+      replaced = old.st_size;
+    if (renameat(shard, temp.c_str(), shard, name.c_str()) != 0) {
+      error = errno;
+      // A directory where the entry belongs (rename never replaces one).
+      if ((error == EISDIR || error == ENOTEMPTY || error == EEXIST) &&
+          unlinkat(shard, name.c_str(), AT_REMOVEDIR) == 0 &&
+          renameat(shard, temp.c_str(), shard, name.c_str()) == 0)
+        error = 0;
+      ok = error == 0;
+    }
+  }
+  if (!ok) {
+    (void)unlinkat(shard, temp.c_str(), 0); // ours only; ENOENT is fine
+    ::close(shard);
+    return failed(errnoText(error));
+  }
+  if (options_.durable)
+    (void)fsync(shard); // the rename itself
+  ::close(shard);
+  count(Counter::BytesWritten, bytes.size());
+  pendingSize_.fetch_add(int64_t(bytes.size()) - replaced);
+  note(strCat("disk cache: stored: ", kindName(entry.kind), " ", entry.key,
+              " (", bytes.size(), " bytes)"));
+  flushStats();
+  maybeEvict();
+  return true;
+}
+
+DiskCache::KeyLock DiskCache::lock(std::string_view key) {
+  KeyLock lock;
+  if (!isValidKey(key))
+    return lock;
+  std::string name(key);
+  int fd = openat(locks_, name.c_str(),
+                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    warnOnce(kWarnLockFile,
+             strCat("disk cache: cannot open the lock file '",
+                    options_.directory, "/locks/", key, "': ", errnoText(errno),
+                    "; processes may compile a kernel at the same time"));
+    return lock;
+  }
+  int error = lockWithTimeout(fd, options_.lockTimeout, &lock.waited);
+  if (error == EWOULDBLOCK) {
+    count(Counter::LockTimeouts);
+    warn(strCat("disk cache: waited ", lock.waited.count(),
+                " ms for another process compiling ", key,
+                "; compiling it here as well"));
+    ::close(fd);
+    flushStats();
+    return lock;
+  }
+  if (error != 0) { // no locks on this file system: no single flight
+    ::close(fd);
+    return lock;
+  }
+  // Marks the lock as in use for the stale-lock sweep.
+  (void)futimens(fd, nullptr);
+  lock.fd_ = fd;
+  return lock;
+}
+
+//===----------------------------------------------------------------------===//
+// Counters
+//===----------------------------------------------------------------------===//
+
+void DiskCache::count(Counter counter, uint64_t amount) {
+  pending_[size_t(counter)].fetch_add(amount, std::memory_order_relaxed);
+}
+
+namespace {
+/// The counters in DIR/stats, read under a shared lock (a writer rewrites
+/// the file in place under an exclusive one): zeros when it is missing or
+/// busy, and `valid` false when it is not a stats file.
+Stats loadStats(int root, bool &valid) {
+  Stats stats;
+  valid = true;
+  int fd = openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return stats;
+  if (lockWithTimeout(fd, std::chrono::milliseconds(2000), nullptr, LOCK_SH) ==
+      0) {
+    std::string text = readAll(fd, 4096);
+    if (!text.empty() && !parseStats(text, stats)) {
+      valid = false;
+      stats = Stats();
+    }
+  }
+  ::close(fd);
+  return stats;
+}
+} // namespace
+
+int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
+  // The file is its own lock, and is rewritten in place: a rename over it
+  // would cost a millisecond on ext4, which flushes a file renamed over
+  // another (auto_da_alloc), at the end of every process.
+  int fd =
+      openat(root_, "stats", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return EINVAL;
+  }
+  // Held for microseconds; a holder stopped with SIGSTOP costs 2 s once.
+  if (int error = lockWithTimeout(fd, std::chrono::milliseconds(2000))) {
+    ::close(fd);
+    return error;
+  }
+  std::string text = readAll(fd, 4096);
+  Stats stats;
+  if (!text.empty() && !parseStats(text, stats)) {
+    stats = Stats();
+    warnOnce(kWarnStats, strCat("disk cache: '", options_.directory,
+                                "/stats' is not a stats file; the counters "
+                                "start again from zero"));
+  }
+  change(stats);
+  std::string out = printStats(stats);
+  int error = 0;
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t n = ::pwrite(fd, out.data() + done, out.size() - done, off_t(done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
+    done += size_t(n);
+  }
+  if (!error && text.size() > out.size() && ftruncate(fd, off_t(out.size())))
+    error = errno;
+  ::close(fd);
+  return error;
+}
+
+void DiskCache::flushStats() {
+  std::lock_guard<std::mutex> guard(statsMutex_);
+  std::array<uint64_t, kCounterCount> deltas;
+  bool any = false;
+  for (size_t i = 0; i < kCounterCount; ++i) {
+    deltas[i] = pending_[i].exchange(0, std::memory_order_relaxed);
+    any |= deltas[i] != 0;
+  }
+  int64_t sizeDelta = pendingSize_.exchange(0);
+  if (!any && sizeDelta == 0)
+    return;
+  int error = updateStats([&](Stats &stats) {
+    for (size_t i = 0; i < kCounterCount; ++i)
+      stats.counters[i] += deltas[i];
+    if (stats.sizeKnown)
+      stats.sizeEstimate =
+          sizeDelta < 0 && uint64_t(-sizeDelta) > stats.sizeEstimate
+              ? 0
+              : stats.sizeEstimate + uint64_t(sizeDelta);
+  });
+  // Busy: kept for the next flush. A read-only cache keeps its counters in
+  // the process (EACCES, EROFS): dropped.
+  if (error == EWOULDBLOCK) {
+    for (size_t i = 0; i < kCounterCount; ++i)
+      pending_[i].fetch_add(deltas[i], std::memory_order_relaxed);
+    pendingSize_.fetch_add(sizeDelta);
+  }
+}
+
+Stats DiskCache::stats() {
+  flushStats();
+  bool valid;
+  Stats stats = loadStats(root_, valid);
+  for (size_t i = 0; i < kCounterCount; ++i)
+    stats.counters[i] += pending_[i].load(std::memory_order_relaxed);
+  return stats;
+}
+
+absl::Status DiskCache::zeroStats() {
+  std::lock_guard<std::mutex> guard(statsMutex_);
+  for (auto &counter : pending_)
+    counter.store(0);
+  int error = updateStats([](Stats &stats) { stats.counters = {}; });
+  if (error)
+    return absl::FailedPreconditionError(strCat(
+        "cannot write '", options_.directory, "/stats': ", errnoText(error)));
+  return absl::OkStatus();
+}
+
+//===----------------------------------------------------------------------===//
+// Listing, eviction, clearing
+//===----------------------------------------------------------------------===//
+
+std::vector<Listing> DiskCache::list() {
+  std::vector<Listing> entries;
+  for (const std::string &shardName : listDirectory(entries_)) {
+    if (!isShardName(shardName))
+      continue;
+    int shard = openSubdirectory(entries_, shardName.c_str(), false);
+    if (shard < 0)
+      continue;
+    for (const std::string &name : listDirectory(shard)) {
+      struct stat st;
+      if (!isValidKey(name) || name.compare(0, 2, shardName) != 0 ||
+          fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue; // temporaries, strangers, files that just went away
+      Listing entry;
+      entry.key = name;
+      entry.size = S_ISREG(st.st_mode) ? uint64_t(st.st_size) : 0;
+      entry.mtimeNanos = mtimeNanos(st);
+      entries.push_back(std::move(entry));
+    }
+    ::close(shard);
+  }
+  std::sort(entries.begin(), entries.end(),
+            [](const Listing &a, const Listing &b) {
+              return a.mtimeNanos != b.mtimeNanos ? a.mtimeNanos < b.mtimeNanos
+                                                  : a.key < b.key;
+            });
+  return entries;
+}
+
+void DiskCache::maybeEvict() {
+  bool valid;
+  Stats stats;
+  {
+    std::lock_guard<std::mutex> guard(statsMutex_);
+    stats = loadStats(root_, valid);
+  }
+  // Unknown (a new stats file) or over the cap: count, and evict if needed.
+  // 0 means no cap, as in ccache.
+  if (options_.maxSize == 0 && stats.sizeKnown)
+    return;
+  if (!stats.sizeKnown || stats.sizeEstimate > options_.maxSize)
+    (void)prune(options_.maxSize == 0 ? UINT64_MAX : options_.maxSize,
+                kStaleSeconds, /*wait=*/false);
+}
+
+DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
+                                        bool wait) {
+  PruneResult result;
+  int cleanup = openat(root_, "cleanup.lock",
+                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (cleanup < 0 ||
+      (wait ? lockWithTimeout(cleanup, std::chrono::milliseconds(60000))
+            : lockWithTimeout(cleanup, std::chrono::milliseconds(0))) != 0) {
+    if (cleanup >= 0)
+      ::close(cleanup);
+    result.ran = false;
+    return result;
+  }
+  const int64_t staleBefore = nowNanos() - staleSeconds * 1000000000;
+  struct Candidate {
+    int64_t mtime;
+    uint64_t size;
+    std::string shard, name;
+  };
+  std::vector<Candidate> candidates;
+  uint64_t total = 0;
+  for (const std::string &shardName : listDirectory(entries_)) {
+    if (!isShardName(shardName))
+      continue;
+    int shard = openSubdirectory(entries_, shardName.c_str(), false);
+    if (shard < 0)
+      continue;
+    for (const std::string &name : listDirectory(shard)) {
+      struct stat st;
+      if (fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue; // vanished: another cleaner, or a reader removing it
+      if (name.rfind(kTempPrefix, 0) == 0) {
+        // A writer killed before its rename left it; a live writer's
+        // temporary is younger than any sane staleSeconds.
+        if (mtimeNanos(st) < staleBefore &&
+            unlinkat(shard, name.c_str(), 0) == 0)
+          ++result.staleTemporaries;
+        continue;
+      }
+      if (!isValidKey(name) || !S_ISREG(st.st_mode))
+        continue;
+      candidates.push_back(
+          {mtimeNanos(st), uint64_t(st.st_size), shardName, name});
+      total += uint64_t(st.st_size);
+    }
+    ::close(shard);
+  }
+  if (total > maxSize) {
+    uint64_t target = maxSize - maxSize / 10;
+    std::sort(candidates.begin(), candidates.end(),
+              [](const Candidate &a, const Candidate &b) {
+                return a.mtime < b.mtime;
+              });
+    for (const Candidate &victim : candidates) {
+      if (total <= target)
+        break;
+      int shard = openSubdirectory(entries_, victim.shard.c_str(), false);
+      if (shard < 0)
+        continue;
+      struct stat st;
+      // Skipped when used or replaced since the scan.
+      if (fstatat(shard, victim.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+          mtimeNanos(st) == victim.mtime &&
+          unlinkat(shard, victim.name.c_str(), 0) == 0) {
+        ++result.evicted;
+        result.evictedBytes += victim.size;
+        total -= victim.size;
+      }
+      ::close(shard);
+    }
+  }
+  result.keptBytes = total;
+  result.keptEntries = candidates.size() - result.evicted;
+  // Lock files of compiles long finished; one still held is skipped.
+  for (const std::string &name : listDirectory(locks_)) {
+    struct stat st;
+    if (!isValidKey(name) ||
+        fstatat(locks_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        mtimeNanos(st) >= staleBefore)
+      continue;
+    int fd = openat(locks_, name.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        unlinkat(locks_, name.c_str(), 0) == 0)
+      ++result.staleLocks;
+    ::close(fd);
+  }
+  // The stats' temporaries (a killed flush) live in the directory itself.
+  for (const std::string &name : listDirectory(root_)) {
+    struct stat st;
+    if (name.rfind(kTempPrefix, 0) == 0 &&
+        fstatat(root_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        mtimeNanos(st) < staleBefore && unlinkat(root_, name.c_str(), 0) == 0)
+      ++result.staleTemporaries;
+  }
+  // The counted size replaces the estimate. (Puts that finished during
+  // the scan may be counted twice or not at all: the next scan corrects it.)
+  {
+    std::lock_guard<std::mutex> guard(statsMutex_);
+    count(Counter::Evictions, result.evicted);
+    std::array<uint64_t, kCounterCount> deltas;
+    for (size_t i = 0; i < kCounterCount; ++i)
+      deltas[i] = pending_[i].exchange(0);
+    pendingSize_.store(0);
+    (void)updateStats([&](Stats &stats) {
+      for (size_t i = 0; i < kCounterCount; ++i)
+        stats.counters[i] += deltas[i];
+      stats.sizeKnown = true;
+      stats.sizeEstimate = total;
+    });
+  }
+  ::close(cleanup);
+  return result;
+}
+
+absl::StatusOr<uint64_t> DiskCache::clear() {
+  uint64_t removed = 0;
+  int cleanup = openat(root_, "cleanup.lock",
+                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (cleanup >= 0)
+    (void)lockWithTimeout(cleanup, std::chrono::milliseconds(60000));
+  for (const std::string &shardName : listDirectory(entries_)) {
+    int shard = openSubdirectory(entries_, shardName.c_str(), false);
+    if (shard < 0) {
+      (void)unlinkat(entries_, shardName.c_str(), 0); // a stray file or link
+      continue;
+    }
+    for (const std::string &name : listDirectory(shard)) {
+      struct stat st;
+      if (fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue;
+      bool entry = isValidKey(name) && S_ISREG(st.st_mode);
+      if (unlinkat(shard, name.c_str(),
+                   S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0 &&
+          entry)
+        ++removed;
+    }
+    ::close(shard);
+    (void)unlinkat(entries_, shardName.c_str(), AT_REMOVEDIR);
+  }
+  for (const std::string &name : listDirectory(locks_))
+    (void)unlinkat(locks_, name.c_str(), 0);
+  {
+    std::lock_guard<std::mutex> guard(statsMutex_);
+    pendingSize_.store(0);
+    (void)updateStats([](Stats &stats) {
+      stats.sizeKnown = true;
+      stats.sizeEstimate = 0;
+    });
+  }
+  if (cleanup >= 0)
+    ::close(cleanup);
+  return removed;
+}
+
+} // namespace kjit::cache

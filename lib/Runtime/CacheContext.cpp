@@ -1,0 +1,107 @@
+//===- CacheContext.cpp - a runtime's disk cache and build identity -------===//
+
+#include "CacheContext.h"
+
+#include "CacheKey.h"
+#include "kjit/Cache/BuildId.h"
+#include "kjit/Runtime/BuildConfig.h"
+#include "kjit/Support/StrCat.h"
+
+#include <cstdlib>
+
+namespace kjit::rt {
+
+namespace {
+const char *env(const char *name) { return std::getenv(name); }
+} // namespace
+
+std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
+                                               bool fromEnvironment) {
+  auto context = std::make_unique<CacheContext>();
+  // The environment is read now, once, like the runtime's other settings.
+  std::function<const char *(const char *)> lookup = env;
+  if (!fromEnvironment)
+    lookup = [](const char *) -> const char * { return nullptr; };
+  context->environment = codegenEnvironmentKey(lookup);
+  if (options.cacheDirectory)
+    context->directory = *options.cacheDirectory;
+  else if (fromEnvironment) {
+    const char *dir = env("KJIT_CACHE_DIR");
+    // Set but empty: off. Unset: the user's cache home.
+    context->directory = dir ? std::string(dir) : cache::defaultDirectory();
+  }
+  cache::DiskCacheOptions &settings = context->settings;
+  if (options.cacheMaxSize)
+    settings.maxSize = *options.cacheMaxSize;
+  else if (const char *size =
+               fromEnvironment ? env("KJIT_CACHE_MAX_SIZE") : nullptr;
+           size && *size) {
+    if (std::optional<uint64_t> parsed = cache::parseSize(size))
+      settings.maxSize = *parsed;
+    else
+      context->settingsWarning =
+          strCat("KJIT_CACHE_MAX_SIZE='", size,
+                 "' is not a size (1073741824, 512M, 2G); the default, ",
+                 cache::formatSize(cache::kDefaultMaxSize), ", is used");
+  }
+  if (const char *timeout =
+          fromEnvironment ? env("KJIT_CACHE_LOCK_TIMEOUT") : nullptr;
+      timeout && *timeout) {
+    if (auto parsed = cache::parseDuration(timeout))
+      settings.lockTimeout = *parsed;
+    else
+      context->settingsWarning =
+          strCat("KJIT_CACHE_LOCK_TIMEOUT='", timeout,
+                 "' is not a duration (500ms, 30s, 2m); the default, ",
+                 cache::kDefaultLockTimeout.count(), " ms, is used");
+  }
+  if (fromEnvironment) {
+    const char *fsync = env("KJIT_CACHE_FSYNC");
+    settings.durable = fsync && std::string_view(fsync) == "1";
+    const char *verbose = env("KJIT_CACHE_VERBOSE");
+    settings.verbose = verbose && std::string_view(verbose) == "1";
+  }
+  return context;
+}
+
+cache::DiskCache *openDiskCache(CacheContext &context,
+                                plugin::PluginHost &host) {
+  std::call_once(context.openOnce, [&] {
+    if (context.directory.empty())
+      return;
+    if (!context.settingsWarning.empty())
+      host.log(plugin::LogLevel::Warning, "kjit", context.settingsWarning);
+    cache::DiskCacheOptions options = context.settings;
+    options.directory = context.directory;
+    options.warn = [&host](std::string_view message) {
+      host.log(plugin::LogLevel::Warning, "kjit", message);
+    };
+    options.note = [&host](std::string_view message) {
+      host.log(plugin::LogLevel::Info, "kjit", message);
+    };
+    absl::StatusOr<std::unique_ptr<cache::DiskCache>> disk =
+        cache::DiskCache::open(std::move(options));
+    if (!disk.ok()) {
+      host.log(plugin::LogLevel::Warning, "kjit",
+               strCat("disk cache off: ", disk.status().message(),
+                      " (KJIT_CACHE_DIR= turns it off quietly)"));
+      return;
+    }
+    context.disk = std::move(*disk);
+  });
+  return context.disk.get();
+}
+
+const std::string &buildIdentity(CacheContext &context,
+                                 const std::string &compilerPath) {
+  std::call_once(context.identityOnce, [&] {
+    context.identity =
+        strCat("kjit ", kBuildVersion, "; runtime=",
+               cache::loadedObjectIdentity(
+                   reinterpret_cast<const void *>(&makeCacheContext)),
+               "; compiler=", cache::libraryClosureIdentity(compilerPath));
+  });
+  return context.identity;
+}
+
+} // namespace kjit::rt

@@ -1,0 +1,54 @@
+//===- CacheKey.cpp - the keys of the disk cache --------------------------===//
+
+#include "CacheKey.h"
+
+#include "Digest.h"
+#include "kjit/Cache/DiskCache.h"
+#include "kjit/Cache/EntryFormat.h"
+#include "kjit/Runtime/CompilerService.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kjit::rt {
+
+std::string artifactKey(const ArtifactKeyInputs &in) {
+  KeyDigest digest;
+  // The domain: an artifact key never equals a manifest key.
+  digest.add("kjit-artifact", std::to_string(cache::kFormatVersion));
+  digest.add("compiler-service", std::to_string(kCompilerServiceVersion));
+  digest.add("build", in.buildIdentity);
+  digest.add("environment", in.environment);
+  digest.add("target", in.target);
+  digest.add("arch", in.arch);
+  for (const std::string &format : in.formats)
+    digest.add("format", format);
+  for (const auto &[name, value] : in.compileOptions)
+    digest.add("option:" + name, value);
+  digest.add("fingerprint", in.fingerprint);
+  digest.add("dependencies", in.dependencyKey);
+  digest.add("specialization", in.specializationKey);
+  for (const auto &[name, bits] : in.globals)
+    digest.add("global:" + name, absl::StrCat(absl::Hex(bits)));
+  return digest.finishHex();
+}
+
+std::string manifestKey(std::string_view buildIdentity, std::string_view text) {
+  KeyDigest digest;
+  digest.add("kjit-manifest", std::to_string(cache::kFormatVersion));
+  digest.add("compiler-service", std::to_string(kCompilerServiceVersion));
+  digest.add("build", buildIdentity);
+  digest.add("text", text);
+  return digest.finishHex();
+}
+
+std::string
+codegenEnvironmentKey(const std::function<const char *(const char *)> &lookup) {
+  std::string key;
+  for (const std::string &name : cache::codegenEnvironment()) {
+    const char *value = lookup(name.c_str());
+    absl::StrAppend(&key, name, "=", value ? value : "", "\n");
+  }
+  return key;
+}
+
+} // namespace kjit::rt

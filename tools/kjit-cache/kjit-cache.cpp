@@ -1,0 +1,569 @@
+//===- kjit-cache.cpp - inspect and maintain kjit's disk cache ------------===//
+//
+// In the style of `ccache -s`: counters, a listing, one entry, a check of
+// every entry, eviction and clearing, with --json for scripts. Links the
+// disk cache library alone (no runtime, no LLVM). docs/DiskCache.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Cache/DiskCache.h"
+#include "kjit/Cache/EntryFormat.h"
+#include "kjit/Model/Json.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include <sys/stat.h>
+
+namespace cache = kjit::cache;
+using kjit::rt::JsonValue;
+using kjit::rt::JsonWriter;
+
+namespace {
+
+const char kUsage[] = R"(usage: kjit-cache [--dir DIR] [--json] COMMAND [ARGS]
+
+Inspects and maintains kjit's disk cache: the compiled kernels and the
+kernel-file manifests that let a process launch without compiling, and
+without loading the compiler (docs/DiskCache.md).
+
+Commands:
+  stats [--zero]     the counters of every process that used the cache
+                     (hits and misses of kernels and of manifests, compiles,
+                     corrupt entries found, evictions, write errors, lock
+                     timeouts, bytes read and written) and what it holds
+                     now; --zero sets the counters to zero
+  list               every entry, least recently used first: key, kind,
+                     size, last use, and the kernel or file it holds
+  show KEY           one entry (a unique prefix of KEY will do): its header,
+                     its metadata and the size of its payload
+  verify [--delete]  reads and validates every entry; exits 1 when one is
+                     bad (--delete removes the bad ones; a launch that meets
+                     one removes and rebuilds it anyway)
+  prune [--max-size SIZE] [--stale-age SECONDS]
+                     evicts the least recently used entries until they fit
+                     in 90% of SIZE (default: KJIT_CACHE_MAX_SIZE, else
+                     1 GiB; 0 evicts everything), and removes temporary and
+                     lock files older than SECONDS (default 3600) that
+                     killed processes left
+  clear              removes every entry (the counters stay)
+  env                the environment variables whose values join every
+                     kernel's key, and kjit's others, which do not
+
+Options:
+  --dir DIR          the cache directory; default: KJIT_CACHE_DIR, else
+                     $XDG_CACHE_HOME/kjit, else ~/.cache/kjit
+  --json             one JSON document on stdout instead of text
+  -h, --help         this text
+
+SIZE: 1073741824, 512K, 64M, 1G, 1.5GiB (powers of 1024).
+Exit status: 0 done, 1 verify found a bad entry, 2 usage error or a cache
+directory that cannot be used.
+)";
+
+[[noreturn]] void usageError(const std::string &message) {
+  std::fprintf(stderr, "kjit-cache: error: %s\n(kjit-cache --help)\n",
+               message.c_str());
+  std::exit(2);
+}
+
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "kjit-cache: error: %s\n", message.c_str());
+  std::exit(2);
+}
+
+std::string formatTime(int64_t nanos) {
+  time_t seconds = time_t(nanos / 1000000000);
+  struct tm local;
+  char text[64];
+  if (!localtime_r(&seconds, &local) ||
+      !std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local))
+    return "?";
+  return text;
+}
+
+/// What an entry's metadata says it holds: "kernel add (host/x86_64)",
+/// "file examples/vector_add.mlir (1 kernel)".
+std::string describe(const cache::EntryData &entry) {
+  absl::StatusOr<JsonValue> metadata = kjit::rt::parseJson(entry.metadata);
+  if (!metadata.ok() || !metadata->isObject())
+    return "?";
+  auto text = [&](const char *name) {
+    const JsonValue *value = metadata->find(name);
+    return value && value->isString() ? value->text() : std::string("?");
+  };
+  if (entry.kind == cache::EntryKind::Artifact)
+    return "kernel " + text("kernel") + " (" + text("target") + "/" +
+           text("arch") + ")";
+  const JsonValue *kernels = metadata->find("kernels");
+  size_t count = kernels && kernels->isArray() ? kernels->elements().size() : 0;
+  return "file " + text("source") + " (" + std::to_string(count) +
+         (count == 1 ? " kernel)" : " kernels)");
+}
+
+struct Options {
+  std::string dir;
+  bool json = false;
+  std::string command;
+  std::vector<std::string> args;
+};
+
+Options parse(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    }
+    if (options.command.empty() && arg == "--json") {
+      options.json = true;
+    } else if (options.command.empty() &&
+               (arg == "--dir" || arg.rfind("--dir=", 0) == 0)) {
+      if (arg == "--dir") {
+        if (++i == argc)
+          usageError("--dir needs a directory");
+        options.dir = argv[i];
+      } else {
+        options.dir = arg.substr(6);
+      }
+      if (options.dir.empty())
+        usageError("--dir needs a directory");
+    } else if (options.command.empty()) {
+      if (arg.rfind("-", 0) == 0)
+        usageError("unknown option '" + arg + "'");
+      options.command = arg;
+    } else if (arg == "--json") {
+      options.json = true;
+    } else {
+      options.args.push_back(arg);
+    }
+  }
+  if (options.command.empty())
+    usageError("no command (stats, list, show, verify, prune, clear, env)");
+  if (options.dir.empty() && options.command != "env") {
+    const char *env = std::getenv("KJIT_CACHE_DIR");
+    if (env && !*env)
+      fatal("KJIT_CACHE_DIR is empty (the disk cache is off); give --dir");
+    options.dir = env ? std::string(env) : cache::defaultDirectory();
+    if (options.dir.empty())
+      fatal("no cache directory: KJIT_CACHE_DIR, XDG_CACHE_HOME and HOME "
+            "are unset; give --dir");
+  }
+  return options;
+}
+
+/// The cache, or null when the directory does not exist (an empty cache).
+std::unique_ptr<cache::DiskCache> openCache(const std::string &dir) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 && errno == ENOENT)
+    return nullptr;
+  cache::DiskCacheOptions options;
+  options.directory = dir;
+  options.warn = [](std::string_view message) {
+    std::fprintf(stderr, "kjit-cache: warning: %.*s\n", int(message.size()),
+                 message.data());
+  };
+  if (const char *size = std::getenv("KJIT_CACHE_MAX_SIZE"); size && *size) {
+    std::optional<uint64_t> parsed = cache::parseSize(size);
+    if (!parsed)
+      fatal(std::string("KJIT_CACHE_MAX_SIZE='") + size + "' is not a size");
+    options.maxSize = *parsed;
+  }
+  absl::StatusOr<std::unique_ptr<cache::DiskCache>> opened =
+      cache::DiskCache::open(std::move(options));
+  if (!opened.ok())
+    fatal(std::string(opened.status().message()));
+  return std::move(*opened);
+}
+
+void noArguments(const Options &options) {
+  if (!options.args.empty())
+    usageError(options.command + " takes no argument '" + options.args[0] +
+               "'");
+}
+
+int stats(const Options &options) {
+  bool zero = false;
+  for (const std::string &arg : options.args) {
+    if (arg != "--zero" && arg != "-z")
+      usageError("stats takes --zero, not '" + arg + "'");
+    zero = true;
+  }
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  if (zero && disk)
+    if (absl::Status status = disk->zeroStats(); !status.ok())
+      fatal(std::string(status.message()));
+  cache::Stats counters = disk ? disk->stats() : cache::Stats();
+  uint64_t artifacts = 0, manifests = 0, invalid = 0, bytes = 0;
+  std::vector<cache::Listing> entries;
+  if (disk)
+    entries = disk->list();
+  for (const cache::Listing &entry : entries) {
+    bytes += entry.size;
+    absl::StatusOr<cache::EntryData> data = disk->read(entry.key);
+    if (!data.ok())
+      ++invalid;
+    else
+      ++(data->kind == cache::EntryKind::Artifact ? artifacts : manifests);
+  }
+  uint64_t maxSize = disk ? disk->options().maxSize : cache::kDefaultMaxSize;
+  if (!disk)
+    if (const char *size = std::getenv("KJIT_CACHE_MAX_SIZE"); size && *size)
+      maxSize = cache::parseSize(size).value_or(maxSize);
+  auto value = [&](cache::Counter counter) { return counters[counter]; };
+  uint64_t hits = value(cache::Counter::ArtifactHits),
+           misses = value(cache::Counter::ArtifactMisses);
+  if (options.json) {
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject().key("directory").string(options.dir);
+    for (size_t i = 0; i < cache::kCounterCount; ++i)
+      json.key(cache::counterName(cache::Counter(i)))
+          .integer(counters.counters[i]);
+    json.key("entries")
+        .integer(entries.size())
+        .key("artifacts")
+        .integer(artifacts)
+        .key("manifests")
+        .integer(manifests)
+        .key("invalid")
+        .integer(invalid)
+        .key("bytes")
+        .integer(bytes)
+        .key("max_size")
+        .integer(maxSize)
+        .endObject();
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  auto line = [](const char *name, const std::string &text) {
+    std::printf("%-24s %s\n", name, text.c_str());
+  };
+  auto number = [](uint64_t n) { return std::to_string(n); };
+  line("cache directory", options.dir + (disk ? "" : " (does not exist)"));
+  std::string rate =
+      hits + misses
+          ? " (" + std::to_string(hits * 100 / (hits + misses)) + "% hits)"
+          : "";
+  line("kernel hits", number(hits) + rate);
+  line("kernel misses", number(misses));
+  line("manifest hits", number(value(cache::Counter::ManifestHits)));
+  line("manifest misses", number(value(cache::Counter::ManifestMisses)));
+  line("compiles", number(value(cache::Counter::Compiles)));
+  line("corrupt entries found", number(value(cache::Counter::Corrupt)));
+  line("evictions", number(value(cache::Counter::Evictions)));
+  line("write errors", number(value(cache::Counter::WriteErrors)));
+  line("lock timeouts", number(value(cache::Counter::LockTimeouts)));
+  line("bytes read", cache::formatSize(value(cache::Counter::BytesRead)));
+  line("bytes written", cache::formatSize(value(cache::Counter::BytesWritten)));
+  line("entries", number(entries.size()) + " (" + number(artifacts) +
+                      " kernels, " + number(manifests) + " manifests" +
+                      (invalid ? ", " + number(invalid) + " invalid" : "") +
+                      ")");
+  line("size", cache::formatSize(bytes) + " of " +
+                   (maxSize ? cache::formatSize(maxSize) : "no limit"));
+  return 0;
+}
+
+int list(const Options &options) {
+  noArguments(options);
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::vector<cache::Listing> entries;
+  if (disk)
+    entries = disk->list();
+  std::string out;
+  JsonWriter json(out);
+  json.beginArray();
+  for (const cache::Listing &entry : entries) {
+    absl::StatusOr<cache::EntryData> data = disk->read(entry.key);
+    std::string kind = data.ok() ? cache::kindName(data->kind) : "invalid";
+    std::string what =
+        data.ok() ? describe(*data) : std::string(data.status().message());
+    if (options.json) {
+      json.beginObject()
+          .key("key")
+          .string(entry.key)
+          .key("kind")
+          .string(kind)
+          .key("size")
+          .integer(entry.size)
+          .key("last_use_ns")
+          .integer(entry.mtimeNanos)
+          .key("holds")
+          .string(what)
+          .endObject();
+      continue;
+    }
+    std::printf("%s  %-8s %9s  %s  %s\n", entry.key.c_str(), kind.c_str(),
+                cache::formatSize(entry.size).c_str(),
+                formatTime(entry.mtimeNanos).c_str(), what.c_str());
+  }
+  json.endArray();
+  if (options.json)
+    std::printf("%s\n", out.c_str());
+  return 0;
+}
+
+int show(const Options &options) {
+  if (options.args.size() != 1)
+    usageError("show takes one key");
+  const std::string &prefix = options.args[0];
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::vector<std::string> matches;
+  if (disk)
+    for (const cache::Listing &entry : disk->list())
+      if (entry.key.compare(0, prefix.size(), prefix) == 0)
+        matches.push_back(entry.key);
+  if (matches.empty())
+    fatal("no entry whose key starts with '" + prefix + "'");
+  if (matches.size() > 1)
+    fatal("'" + prefix + "' starts " + std::to_string(matches.size()) +
+          " keys; give more digits");
+  const std::string &key = matches[0];
+  cache::EntryHeader header;
+  absl::StatusOr<cache::EntryData> entry = disk->read(key, &header);
+  if (!entry.ok()) {
+    std::fprintf(stderr, "kjit-cache: %s is invalid: %s\n",
+                 disk->entryPath(key).c_str(),
+                 std::string(entry.status().message()).c_str());
+    return 1;
+  }
+  if (options.json) {
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject()
+        .key("key")
+        .string(key)
+        .key("path")
+        .string(disk->entryPath(key))
+        .key("kind")
+        .string(cache::kindName(entry->kind))
+        .key("format_version")
+        .integer(header.version)
+        .key("created_ns")
+        .integer(entry->createdNanos)
+        .key("compressed")
+        .boolean(header.flags & cache::kFlagZstd)
+        .key("stored_size")
+        .integer(header.storedSize)
+        .key("payload_size")
+        .integer(header.payloadSize)
+        .key("metadata");
+    if (kjit::rt::parseJson(entry->metadata).ok())
+      json.raw(entry->metadata);
+    else
+      json.string(entry->metadata);
+    json.endObject();
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  std::printf("key          %s\n", key.c_str());
+  std::printf("path         %s\n", disk->entryPath(key).c_str());
+  std::printf("kind         %s: %s\n", cache::kindName(entry->kind),
+              describe(*entry).c_str());
+  std::printf("format       version %u, %s\n", header.version,
+              header.flags & cache::kFlagZstd ? "zstd-compressed"
+                                              : "uncompressed");
+  std::printf("created      %s\n", formatTime(entry->createdNanos).c_str());
+  std::printf("sizes        %llu metadata + %llu payload bytes, %llu stored\n",
+              (unsigned long long)header.metadataSize,
+              (unsigned long long)header.payloadSize,
+              (unsigned long long)header.storedSize);
+  std::printf("metadata     %s\n", entry->metadata.c_str());
+  return 0;
+}
+
+int verify(const Options &options) {
+  bool remove = false;
+  for (const std::string &arg : options.args) {
+    if (arg != "--delete")
+      usageError("verify takes --delete, not '" + arg + "'");
+    remove = true;
+  }
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::vector<cache::Listing> entries;
+  if (disk)
+    entries = disk->list();
+  std::string out;
+  JsonWriter json(out);
+  json.beginObject().key("bad").beginArray();
+  uint64_t bad = 0;
+  for (const cache::Listing &entry : entries) {
+    absl::StatusOr<cache::EntryData> data = disk->read(entry.key);
+    if (data.ok())
+      continue;
+    ++bad;
+    std::string why(data.status().message());
+    if (remove)
+      disk->reject(entry.key, why); // counted as corrupt, and removed
+    if (options.json)
+      json.beginObject()
+          .key("key")
+          .string(entry.key)
+          .key("problem")
+          .string(why)
+          .endObject();
+    else
+      std::printf("bad: %s: %s%s\n", disk->entryPath(entry.key).c_str(),
+                  why.c_str(), remove ? " (removed)" : "");
+  }
+  json.endArray()
+      .key("entries")
+      .integer(entries.size())
+      .key("ok")
+      .integer(entries.size() - bad)
+      .endObject();
+  if (options.json)
+    std::printf("%s\n", out.c_str());
+  else
+    std::printf(
+        "%llu entries, %llu ok, %llu bad\n", (unsigned long long)entries.size(),
+        (unsigned long long)(entries.size() - bad), (unsigned long long)bad);
+  return bad ? 1 : 0;
+}
+
+int prune(const Options &options) {
+  std::optional<uint64_t> maxSize;
+  int64_t staleAge = cache::kStaleSeconds;
+  for (size_t i = 0; i < options.args.size(); ++i) {
+    std::string arg = options.args[i];
+    std::string value;
+    auto take = [&](const char *name) {
+      std::string flag = name;
+      if (arg == flag) {
+        if (i + 1 == options.args.size())
+          usageError(flag + " needs a value");
+        value = options.args[++i];
+        return true;
+      }
+      if (arg.rfind(flag + "=", 0) == 0) {
+        value = arg.substr(flag.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    if (take("--max-size")) {
+      maxSize = cache::parseSize(value);
+      if (!maxSize)
+        usageError("--max-size '" + value + "' is not a size (512M, 2G)");
+    } else if (take("--stale-age")) {
+      char *end = nullptr;
+      long long age = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end || age < 0)
+        usageError("--stale-age '" + value + "' is not a number of seconds");
+      staleAge = age;
+    } else {
+      usageError("prune takes --max-size and --stale-age, not '" + arg + "'");
+    }
+  }
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  cache::DiskCache::PruneResult result;
+  uint64_t cap =
+      maxSize ? *maxSize
+              : (disk ? disk->options().maxSize : cache::kDefaultMaxSize);
+  if (disk)
+    result = disk->prune(cap, staleAge, /*wait=*/true);
+  if (options.json) {
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject()
+        .key("max_size")
+        .integer(cap)
+        .key("evicted")
+        .integer(result.evicted)
+        .key("evicted_bytes")
+        .integer(result.evictedBytes)
+        .key("kept")
+        .integer(result.keptEntries)
+        .key("kept_bytes")
+        .integer(result.keptBytes)
+        .key("stale_temporaries")
+        .integer(result.staleTemporaries)
+        .key("stale_locks")
+        .integer(result.staleLocks)
+        .endObject();
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  std::printf("evicted %llu entries (%s); kept %llu (%s of %s); removed %llu "
+              "stale temporary and %llu stale lock files\n",
+              (unsigned long long)result.evicted,
+              cache::formatSize(result.evictedBytes).c_str(),
+              (unsigned long long)result.keptEntries,
+              cache::formatSize(result.keptBytes).c_str(),
+              cache::formatSize(cap).c_str(),
+              (unsigned long long)result.staleTemporaries,
+              (unsigned long long)result.staleLocks);
+  return 0;
+}
+
+int clear(const Options &options) {
+  noArguments(options);
+  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  uint64_t removed = 0;
+  if (disk) {
+    absl::StatusOr<uint64_t> cleared = disk->clear();
+    if (!cleared.ok())
+      fatal(std::string(cleared.status().message()));
+    removed = *cleared;
+  }
+  if (options.json)
+    std::printf("{\"removed\":%llu}\n", (unsigned long long)removed);
+  else
+    std::printf("removed %llu entries from %s\n", (unsigned long long)removed,
+                options.dir.c_str());
+  return 0;
+}
+
+int env(const Options &options) {
+  noArguments(options);
+  if (options.json) {
+    std::string out;
+    JsonWriter json(out);
+    json.beginObject().key("codegen").beginArray();
+    for (const std::string &name : cache::codegenEnvironment())
+      json.string(name);
+    json.endArray().key("neutral").beginArray();
+    for (const std::string &name : cache::neutralEnvironment())
+      json.string(name);
+    json.endArray().endObject();
+    std::printf("%s\n", out.c_str());
+    return 0;
+  }
+  std::printf("in every kernel's key:");
+  for (const std::string &name : cache::codegenEnvironment())
+    std::printf(" %s", name.c_str());
+  std::printf("\nnot in the key:");
+  for (const std::string &name : cache::neutralEnvironment())
+    std::printf(" %s", name.c_str());
+  std::printf("\n");
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options = parse(argc, argv);
+  if (options.command == "stats")
+    return stats(options);
+  if (options.command == "list")
+    return list(options);
+  if (options.command == "show")
+    return show(options);
+  if (options.command == "verify")
+    return verify(options);
+  if (options.command == "prune")
+    return prune(options);
+  if (options.command == "clear")
+    return clear(options);
+  if (options.command == "env")
+    return env(options);
+  usageError("unknown command '" + options.command +
+             "' (stats, list, show, verify, prune, clear, env)");
+}
