@@ -844,7 +844,7 @@ static kjit_status *cuda_init(const kjit_host_api *host, kjit_host_context *ctx,
   pthread_mutex_lock(&cuda_users_lock);
   if (cuda_users++ == 0) {
     cuda_host_api = host;
-    cuda_toolkit_init();
+    cuda_toolkit_prefetch();
   }
   pthread_mutex_unlock(&cuda_users_lock);
   *self = instance;
@@ -857,6 +857,7 @@ static void cuda_fini(void *self) {
   pthread_mutex_lock(&cuda_users_lock);
   if (--cuda_users == 0) {
     cuda_timing_shutdown();
+    cuda_toolkit_join();
     cuda_release_contexts();
     cuda_free_names();
   }

@@ -167,6 +167,10 @@ enum { CUDA_FINALIZER_AUTO, CUDA_FINALIZER_PTXAS, CUDA_FINALIZER_NVJITLINK };
 
 /** Reads the environment (once per process); never fails. */
 void cuda_toolkit_init(void);
+/** Starts computing the toolkit's fingerprint on a thread (the first
+ *  init); cuda_toolkit_join waits for it (the last fini). */
+void cuda_toolkit_prefetch(void);
+void cuda_toolkit_join(void);
 /** The finalizer policy, or an error for a bad KJIT_CUDA_FINALIZER. */
 kjit_status *cuda_finalizer_policy(int *policy);
 /** The libdevice path, or NULL when the toolkit has none. */
