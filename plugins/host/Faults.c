@@ -396,6 +396,23 @@ void host_watchdog_disarm(void) {
   pthread_mutex_unlock(&dog.lock);
 }
 
+/* fork (Scheduler.c): the watchdog's lock is held across it; in the
+ * child the watchdog thread no longer exists, and the next launch with a
+ * time limit starts a new one. */
+void host_watchdog_prepare_fork(void) { pthread_mutex_lock(&dog.lock); }
+
+void host_watchdog_parent_after_fork(void) { pthread_mutex_unlock(&dog.lock); }
+
+void host_watchdog_child_after_fork(void) {
+  if (dog.started)
+    pthread_cond_init(&dog.idle, NULL);
+  dog.started = 0;
+  dog.stopping = 0;
+  dog.launch = NULL;
+  dog.firing = 0;
+  pthread_mutex_unlock(&dog.lock);
+}
+
 void host_watchdog_shutdown(void) {
   pthread_mutex_lock(&dog.lock);
   if (!dog.started) {

@@ -192,6 +192,10 @@ kjit_status *host_watchdog_arm(host_launch *launch, uint64_t timeout_ns,
 /** Stops watching; when it returns, no cancel call is running. */
 void host_watchdog_disarm(void);
 void host_watchdog_shutdown(void);
+/** fork handlers of the watchdog (the pool's, Scheduler.c, call them). */
+void host_watchdog_prepare_fork(void);
+void host_watchdog_parent_after_fork(void);
+void host_watchdog_child_after_fork(void);
 
 /** Memory.c: the allocation of this backend that holds `address`; 0 when
  *  none does. */

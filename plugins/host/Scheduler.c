@@ -939,8 +939,61 @@ void host_config_from_environment(host_config *config) {
   }
 }
 
+/* fork: only the forking thread lives on in the child, so the helpers and
+ * the watchdog are gone while the pool still counts them (a launch of
+ * several programs would wait for them forever). The prepare handler takes
+ * the pool's locks, so that no launch is under way and the pool's state is
+ * whole at the fork; the child frees what the dead threads owned and starts
+ * anew on its next launch. glibc unregisters the handlers when the plugin
+ * is unloaded (they are registered with the plugin's DSO handle). */
+static void pool_prepare_fork(void) {
+  pthread_mutex_lock(&pool.launch_lock);
+  pthread_mutex_lock(&pool.lock);
+  host_watchdog_prepare_fork();
+}
+
+static void pool_parent_after_fork(void) {
+  host_watchdog_parent_after_fork();
+  pthread_mutex_unlock(&pool.lock);
+  pthread_mutex_unlock(&pool.launch_lock);
+}
+
+static void pool_child_after_fork(void) {
+  unsigned i;
+  host_watchdog_child_after_fork();
+  for (i = 0; pool.workers && i < pool.config.workers; ++i) {
+    host_worker *w = &pool.workers[i];
+    if (w->stacks)
+      munmap(w->stacks, w->stacks_bytes);
+    free(w->fibers);
+    free(w->run);
+  }
+  if (pool.workers)
+    host_altstack_free(&pool.workers[0].altstack);
+  free(pool.workers);
+  pool.workers = NULL;
+  pool.num_workers = 0;
+  pool.generation = 0;
+  pool.current = NULL;
+  pool.wanted = pool.claimed = pool.finished = 0;
+  pool.stopping = 0;
+  /* The child's copies are held by this thread; condition variables may
+   * have had waiters that no longer exist. */
+  pthread_cond_init(&pool.wake, NULL);
+  pthread_cond_init(&pool.done, NULL);
+  pthread_mutex_unlock(&pool.lock);
+  pthread_mutex_unlock(&pool.launch_lock);
+}
+
+static void register_fork_handlers(void) {
+  pthread_atfork(pool_prepare_fork, pool_parent_after_fork,
+                 pool_child_after_fork);
+}
+
 void host_pool_init(const host_config *config) {
+  static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
   long page = sysconf(_SC_PAGESIZE);
+  pthread_once(&fork_once, register_fork_handlers);
   pool.config = *config;
   pool.page = page > 0 ? (size_t)page : 4096;
   /* Stacks are whole pages so that guard pages stay page-aligned. */

@@ -14,6 +14,8 @@
 #include <climits>
 #include <dirent.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <mutex>
 #include <string>
@@ -159,3 +161,48 @@ TEST(Reliability, R17_ManyLoadedKernelsNeedNoFileDescriptorEach) {
 }
 
 } // namespace
+
+// fork after a launch (issue 12): the child has none of the host pool's
+// helper threads, and a launch of several programs must not wait for them.
+// The child re-creates the pool on its first launch; an alarm turns a hang
+// into a failure instead of a stuck test.
+TEST(Reliability, ForkAfterALaunchLeavesTheChildAbleToLaunch) {
+  auto module = Module::load(example("vector_add.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  auto launch = [&](std::string &error) {
+    std::vector<float> x(64, 1), y(64, 2), out(64, 0);
+    Argument args[] = {Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                       Argument::tensor(uintptr_t(y.data()), DType::FP32),
+                       Argument::tensor(uintptr_t(out.data()), DType::FP32),
+                       Argument::integer(64)};
+    KeywordArgument keywords[] = {{"BLOCK", Argument::integer(16)}};
+    LaunchConfig config;
+    config.grid = {4, 1, 1}; // four programs: the pool's helpers take part
+    auto result = kernel->launch(config, args, keywords);
+    if (!result.ok())
+      error = std::string(result.status().message());
+    else if (out[0] != 3.0f || out[63] != 3.0f)
+      error = "wrong result";
+  };
+  std::string error;
+  launch(error);
+  ASSERT_EQ(error, "");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(60);
+    std::string childError;
+    launch(childError);
+    launch(childError);
+    _exit(childError.empty() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0)
+                                 << " (SIGALRM: its launch hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's launch failed";
+  launch(error); // the parent's pool is untouched
+  EXPECT_EQ(error, "");
+}
