@@ -27,6 +27,7 @@
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
@@ -92,14 +93,14 @@ struct CompileSession {
 
   /// Parses text or bytecode (the parser tells them apart).
   OwningOpRef<ModuleOp> parse(std::string_view input,
-                              std::string_view sourceName) {
+                              std::string_view sourceName, bool verify = true) {
     auto buffer = llvm::MemoryBuffer::getMemBuffer(
         StringRef(input.data(), input.size()),
         StringRef(sourceName.data(), sourceName.size()),
         /*RequiresNullTerminator=*/false);
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sources, ParserConfig(&context));
+    return parseSourceFile<ModuleOp>(sources, ParserConfig(&context, verify));
   }
 
   /// `what`, with the diagnostics collected so far.
@@ -257,11 +258,36 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
     return absl::InvalidArgumentError(kjit::strCat(
         "cannot parse the kernel module: ", sourceName, ": ", deep));
   CompileSession session;
-  OwningOpRef<ModuleOp> module = session.parse(text, sourceName);
+  OwningOpRef<ModuleOp> module =
+      session.parse(text, sourceName, /*verify=*/false);
   if (!module)
     return session.userError("cannot parse the kernel module");
 
   rt::ModuleAnalysis result;
+  // Kernels are verified one by one: a kernel that fails is set aside with
+  // its diagnostics (Module::kernel reports them) and the others of the
+  // module stay launchable. Everything else must verify, as before.
+  {
+    SmallVector<kjit::KernelOp> invalid;
+    for (auto kernel : module->getOps<kjit::KernelOp>()) {
+      size_t before = session.diagnostics.size();
+      if (succeeded(mlir::verify(kernel)))
+        continue;
+      std::string diagnostics = session.diagnostics.substr(before);
+      session.diagnostics.resize(before);
+      if (!diagnostics.empty() && diagnostics.front() == '\n')
+        diagnostics.erase(0, 1);
+      result.invalidKernels.push_back(
+          {kernel.getSymName().str(), "kernel '" + kernel.getSymName().str() +
+                                          "' of " + std::string(sourceName) +
+                                          " is invalid:\n" + diagnostics});
+      invalid.push_back(kernel);
+    }
+    for (kjit::KernelOp kernel : invalid)
+      kernel.erase();
+    if (failed(mlir::verify(*module)))
+      return session.userError("cannot parse the kernel module");
+  }
   // The module as parsed, before the analysis touches it: what compiles
   // read back.
   {

@@ -12,6 +12,7 @@
 
 #include <chrono>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 #include <charconv>
@@ -175,6 +176,14 @@ std::string analysisToJson(const ModuleAnalysis &analysis,
       json.string(name);
     json.endArray().endObject();
   }
+  json.endArray().key("invalid_kernels").beginArray();
+  for (const auto &[name, message] : analysis.invalidKernels)
+    json.beginObject()
+        .key("name")
+        .string(name)
+        .key("message")
+        .string(message)
+        .endObject();
   json.endArray().key("globals").beginArray();
   for (const GlobalInfo &global : analysis.globals)
     json.beginObject()
@@ -222,6 +231,18 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
     }
     analysis.kernels.push_back(std::move(entry));
   }
+  if (const JsonValue *invalid = parsed->find("invalid_kernels")) {
+    if (!invalid->isArray())
+      return bad("invalid_kernels is not a list");
+    for (const JsonValue &kernel : invalid->elements()) {
+      const JsonValue *name = kernel.find("name");
+      const JsonValue *message = kernel.find("message");
+      if (!kernel.isObject() || !name || !name->isString() || !message ||
+          !message->isString())
+        return bad("an invalid kernel lacks its name or message");
+      analysis.invalidKernels.push_back({name->text(), message->text()});
+    }
+  }
   for (const JsonValue &global : globals->elements()) {
     const JsonValue *name = global.find("name");
     const JsonValue *type = global.find("type");
@@ -259,9 +280,15 @@ absl::Status Module::Impl::ensureBytecode() {
     // The manifest's key covers the text and the build, so the analyses
     // agree; if they ever did not, the keys the kernels were made with
     // would be wrong: refuse rather than cache under them.
-    bool same = analysis->kernels.size() == kernels.size();
-    for (size_t i = 0; same && i < kernels.size(); ++i)
-      same = analysis->kernels[i].dependencyKey == kernels[i]->dependencyKey();
+    // (Kernels whose manifest is invalid are in the analysis, not here.)
+    absl::flat_hash_map<std::string_view, std::string_view> fresh;
+    for (const KernelAnalysis &kernel : analysis->kernels)
+      fresh[kernel.manifest.name] = kernel.dependencyKey;
+    bool same = true;
+    for (const auto &kernel : kernels) {
+      auto it = fresh.find(kernel->manifest().name);
+      same = same && it != fresh.end() && it->second == kernel->dependencyKey();
+    }
     if (!same) {
       if (cache::DiskCache *disk = runtime->diskCache())
         disk->reject(manifestKey, "it disagrees with a fresh analysis");
@@ -290,14 +317,19 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
       impl->globals.push_back(
           {std::move(global.name), global.type, global.bits});
     }
+    impl->invalidKernels = std::move(analysis.invalidKernels);
     std::shared_ptr<Module> module(new Module(std::move(impl)));
     for (KernelAnalysis &entry : analysis.kernels) {
+      std::string name = entry.manifest.name;
       absl::StatusOr<std::unique_ptr<Kernel>> kernel = makeKernel(
           module->impl_.get(), std::move(entry.manifest),
           std::move(entry.dependencyKey), std::move(entry.usedGlobals));
+      // One bad kernel does not make its module unusable.
       if (!kernel.ok())
-        return kernel.status();
-      module->impl_->kernels.push_back(std::move(*kernel));
+        module->impl_->invalidKernels.push_back(
+            {std::move(name), std::string(kernel.status().message())});
+      else
+        module->impl_->kernels.push_back(std::move(*kernel));
     }
     return module;
   };
@@ -358,6 +390,9 @@ absl::StatusOr<Kernel *> Module::kernel(std::string_view name) {
   for (auto &kernel : impl_->kernels)
     if (kernel->manifest().name == name)
       return kernel.get();
+  for (const auto &[invalid, message] : impl_->invalidKernels)
+    if (invalid == name)
+      return absl::InvalidArgumentError(message);
   std::string known;
   for (const std::string &other : kernelNames())
     known += (known.empty() ? "" : ", ") + other;

@@ -45,6 +45,10 @@ struct Module::Impl {
   std::atomic<uint64_t> globalsVersion{0};
   mutable std::mutex globalsMutex;
   std::vector<std::unique_ptr<Kernel>> kernels;
+  /// Kernels that cannot be used (they failed verification or their
+  /// manifest is invalid), by name, with why: Module::kernel says so, and
+  /// the module's other kernels are unaffected.
+  std::vector<std::pair<std::string, std::string>> invalidKernels;
 };
 
 /// Builds a Kernel of `module` from the compiler's analysis.

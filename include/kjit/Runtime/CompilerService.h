@@ -55,6 +55,9 @@ struct KernelAnalysis {
 /// A module after one parse.
 struct ModuleAnalysis {
   std::vector<KernelAnalysis> kernels;
+  /// Kernels that failed verification, by name, with the message that says
+  /// why; the module's other kernels stay usable.
+  std::vector<std::pair<std::string, std::string>> invalidKernels;
   std::vector<GlobalInfo> globals;
   /// The parsed module as MLIR bytecode. Compiles read it back instead of
   /// parsing the text again (opaque to the runtime).

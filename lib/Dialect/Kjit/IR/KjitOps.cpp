@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Model/LaunchOptions.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -208,6 +209,10 @@ LogicalResult KernelOp::verify() {
                               "because launches bind arguments by name";
     if (!seen.insert(name).second)
       return emitOpError() << "two parameters are named '" << name << "'";
+    if (kjit::rt::findLaunchOption(std::string_view(name.data(), name.size())))
+      return emitOpError() << "parameter '" << name
+                           << "' has the name of a launch option; a keyword "
+                              "argument of that name could not be told apart";
 
     Type type = getArgumentTypes()[i];
     bool isConstexpr = hasParamFlag(i, KjitDialect::kConstexprAttrName);
