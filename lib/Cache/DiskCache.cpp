@@ -425,6 +425,7 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_HOST_STACK_KIB",  // how host kernels run, not what they are
       "KJIT_HOST_WORKERS",
       "KJIT_LAUNCH_TIMEOUT", // how long a host launch may run
+      "KJIT_LOG",            // what the runtime logs (recompiles)
       "KJIT_PLUGINS",        // plugins observe; backends fingerprint
       "KJIT_PLUGIN_VERBOSE",
       "KJIT_TRACE_FILE",

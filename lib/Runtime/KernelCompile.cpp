@@ -106,6 +106,18 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   description.isWarmup = isWarmup;
   description.record = &record;
   std::string repr = rt::repr(record), json = compileJson(description);
+  if (runtime.logsRecompiles()) {
+    SpecializationFacts facts =
+        specializationFacts(record, bakedGlobals, device);
+    std::string why;
+    {
+      std::lock_guard<std::mutex> lock(specializationsMutex);
+      why = explainRecompile(manifest.name, facts, specializations);
+      specializations.push_back(std::move(facts));
+    }
+    if (!why.empty())
+      host.log(plugin::LogLevel::Info, "kjit", why);
+  }
   plugin::CompileInfo info;
   info.kernelName = manifest.name;
   info.key = entry.key;

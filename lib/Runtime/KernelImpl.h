@@ -10,6 +10,7 @@
 #ifndef KJIT_LIB_RUNTIME_KERNELIMPL_H
 #define KJIT_LIB_RUNTIME_KERNELIMPL_H
 
+#include "RecompileLog.h"
 #include "RuntimeImpl.h"
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Plugin/PluginHost.h"
@@ -123,6 +124,10 @@ struct Kernel::Impl {
   std::atomic<uint64_t> compiles{0};
   /// Entries loaded from the disk cache instead.
   std::atomic<uint64_t> diskHits{0};
+  /// With RuntimeOptions::logRecompiles: what each compile was for
+  /// (RecompileLog.h), to say what differs when the kernel compiles again.
+  std::mutex specializationsMutex;
+  std::vector<SpecializationFacts> specializations;
 
   Binding &threadBinding();
   absl::Status checkGlobals();

@@ -29,6 +29,21 @@ bool envFlag(const char *name) {
   return value && std::string_view(value) == "1";
 }
 
+/// Whether KJIT_LOG (comma-separated topics) lists `topic`.
+bool logsTopic(std::string_view topic) {
+  const char *value = std::getenv("KJIT_LOG");
+  std::string_view rest = value ? value : "";
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    if (rest.substr(0, comma) == topic)
+      return true;
+    if (comma == std::string_view::npos)
+      break;
+    rest.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 } // namespace
 
 struct Runtime::Impl {
@@ -36,6 +51,7 @@ struct Runtime::Impl {
   std::unique_ptr<plugin::PluginHost> host;
   std::string target;
   bool interpreting = false;
+  bool logRecompiles = false;
   LaunchOptions launchDefaults;
   std::string compilerPath;
 
@@ -146,6 +162,8 @@ Runtime::create(RuntimeOptions options) {
 
   impl->interpreting =
       options.interpret.value_or(fromEnvironment && envFlag("KJIT_INTERPRET"));
+  impl->logRecompiles = options.logRecompiles.value_or(fromEnvironment &&
+                                                       logsTopic("recompiles"));
   impl->target = options.target.empty() ? kDefaultTarget : options.target;
   if (impl->interpreting)
     impl->target = kInterpretTarget;
@@ -186,6 +204,7 @@ Runtime::~Runtime() { impl_->host->shutdown(); }
 plugin::PluginHost &Runtime::plugins() { return *impl_->host; }
 const std::string &Runtime::target() const { return impl_->target; }
 bool Runtime::interpreting() const { return impl_->interpreting; }
+bool Runtime::logsRecompiles() const { return impl_->logRecompiles; }
 const LaunchOptions &Runtime::defaultLaunchOptions() const {
   return impl_->launchDefaults;
 }

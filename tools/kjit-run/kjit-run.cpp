@@ -73,7 +73,9 @@ OPTIONS:
 
 ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
 KJIT_DEFAULT_FP_FUSION (enable_fp_fusion's default: on unless set to other
-than 1), KJIT_PLUGINS, KJIT_COMPILER_LIBRARY.
+than 1), KJIT_PLUGINS, KJIT_COMPILER_LIBRARY, KJIT_LOG=recompiles (say why
+a kernel compiles again), KJIT_CACHE_DIR (the disk cache; empty: off),
+KJIT_CACHE_MAX_SIZE, KJIT_LAUNCH_TIMEOUT (seconds a host launch may run).
 )";
 
 struct Options {

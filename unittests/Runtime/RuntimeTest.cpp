@@ -539,3 +539,50 @@ TEST(Runtime, DiskCacheServesALaterRuntime) {
 }
 
 } // namespace
+
+// KJIT_LOG=recompiles (RuntimeOptions::logRecompiles): each compile of a
+// kernel that already has compiled specializations says what differs from
+// the nearest one; the first compile says nothing.
+TEST(RecompileLog, SaysWhichPartOfTheKeyDiffers) {
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.logRecompiles = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
+                        std::string_view message) {
+    if (message.find("recompiling") != std::string_view::npos)
+      lines.emplace_back(message);
+  };
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, example("scaled_residual.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("scaled_residual");
+  kernel->setGlobalChangePolicy(GlobalChangePolicy::Recompile);
+  std::vector<float> x(4096, 1.0f), y(4096, 0.0f);
+  auto launch = [&](int64_t n, std::vector<KeywordArgument> keywords) {
+    Argument args[] = {tensor(x), tensor(y), Argument::integer(n)};
+    LaunchConfig config;
+    config.grid = {1, 1, 1};
+    auto result = kernel->launch(config, args, keywords);
+    ASSERT_TRUE(result.ok()) << result.status();
+  };
+  launch(100, {});
+  EXPECT_TRUE(lines.empty());
+  launch(4096, {}); // n becomes divisible by 16
+  launch(4096, {{"BLOCK", Argument::integer(512)}});
+  launch(4096, {{"num_warps", Argument::integer(8)}});
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
+  launch(4096, {});
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0], "recompiling scaled_residual: n: i32 (N) -> i32 (D) "
+                      "(nearest of 1 compiled specialization)");
+  EXPECT_EQ(lines[1], "recompiling scaled_residual: BLOCK: constexpr = 256 "
+                      "-> constexpr = 512 (nearest of 2 compiled "
+                      "specializations)");
+  EXPECT_EQ(lines[2], "recompiling scaled_residual: num_warps 4 -> 8 "
+                      "(nearest of 3 compiled specializations)");
+  EXPECT_NE(lines[3].find("global SCALE bits 0x3f000000 -> bits 0x40000000"),
+            std::string::npos)
+      << lines[3];
+}

@@ -61,6 +61,10 @@ struct RuntimeOptions {
   std::optional<std::string> cacheDirectory;
   /// Its size cap in bytes (0: none); unset: KJIT_CACHE_MAX_SIZE, else 1 GiB.
   std::optional<uint64_t> cacheMaxSize;
+  /// Log why each recompile of a kernel happened (which part of its key
+  /// differs from the nearest compiled specialization), through the log
+  /// sink; unset: KJIT_LOG lists "recompiles" (comma-separated).
+  std::optional<bool> logRecompiles;
   /// Where the plugin host logs (stderr when empty).
   plugin::LogSink logSink;
   /// False: ignore KJIT_* variables and use these options alone.
@@ -109,6 +113,8 @@ public:
   const std::string &target() const;
   /// Whether launches were routed to the interpreter target.
   bool interpreting() const;
+  /// Whether recompiles are explained in the log (RuntimeOptions).
+  bool logsRecompiles() const;
   /// Launch option defaults (debug from KJIT_DEBUG).
   const LaunchOptions &defaultLaunchOptions() const;
 
