@@ -426,6 +426,15 @@ static kjit_status *check_launch(const cuda_kernel *k,
                       "per block, but device %d allows at most %u",
                       k->name, (unsigned)nw, 32ull * nw, (int)dev->index,
                       (unsigned)dev->max_threads);
+  /* CUDA's own grid limits (compute capability 3.0 and later): 2^31 - 1
+   * blocks along x, 65535 along y and z. */
+  if (args->grid[0] > 0x7fffffffu || args->grid[1] > 65535u ||
+      args->grid[2] > 65535u)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': grid %ux%ux%u is beyond what "
+                      "CUDA launches: at most 2147483647 programs along x "
+                      "and 65535 along y and z",
+                      k->name, args->grid[0], args->grid[1], args->grid[2]);
   if (unknown)
     return cuda_error(KJIT_STATUS_UNIMPLEMENTED,
                       "launch of kernel '%s': launch flags 0x%x are not known "
