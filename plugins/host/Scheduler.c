@@ -939,6 +939,26 @@ void host_config_from_environment(host_config *config) {
   }
 }
 
+/* Frees the workers' stacks, fibers and the launching slot's signal stack
+ * (no thread runs on them: at shutdown they were joined, after a fork they
+ * do not exist); the next launch starts a new pool. */
+static void free_workers(void) {
+  unsigned i;
+  for (i = 0; pool.workers && i < pool.config.workers; ++i) {
+    host_worker *w = &pool.workers[i];
+    if (w->stacks)
+      munmap(w->stacks, w->stacks_bytes);
+    free(w->fibers);
+    free(w->run);
+  }
+  if (pool.workers)
+    host_altstack_free(&pool.workers[0].altstack);
+  free(pool.workers);
+  pool.workers = NULL;
+  pool.num_workers = 0;
+  pool.generation = 0;
+}
+
 /* fork: only the forking thread lives on in the child, so the helpers and
  * the watchdog are gone while the pool still counts them (a launch of
  * several programs would wait for them forever). The prepare handler takes
@@ -959,21 +979,8 @@ static void pool_parent_after_fork(void) {
 }
 
 static void pool_child_after_fork(void) {
-  unsigned i;
   host_watchdog_child_after_fork();
-  for (i = 0; pool.workers && i < pool.config.workers; ++i) {
-    host_worker *w = &pool.workers[i];
-    if (w->stacks)
-      munmap(w->stacks, w->stacks_bytes);
-    free(w->fibers);
-    free(w->run);
-  }
-  if (pool.workers)
-    host_altstack_free(&pool.workers[0].altstack);
-  free(pool.workers);
-  pool.workers = NULL;
-  pool.num_workers = 0;
-  pool.generation = 0;
+  free_workers();
   pool.current = NULL;
   pool.wanted = pool.claimed = pool.finished = 0;
   pool.stopping = 0;
@@ -1127,22 +1134,10 @@ void host_pool_shutdown(void) {
   for (i = 1; i < pool.num_workers; ++i)
     pthread_join(pool.workers[i].thread, NULL);
   host_watchdog_shutdown();
-  for (i = 0; pool.workers && i < pool.config.workers; ++i) {
-    host_worker *w = &pool.workers[i];
-    if (w->stacks)
-      munmap(w->stacks, w->stacks_bytes);
-    free(w->fibers);
-    free(w->run);
-  }
-  if (pool.workers)
-    host_altstack_free(&pool.workers[0].altstack);
+  free_workers();
   host_faults_uninstall();
   if (pool.cancel_error)
     host_api->status_destroy(pool.cancel_error);
   pool.cancel_error = NULL;
-  free(pool.workers);
-  pool.workers = NULL;
-  pool.num_workers = 0;
-  pool.generation = 0;
   pthread_mutex_unlock(&pool.launch_lock);
 }
