@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unistd.h>
 
 namespace kjit::rt {
@@ -119,12 +120,20 @@ Runtime::Impl::find(std::string_view wanted) {
         kjit::strCat("the backend for target '", wanted,
                      "' cannot run: ", statusText(unusable)));
   };
-  if (std::unique_ptr<Backend> found = search())
-    return found;
-  if (!ambiguous.ok())
-    return ambiguous;
-  if (!unusable.ok())
-    return cannotRun();
+  // A backend found, or why none can serve: two claim the target, or the
+  // one named after it cannot run. Empty when the search found nothing.
+  auto found =
+      [&]() -> std::optional<absl::StatusOr<std::unique_ptr<Backend>>> {
+    if (std::unique_ptr<Backend> backend = search())
+      return backend;
+    if (!ambiguous.ok())
+      return ambiguous;
+    if (!unusable.ok())
+      return cannotRun();
+    return std::nullopt;
+  };
+  if (auto result = found())
+    return std::move(*result);
   // The in-tree backend of a target is the plugin named after it.
   std::string path = inTreePlugin(wanted);
   if (access(path.c_str(), F_OK) != 0) {
@@ -140,12 +149,8 @@ Runtime::Impl::find(std::string_view wanted) {
   if (absl::Status loaded = host->loadPlugin(path); !loaded.ok())
     return absl::FailedPreconditionError(kjit::strCat(
         "no backend for target '", wanted, "': ", statusText(loaded)));
-  if (std::unique_ptr<Backend> found = search())
-    return found;
-  if (!ambiguous.ok())
-    return ambiguous;
-  if (!unusable.ok())
-    return cannotRun();
+  if (auto result = found())
+    return std::move(*result);
   return absl::FailedPreconditionError(kjit::strCat(
       "'", path, "' registered no backend for target '", wanted, "'"));
 }
