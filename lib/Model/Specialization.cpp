@@ -207,6 +207,8 @@ constexpr int kRecordVersion = 1;
 constexpr std::string_view kRootMembers[] = {
     "version",   "name",  "params",  "signature", "spec",
     "constants", "attrs", "options", "key"};
+/// Where the record was made (SpecializationRecord::target, sourceHash).
+constexpr std::string_view kOptionalRootMembers[] = {"target", "source_hash"};
 
 void writeNames(JsonWriter &w, const std::vector<std::string> &names) {
   w.beginArray();
@@ -261,6 +263,16 @@ std::string toJson(const SpecializationRecord &record) {
   }
   w.endObject();
   w.key("key").string(record.key);
+  if (!record.target.empty())
+    w.key("target")
+        .beginObject()
+        .key("backend")
+        .string(record.target)
+        .key("arch")
+        .string(record.arch)
+        .endObject();
+  if (!record.sourceHash.empty())
+    w.key("source_hash").string(record.sourceHash);
   w.endObject();
   return out;
 }
@@ -276,7 +288,7 @@ public:
     if (!doc.ok())
       return r_.wrap(doc.status());
     const JsonValue &root = *doc;
-    absl::Status s = r_.object(root, "", kRootMembers, {});
+    absl::Status s = r_.object(root, "", kRootMembers, kOptionalRootMembers);
     if (s.ok())
       s = r_.version(root, kRecordVersion);
     if (s.ok())
@@ -295,6 +307,8 @@ public:
       s = readOptions(root);
     if (s.ok())
       s = readKey(root);
+    if (s.ok())
+      s = readOrigin(root);
     if (!s.ok())
       return s;
     return std::move(record_);
@@ -534,6 +548,37 @@ private:
                                           "contents (expected ",
                                           quoteJson(expected), ")"));
     record_.key = *key;
+    return absl::OkStatus();
+  }
+
+  /// The optional "target" {"backend", "arch"} and "source_hash".
+  absl::Status readOrigin(const JsonValue &root) {
+    if (root.find("target")) {
+      static constexpr std::string_view kTarget[] = {"backend", "arch"};
+      absl::StatusOr<const JsonValue *> target =
+          r_.member(root, "target", JsonValue::Kind::Object);
+      if (!target.ok())
+        return target.status();
+      if (absl::Status s = r_.object(**target, "target", kTarget, {}); !s.ok())
+        return s;
+      absl::StatusOr<std::string> backend =
+          r_.string(**target, "backend", "target");
+      if (!backend.ok())
+        return backend.status();
+      absl::StatusOr<std::string> arch = r_.string(**target, "arch", "target");
+      if (!arch.ok())
+        return arch.status();
+      if (backend->empty())
+        return r_.error("target.backend", "is empty");
+      record_.target = *std::move(backend);
+      record_.arch = *std::move(arch);
+    }
+    if (root.find("source_hash")) {
+      absl::StatusOr<std::string> hash = r_.string(root, "source_hash");
+      if (!hash.ok())
+        return hash.status();
+      record_.sourceHash = *std::move(hash);
+    }
     return absl::OkStatus();
   }
 

@@ -162,6 +162,13 @@ Kernel::warmup(absl::Span<const Argument> positional,
       /*compiled=*/nullptr);
   if (!status.ok())
     return status;
+  // Where the record was made, for preload to check in another process.
+  if (const absl::StatusOr<const Backend *> &backend = impl.getBackend();
+      backend.ok()) {
+    record.target = (*backend)->target;
+    record.arch = (*backend)->arch;
+  }
+  record.sourceHash = impl.dependencyKey;
   return record;
 }
 
@@ -175,6 +182,23 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return absl::InvalidArgumentError(
         strCat("the record is for kernel '", escapeControl(record->name),
                "', not '", impl.manifest.name, "'"));
+  if (!record->target.empty()) {
+    const absl::StatusOr<const Backend *> &backend = impl.getBackend();
+    if (!backend.ok())
+      return backend.status();
+    if (record->target != (*backend)->target ||
+        record->arch != (*backend)->arch)
+      return absl::FailedPreconditionError(strCat(
+          "the record of kernel '", impl.manifest.name,
+          "' was made for target '", escapeControl(record->target), "' (",
+          escapeControl(record->arch), "), but this runtime launches on '",
+          (*backend)->target, "' (", (*backend)->arch, ")"));
+  }
+  if (!record->sourceHash.empty() && record->sourceHash != impl.dependencyKey)
+    return absl::FailedPreconditionError(strCat(
+        "the record of kernel '", impl.manifest.name,
+        "' was made for another version of it: its source, a callee or a "
+        "global it reads has changed since; warm it up again"));
   absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
   if (!key.ok())
     return key.status();

@@ -103,6 +103,12 @@ struct SpecializationRecord {
   LaunchOptions options;
   /// The canonical key text (canonicalKey of the other fields).
   std::string key;
+  /// Where the record was made (Kernel::warmup fills them; a record written
+  /// by hand or by an older kjit has them empty, and nothing is checked):
+  /// the backend's target and arch, and the kernel's dependency key (its
+  /// source, its callees' and the values of the globals it reads). Not part
+  /// of `key`; Kernel::preload refuses a record whose values differ.
+  std::string target, arch, sourceHash;
 
   /// (name, type) of each non-constexpr parameter, in order.
   std::vector<std::pair<std::string, std::string>> signature() const;
