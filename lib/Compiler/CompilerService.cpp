@@ -264,10 +264,13 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
     return session.userError("cannot parse the kernel module");
 
   rt::ModuleAnalysis result;
-  // Kernels are verified one by one: a kernel that fails is set aside with
-  // its diagnostics (Module::kernel reports them) and the others of the
-  // module stay launchable. Everything else must verify, as before.
-  {
+  // The module is verified once. Only when that fails are its kernels
+  // verified one by one: a kernel that fails is set aside with its
+  // diagnostics (Module::kernel reports them) and the others of the module
+  // stay launchable. Everything else must verify, as before.
+  size_t beforeModule = session.diagnostics.size();
+  if (failed(mlir::verify(*module))) {
+    session.diagnostics.resize(beforeModule); // said again below
     SmallVector<kjit::KernelOp> invalid;
     for (auto kernel : module->getOps<kjit::KernelOp>()) {
       size_t before = session.diagnostics.size();
