@@ -11,33 +11,33 @@ import sys
 
 events = json.load(open(sys.argv[-1]))
 assert isinstance(events, list), "the array form of the trace format"
+
+
+def each_device_slice(judge, yes, no):
+    """Prints, for each device slice, `yes` or `no` as judge(slice, host
+    launch slice of its correlation id) says; then exits."""
+    launches = {e["args"]["correlation_id"]: e for e in events
+                if e.get("cat") == "launch"}
+    for e in events:
+        if e.get("cat") != "device":
+            continue
+        host = launches[e["args"]["correlation_id"]]
+        print("device slice %d %s" % (e["args"]["correlation_id"],
+                                      yes if judge(e, host) else no))
+    sys.exit(0)
+
+
+# Timestamps are printed in microseconds with 3 decimals.
 if "--after-enqueue" in sys.argv:
     # An asynchronous backend's kernel starts after the launch call that
     # enqueued it began, whatever the clock mapping's error (it may only
     # make the device slice later).
-    launches = {e["args"]["correlation_id"]: e for e in events
-                if e.get("cat") == "launch"}
-    for e in events:
-        if e.get("cat") != "device":
-            continue
-        host = launches[e["args"]["correlation_id"]]
-        after = e["ts"] >= host["ts"] - 0.001 and e["dur"] >= 0
-        print("device slice %d %s" % (e["args"]["correlation_id"],
-                                      "after its enqueue" if after else "EARLY"))
-    sys.exit(0)
+    each_device_slice(lambda e, host: e["ts"] >= host["ts"] - 0.001 and
+                      e["dur"] >= 0, "after its enqueue", "EARLY")
 if "--nesting" in sys.argv:
-    launches = {e["args"]["correlation_id"]: e for e in events
-                if e.get("cat") == "launch"}
-    for e in events:
-        if e.get("cat") != "device":
-            continue
-        host = launches[e["args"]["correlation_id"]]
-        # Timestamps are printed in microseconds with 3 decimals.
-        inside = (e["ts"] >= host["ts"] - 0.001 and
-                  e["ts"] + e["dur"] <= host["ts"] + host["dur"] + 0.002)
-        print("device slice %d %s" % (e["args"]["correlation_id"],
-                                      "inside" if inside else "OUTSIDE"))
-    sys.exit(0)
+    each_device_slice(lambda e, host: e["ts"] >= host["ts"] - 0.001 and
+                      e["ts"] + e["dur"] <= host["ts"] + host["dur"] + 0.002,
+                      "inside", "OUTSIDE")
 for e in events:
     for field in ("name", "ph", "pid"):
         assert field in e, "event without %s: %r" % (field, e)
