@@ -256,25 +256,22 @@ void async(PluginHost &host, const std::string &name) {
   say("async errors: " + std::to_string(host.asyncErrorCount()));
 }
 
-const char *putResult(CacheStoreRef::PutResult result) {
-  switch (result) {
-  case CacheStoreRef::PutResult::Stored:
-    return "stored";
-  case CacheStoreRef::PutResult::Exists:
-    return "exists, kept";
-  case CacheStoreRef::PutResult::Failed:
-    return "not stored";
-  }
-  return "?";
+std::string putResult(const absl::StatusOr<CacheStoreRef::PutResult> &result) {
+  if (!result.ok())
+    return "error: " + str(result.status());
+  return *result == CacheStoreRef::PutResult::Stored ? "stored"
+                                                     : "exists, kept";
 }
 
 void store(PluginHost &host) {
   for (const CacheStoreRef &ref : host.cacheStores()) {
     std::string name(ref.name());
     auto get = [&](const char *when) {
-      std::optional<std::string> value = ref.get("key-1");
+      absl::StatusOr<std::optional<std::string>> value = ref.get("key-1");
       say("store " + name + " get " + when + ": " +
-          (value ? "hit " + *value : std::string("miss")));
+          (!value.ok() ? "error: " + str(value.status())
+           : *value    ? "hit " + **value
+                       : std::string("miss")));
     };
     get("before put");
     say("store " + name + " put: " + putResult(ref.put("key-1", "value-1")));

@@ -209,11 +209,12 @@ private:
   std::shared_ptr<LoadedPlugin> plugin;
 };
 
-/// A cache store registered by a plugin. It is advisory: get and put never
-/// fail; errors are logged and become misses. Values are opaque bytes: the
-/// host does not verify them yet, so callers must verify every value before
-/// using it (docs/PluginABI.md, "Cache stores"). Provisional, like the
-/// store table.
+/// A cache store registered by a plugin. Errors come back as statuses with
+/// the store's code and message and are never logged here: the caller
+/// (the runtime's remote tier) decides what an error means, counts it and
+/// logs it as rarely as it likes. Values are opaque, untrusted bytes:
+/// callers verify every value before using it (docs/PluginABI.md, "Cache
+/// stores"). Provisional, like the store table.
 class CacheStoreRef {
 public:
   /// What describe says; the defaults for a store without describe.
@@ -234,17 +235,18 @@ public:
     Stored,
     /// KJIT_CACHE_PUT_IF_ABSENT and the key had an entry: kept.
     Exists,
-    /// An error (logged), or flags the store cannot honour.
-    Failed,
   };
 
   std::string_view name() const;
-  /// The value on a hit; nullopt on a miss or an error (logged).
-  std::optional<std::string> get(std::string_view key,
-                                 uint32_t timeoutMs = 100) const;
-  PutResult put(std::string_view key, std::string_view value,
-                const PutOptions &options) const;
-  PutResult put(std::string_view key, std::string_view value) const {
+  /// The value on a hit, nullopt on a miss, or the store's error.
+  absl::StatusOr<std::optional<std::string>>
+  get(std::string_view key, uint32_t timeoutMs = 100) const;
+  /// An error when the store failed or cannot honour the flags (a store of
+  /// ABI 1.0 cannot see them: FailedPrecondition).
+  absl::StatusOr<PutResult> put(std::string_view key, std::string_view value,
+                                const PutOptions &options) const;
+  absl::StatusOr<PutResult> put(std::string_view key,
+                                std::string_view value) const {
     return put(key, value, PutOptions());
   }
   /// True when an entry was removed, false when there was none; an error

@@ -1,7 +1,8 @@
 //===- CacheStoreRef.cpp - calls into a plugin's cache store table --------===//
 //
-// A store is advisory: get and put never fail, their errors are logged and
-// become misses. Runtime core: no LLVM or MLIR header may be included here.
+// Errors keep the store's code and message; what they mean (a miss, a
+// counted remote error) is the runtime's remote tier's to decide. Runtime
+// core: no LLVM or MLIR header may be included here.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,27 +12,15 @@ using namespace kjit::plugin;
 using namespace kjit::plugin::detail;
 using kjit::strCat;
 
-namespace {
-
-/// Logs a store error with what it means for the caller, and frees it.
-void warn(LoadedPlugin &p, const char *entry, kjit_status *status,
-          std::string_view consequence) {
-  absl::Status s = toAbsl(p, entry, status);
-  p.context.host->log(LogLevel::Warning, "kjit",
-                      strCat(text(s), "; ", consequence));
-}
-
-} // namespace
-
 std::string_view CacheStoreRef::name() const {
   return view(plugin->store.name, plugin->store.name_len);
 }
 
-std::optional<std::string> CacheStoreRef::get(std::string_view key,
-                                              uint32_t timeoutMs) const {
+absl::StatusOr<std::optional<std::string>>
+CacheStoreRef::get(std::string_view key, uint32_t timeoutMs) const {
   LoadedPlugin &p = *plugin;
   if (!p.store.get)
-    return std::nullopt;
+    return std::nullopt; // the ABI's meaning of a NULL slot: never a hit
   auto args = zeroed<kjit_cache_get_args>();
   args.key = reinterpret_cast<const uint8_t *>(key.data());
   args.key_size = key.size();
@@ -39,42 +28,33 @@ std::optional<std::string> CacheStoreRef::get(std::string_view key,
   args.value = emptyBuffer();
   kjit_status *status = nullptr;
   if (!p.call([&] { status = p.store.get(p.self, &args); }))
-    return std::nullopt;
+    return gone(p);
+  // Taken first so that it is freed whatever else the store answered.
   absl::StatusOr<std::string> bytes =
       takeBuffer(p, "cache store get", args.value, kMaxBufferBytes);
-  if (status) {
-    // Advisory store: an error is a miss, reported so outages are visible.
-    warn(p, "cache store get", status, "treated as a miss");
-    return std::nullopt;
-  }
+  if (status)
+    return toAbsl(p, "cache store get", status);
   if (!args.found)
     return std::nullopt;
-  if (!bytes.ok()) {
-    p.context.host->log(LogLevel::Warning, "kjit",
-                        strCat(text(bytes.status()), "; treated as a miss"));
-    return std::nullopt;
-  }
-  return *std::move(bytes);
+  if (!bytes.ok())
+    return bytes.status();
+  return std::optional<std::string>(*std::move(bytes));
 }
 
-CacheStoreRef::PutResult CacheStoreRef::put(std::string_view key,
-                                            std::string_view value,
-                                            const PutOptions &options) const {
+absl::StatusOr<CacheStoreRef::PutResult>
+CacheStoreRef::put(std::string_view key, std::string_view value,
+                   const PutOptions &options) const {
   LoadedPlugin &p = *plugin;
   if (!p.store.put)
-    return PutResult::Failed;
+    return unsupported(p, "cache store", "put");
   // A 1.0 store cannot see flags: it would overwrite where the caller asked
   // it not to. (A TTL it cannot see only keeps the entry longer, which a
   // cache can afford.)
-  if (options.flags && p.minor < 1) {
-    p.context.host->log(
-        LogLevel::Warning, "kjit",
-        strCat(p.describe(), ": cache store put flags 0x",
-               absl::Hex(options.flags),
-               " need a store of ABI 1.1, but this one was built for ABI 1.",
-               p.minor, "; entry not stored"));
-    return PutResult::Failed;
-  }
+  if (options.flags && p.minor < 1)
+    return absl::FailedPreconditionError(strCat(
+        p.describe(), ": cache store put flags 0x", absl::Hex(options.flags),
+        " need a store of ABI 1.1, but this one was built for ABI 1.",
+        p.minor));
   auto args = zeroed<kjit_cache_put_args>();
   args.key = reinterpret_cast<const uint8_t *>(key.data());
   args.key_size = key.size();
@@ -85,21 +65,14 @@ CacheStoreRef::PutResult CacheStoreRef::put(std::string_view key,
   args.ttl_seconds = options.ttlSeconds;
   kjit_status *status = nullptr;
   if (!p.call([&] { status = p.store.put(p.self, &args); }))
-    return PutResult::Failed;
-  if (status && (options.flags & KJIT_CACHE_PUT_IF_ABSENT)) {
-    TakenStatus taken = takeStatus(status);
-    if (taken.code == KJIT_STATUS_ALREADY_EXISTS)
-      return PutResult::Exists;
-    p.context.host->log(LogLevel::Warning, "kjit",
-                        strCat(p.describe(), ": cache store put failed: ",
-                               taken.message, "; entry not stored"));
-    return PutResult::Failed;
-  }
-  if (status) {
-    warn(p, "cache store put", status, "entry not stored");
-    return PutResult::Failed;
-  }
-  return PutResult::Stored;
+    return gone(p);
+  if (!status)
+    return PutResult::Stored;
+  absl::Status error = toAbsl(p, "cache store put", status);
+  if ((options.flags & KJIT_CACHE_PUT_IF_ABSENT) &&
+      error.code() == absl::StatusCode::kAlreadyExists)
+    return PutResult::Exists;
+  return error;
 }
 
 absl::StatusOr<bool> CacheStoreRef::remove(std::string_view key,
