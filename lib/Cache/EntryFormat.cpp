@@ -2,6 +2,7 @@
 
 #include "kjit/Cache/EntryFormat.h"
 
+#include "LittleEndian.h"
 #include "kjit/Support/StrCat.h"
 
 // Header-only xxHash: the runtime gains no shared-library dependency.
@@ -15,6 +16,8 @@ namespace kjit::cache {
 
 namespace {
 
+using namespace detail;
+
 constexpr char kMagic[8] = {'\x89', 'K', 'J', 'C', '\r', '\n', '\x1a', '\n'};
 // Offsets of the header fields (EntryFormat.h).
 constexpr size_t kOffVersion = 8, kOffKind = 12, kOffKey = 16, kOffCreated = 48,
@@ -27,27 +30,6 @@ constexpr size_t kOffVersion = 8, kOffKind = 12, kOffKey = 16, kOffCreated = 48,
 // budget is half a millisecond.
 constexpr size_t kMinCompressSize = 1024;
 constexpr size_t kMaxCompressSize = 128 * 1024;
-
-void put32(std::string &out, size_t at, uint32_t value) {
-  for (int i = 0; i < 4; ++i)
-    out[at + i] = char(value >> (8 * i));
-}
-void put64(std::string &out, size_t at, uint64_t value) {
-  for (int i = 0; i < 8; ++i)
-    out[at + i] = char(value >> (8 * i));
-}
-uint32_t get32(std::string_view in, size_t at) {
-  uint32_t value = 0;
-  for (int i = 0; i < 4; ++i)
-    value |= uint32_t(uint8_t(in[at + i])) << (8 * i);
-  return value;
-}
-uint64_t get64(std::string_view in, size_t at) {
-  uint64_t value = 0;
-  for (int i = 0; i < 8; ++i)
-    value |= uint64_t(uint8_t(in[at + i])) << (8 * i);
-  return value;
-}
 
 int hexDigit(char c) {
   if (c >= '0' && c <= '9')
