@@ -60,6 +60,10 @@ config.substitutions.append(("%cache-torture", os.path.join(cache_bin, "kjit-cac
 config.substitutions.append(("%cache-race", os.path.join(cache_bin, "kjit-cache-race")))
 config.substitutions.append(("%maps-probe", os.path.join(cache_bin, "libkjit-test-MapsProbe.so")))
 config.substitutions.append(("%fault-shim", os.path.join(cache_bin, "libkjit-test-FaultShim.so")))
+remote_bin = os.path.join(config.kjit_binary_dir, "test", "RemoteCache", "bin")
+config.substitutions.append(("%dirstore", os.path.join(remote_bin, "libkjit-test-dirstore.so")))
+config.substitutions.append(("%checked-host", os.path.join(remote_bin, "libkjit-test-checked-host.so")))
+config.substitutions.append(("%remote-tamper", os.path.join(remote_bin, "kjit-remote-tamper")))
 if os.getuid() == 0:
     config.available_features.add("root")
 # The device bundle's static compiler module (KJIT_BUNDLE, test/Bundle).

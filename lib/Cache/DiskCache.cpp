@@ -292,6 +292,26 @@ const char *counterName(Counter counter) {
     return "bytes_written";
   case Counter::BytesRead:
     return "bytes_read";
+  case Counter::RemoteHits:
+    return "remote_hits";
+  case Counter::RemoteMisses:
+    return "remote_misses";
+  case Counter::RemoteSkipped:
+    return "remote_skipped";
+  case Counter::RemoteErrors:
+    return "remote_errors";
+  case Counter::RemoteTimeouts:
+    return "remote_timeouts";
+  case Counter::RemoteVerifyFailures:
+    return "remote_verify_failures";
+  case Counter::RemotePuts:
+    return "remote_puts";
+  case Counter::RemoteDropped:
+    return "remote_dropped";
+  case Counter::RemoteBytesRead:
+    return "remote_bytes_read";
+  case Counter::RemoteBytesWritten:
+    return "remote_bytes_written";
   case Counter::Count:
     break;
   }
@@ -374,6 +394,10 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text) {
     return std::chrono::milliseconds(value * 1000);
   if (unit == "m" || unit == "min")
     return std::chrono::milliseconds(value * 60000);
+  if (unit == "h")
+    return std::chrono::milliseconds(value * 3600000);
+  if (unit == "d")
+    return std::chrono::milliseconds(value * 86400000);
   return std::nullopt;
 }
 
@@ -428,6 +452,9 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_LOG",            // what the runtime logs (recompiles)
       "KJIT_PLUGINS",        // plugins observe; backends fingerprint
       "KJIT_PLUGIN_VERBOSE",
+      "KJIT_REDIS_KEY_FILE",   // verifies fleet cache values, never changes
+                               // them
+      "KJIT_REMOTE_CACHE_TTL", // how long the fleet keeps an entry
       "KJIT_TRACE_FILE",
       "KJIT_TRACE_SUMMARY",
       "LD_LIBRARY_PATH", // which libraries the compiler finds: their build

@@ -55,6 +55,25 @@ std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
                  "' is not a duration (500ms, 30s, 2m); the default, ",
                  cache::kDefaultLockTimeout.count(), " ms, is used");
   }
+  if (options.remoteCacheKeyFile)
+    context->remoteSettings.keyFile = *options.remoteCacheKeyFile;
+  else if (const char *file =
+               fromEnvironment ? env("KJIT_REDIS_KEY_FILE") : nullptr)
+    context->remoteSettings.keyFile = file;
+  if (const char *ttl =
+          fromEnvironment ? env("KJIT_REMOTE_CACHE_TTL") : nullptr;
+      ttl && *ttl) {
+    auto parsed = cache::parseDuration(ttl);
+    if (parsed && *parsed >= std::chrono::seconds(1))
+      context->remoteSettings.ttl =
+          std::chrono::duration_cast<std::chrono::seconds>(*parsed);
+    else
+      context->settingsWarning = strCat(
+          "KJIT_REMOTE_CACHE_TTL='", ttl,
+          "' is not a duration of a second or more (3600s, 12h, 7d); the "
+          "default, ",
+          context->remoteSettings.ttl.count(), " s, is used");
+  }
   if (fromEnvironment) {
     const char *fsync = env("KJIT_CACHE_FSYNC");
     settings.durable = fsync && std::string_view(fsync) == "1";
@@ -90,6 +109,14 @@ cache::DiskCache *openDiskCache(CacheContext &context,
     context.disk = std::move(*disk);
   });
   return context.disk.get();
+}
+
+RemoteCache *openRemoteCache(CacheContext &context, plugin::PluginHost &host) {
+  std::call_once(context.remoteOnce, [&] {
+    context.remote = RemoteCache::open(context.remoteSettings, host,
+                                       openDiskCache(context, host));
+  });
+  return context.remote.get();
 }
 
 const std::string &buildIdentity(CacheContext &context,

@@ -224,7 +224,8 @@ void Kernel::setLaunchMetadata(
 }
 
 KernelStats Kernel::stats() const {
-  return {impl_->compiles.load(), impl_->diskHits.load()};
+  return {impl_->compiles.load(), impl_->diskHits.load(),
+          impl_->remoteHits.load()};
 }
 
 } // namespace kjit::rt

@@ -60,7 +60,7 @@ Entry *
 Kernel::Impl::ensureEntry(int32_t device, KeyView key,
                           absl::FunctionRef<SpecializationRecord()> record,
                           bool isWarmup, absl::Status &status, bool *compiled,
-                          bool *diskHit) {
+                          bool *diskHit, bool *remoteHit) {
   bool inserted;
   Entry *entry = findOrInsert(device, key, inserted);
   if (inserted) {
@@ -68,9 +68,11 @@ Kernel::Impl::ensureEntry(int32_t device, KeyView key,
     bool ready =
         entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
     if (compiled)
-      *compiled = ready && !entry->fromDisk;
+      *compiled = ready && entry->origin == Entry::Origin::Compiled;
     if (diskHit)
-      *diskHit = ready && entry->fromDisk;
+      *diskHit = ready && entry->origin == Entry::Origin::Disk;
+    if (remoteHit)
+      *remoteHit = ready && entry->origin == Entry::Origin::Remote;
   }
   status = absl::OkStatus();
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)

@@ -8,6 +8,7 @@
 
 #include "CacheKey.h"
 #include "KernelImpl.h"
+#include "RemoteCache.h"
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Model/ArgEncoding.h"
 #include "kjit/Model/CompileJson.h"
@@ -129,10 +130,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   if (host.runCacheHook(info) == plugin::CacheDecision::Skip)
     return finish(Entry::State::Skipped);
 
-  // Memory missed; then the disk, then the compiler. One process compiles
-  // a key at a time: the others wait for its lock and find its entry. A
-  // miss is counted once, by the look after the lock, so that misses are
-  // the lookups that ended in a compile.
+  // Memory missed; then the disk, the fleet cache and the compiler. One
+  // process compiles a key at a time: the others wait for its lock and find
+  // its entry. A miss is counted once, by the look after the lock, so that
+  // misses are the lookups that ended in a compile (or a remote hit).
   cache::DiskCache *disk = runtime.diskCache();
   cache::DiskCache::KeyLock lock;
   if (disk) {
@@ -142,6 +143,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/true))
       return finish(Entry::State::Ready);
   }
+  RemoteCache *remote = runtime.remoteCache();
+  if (remote && loadFromRemote(*remote, disk, entry, device, **backend))
+    return finish(Entry::State::Ready);
 
   absl::StatusOr<CompilerService *> compiler = runtime.compiler();
   if (!compiler.ok())
@@ -186,9 +190,11 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                    std::chrono::steady_clock::now() - start)
                    .count());
 
-  // Stored only once it loaded: an entry on disk is one the backend took.
-  if (disk) {
-    disk->count(cache::Counter::Compiles);
+  // Stored only once it loaded: an entry on disk (or in the fleet cache) is
+  // one the backend took.
+  if (disk || remote) {
+    if (disk)
+      disk->count(cache::Counter::Compiles);
     cache::EntryData stored;
     stored.kind = cache::EntryKind::Artifact;
     stored.key = entry.key;
@@ -221,7 +227,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
       json.raw(artifact->metadataJson);
     json.endObject();
     stored.payload = std::move(*loadable);
-    disk->put(stored);
+    if (disk)
+      disk->put(stored);
+    if (remote)
+      remote->publish(std::move(stored));
   }
   lock = {};
 
@@ -234,16 +243,12 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   finish(Entry::State::Ready);
 }
 
-bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
-                                int32_t device, const Backend &backend,
-                                bool countMiss) {
-  cache::DiskCache::Lookup lookup =
-      disk.get(cache::EntryKind::Artifact, entry.key, countMiss);
-  if (lookup.result != cache::DiskCache::Lookup::Result::Hit)
-    return false;
+bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
+                              int32_t device, const Backend &backend,
+                              std::string &why) {
   // The key covers all of this; checking costs nothing and catches a key
   // that someday does not.
-  absl::StatusOr<JsonValue> metadata = parseJson(lookup.entry.metadata);
+  absl::StatusOr<JsonValue> metadata = parseJson(cached.metadata);
   auto field = [&](const char *name) -> std::string {
     const JsonValue *value =
         metadata.ok() && metadata->isObject() ? metadata->find(name) : nullptr;
@@ -251,27 +256,60 @@ bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
   };
   if (!metadata.ok() || field("kernel") != manifest.name ||
       field("target") != backend.target || field("arch") != backend.arch) {
-    disk.reject(entry.key,
-                metadata.ok()
-                    ? strCat("it holds kernel '", field("kernel"), "' for ",
-                             field("target"), "/", field("arch"), ", not '",
-                             manifest.name, "' for ", backend.target, "/",
-                             backend.arch)
-                    : strCat("its metadata is not JSON: ",
-                             statusText(metadata.status())));
+    why = metadata.ok() ? strCat("it holds kernel '", field("kernel"), "' for ",
+                                 field("target"), "/", field("arch"), ", not '",
+                                 manifest.name, "' for ", backend.target, "/",
+                                 backend.arch)
+                        : strCat("its metadata is not JSON: ",
+                                 statusText(metadata.status()));
     return false;
   }
   absl::StatusOr<void *> handle =
-      backend.ref.load(device, lookup.entry.payload, manifest.name);
+      backend.ref.load(device, cached.payload, manifest.name);
   if (!handle.ok()) {
-    disk.reject(entry.key, strCat("the backend cannot load it: ",
-                                  statusText(handle.status())));
+    why = strCat("the backend cannot load it: ", statusText(handle.status()));
     return false;
   }
   entry.backendKernel = *handle;
   entry.backend = &backend;
-  entry.fromDisk = true;
+  return true;
+}
+
+bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
+                                int32_t device, const Backend &backend,
+                                bool countMiss) {
+  cache::DiskCache::Lookup lookup =
+      disk.get(cache::EntryKind::Artifact, entry.key, countMiss);
+  if (lookup.result != cache::DiskCache::Lookup::Result::Hit)
+    return false;
+  std::string why;
+  if (!loadCached(lookup.entry, entry, device, backend, why)) {
+    disk.reject(entry.key, why);
+    return false;
+  }
+  entry.origin = Entry::Origin::Disk;
   diskHits.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+bool Kernel::Impl::loadFromRemote(RemoteCache &remote, cache::DiskCache *disk,
+                                  Entry &entry, int32_t device,
+                                  const Backend &backend) {
+  // Verified (signature, echo, digest, entry checksum) before anything of
+  // it reaches the loader or the disk.
+  std::optional<cache::EntryData> cached = remote.get(entry.key);
+  if (!cached)
+    return false;
+  std::string why;
+  if (!loadCached(*cached, entry, device, backend, why)) {
+    remote.reject(entry.key, why);
+    return false;
+  }
+  remote.hit();
+  if (disk)
+    disk->put(*cached);
+  entry.origin = Entry::Origin::Remote;
+  remoteHits.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 

@@ -13,6 +13,7 @@
 #include "RecompileLog.h"
 #include "RuntimeImpl.h"
 #include "kjit/Cache/DiskCache.h"
+#include "kjit/Cache/EntryFormat.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Support/StrCat.h"
 
@@ -37,6 +38,8 @@ inline std::string statusText(const absl::Status &status) {
 
 /// One compiled specialization. Created pending by the first thread that
 /// misses; the others wait for it (single flight).
+class RemoteCache;
+
 struct Entry {
   enum class State { Pending, Ready, Failed, Skipped };
   std::mutex mutex;
@@ -56,8 +59,8 @@ struct Entry {
   /// filled in; each launch copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
   std::string key;
-  /// Loaded from the disk cache rather than compiled.
-  bool fromDisk = false;
+  /// Where the loaded kernel came from.
+  enum class Origin { Compiled, Disk, Remote } origin = Origin::Compiled;
   /// Unique in the process and never reused, unlike the entry's address:
   /// a thread's launch arguments remember the entry they were copied from.
   uint64_t serial = 0;
@@ -124,6 +127,8 @@ struct Kernel::Impl {
   std::atomic<uint64_t> compiles{0};
   /// Entries loaded from the disk cache instead.
   std::atomic<uint64_t> diskHits{0};
+  /// Entries loaded from the fleet cache (not found on disk).
+  std::atomic<uint64_t> remoteHits{0};
   /// With RuntimeOptions::logRecompiles: what each compile was for
   /// (RecompileLog.h), to say what differs when the kernel compiles again.
   std::mutex specializationsMutex;
@@ -148,6 +153,15 @@ struct Kernel::Impl {
   /// is rejected, which counts and removes it).
   bool loadFromDisk(cache::DiskCache &disk, Entry &entry, int32_t device,
                     const Backend &backend, bool countMiss);
+  /// Loads `entry` from the fleet cache, and writes what loaded to `disk`
+  /// (may be null); false on a miss (a value that verified but cannot be
+  /// used is rejected, which counts it).
+  bool loadFromRemote(RemoteCache &remote, cache::DiskCache *disk, Entry &entry,
+                      int32_t device, const Backend &backend);
+  /// Loads a cached entry's kernel into `entry`; false, with why in `why`,
+  /// when its metadata does not fit the kernel or the backend refuses it.
+  bool loadCached(const cache::EntryData &cached, Entry &entry, int32_t device,
+                  const Backend &backend, std::string &why);
   absl::Status waitFor(Entry &entry);
   /// The entry of `key` on `device`, ready or failed: the miss path (cache
   /// hook, compile, load) runs here once per key however many threads ask;
@@ -157,7 +171,7 @@ struct Kernel::Impl {
   Entry *ensureEntry(int32_t device, KeyView key,
                      absl::FunctionRef<SpecializationRecord()> record,
                      bool isWarmup, absl::Status &status, bool *compiled,
-                     bool *diskHit = nullptr);
+                     bool *diskHit = nullptr, bool *remoteHit = nullptr);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config);
 };

@@ -233,7 +233,7 @@ Kernel::launch(const LaunchConfig &config,
   Entry *entry = impl.ensureEntry(
       config.device, binding.key(),
       [&] { return impl.plan->makeRecord(binding); }, /*isWarmup=*/false,
-      status, &result.compiled, &result.diskHit);
+      status, &result.compiled, &result.diskHit, &result.remoteHit);
   if (!status.ok())
     return status;
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)

@@ -198,13 +198,21 @@ Runtime &Runtime::global() {
   // kernels through it while static objects go away. Its plugins are shut
   // down (fini runs) when this function's statics are destroyed.
   static struct Finisher {
-    ~Finisher() { runtime->impl_->host->shutdown(); }
+    ~Finisher() { runtime->shutdown(); }
   } finisher;
   return *runtime;
 }
 
 Runtime::Runtime(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Runtime::~Runtime() { impl_->host->shutdown(); }
+Runtime::~Runtime() { shutdown(); }
+
+void Runtime::shutdown() {
+  // Publications call into a store plugin: they finish (or are dropped)
+  // while the plugins are still there.
+  if (impl_->caches->remote)
+    impl_->caches->remote->drain(impl_->caches->remoteSettings.drainTimeout);
+  impl_->host->shutdown();
+}
 
 plugin::PluginHost &Runtime::plugins() { return *impl_->host; }
 const std::string &Runtime::target() const { return impl_->target; }
@@ -264,6 +272,10 @@ bool Runtime::compilerLoaded() const { return impl_->compilerLoaded; }
 
 cache::DiskCache *Runtime::diskCache() {
   return openDiskCache(*impl_->caches, *impl_->host);
+}
+
+RemoteCache *Runtime::remoteCache() {
+  return openRemoteCache(*impl_->caches, *impl_->host);
 }
 
 const std::string &Runtime::buildIdentity() {

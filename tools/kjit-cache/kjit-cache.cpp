@@ -268,6 +268,20 @@ int stats(const Options &options) {
                       ")");
   line("size", cache::formatSize(bytes) + " of " +
                    (maxSize ? cache::formatSize(maxSize) : "no limit"));
+  // The fleet cache's counters (docs/RemoteCache.md).
+  line("remote hits", number(value(cache::Counter::RemoteHits)));
+  line("remote misses", number(value(cache::Counter::RemoteMisses)));
+  line("remote skipped", number(value(cache::Counter::RemoteSkipped)));
+  line("remote errors", number(value(cache::Counter::RemoteErrors)));
+  line("remote timeouts", number(value(cache::Counter::RemoteTimeouts)));
+  line("remote rejected", number(value(cache::Counter::RemoteVerifyFailures)) +
+                              " (failed verification)");
+  line("remote puts", number(value(cache::Counter::RemotePuts)));
+  line("remote dropped", number(value(cache::Counter::RemoteDropped)));
+  line("remote bytes read",
+       cache::formatSize(value(cache::Counter::RemoteBytesRead)));
+  line("remote bytes written",
+       cache::formatSize(value(cache::Counter::RemoteBytesWritten)));
   return 0;
 }
 

@@ -385,9 +385,10 @@ int main(int argc, char **argv) {
     if (!result.ok())
       fail(text(result.status()));
     if (!firstLaunch)
-      firstLaunch = result->compiled  ? "compiled"
-                    : result->diskHit ? "disk hit"
-                                      : "memory hit";
+      firstLaunch = result->compiled    ? "compiled"
+                    : result->diskHit   ? "disk hit"
+                    : result->remoteHit ? "remote hit"
+                                        : "memory hit";
     skipped |= !result->launched;
     (result->compiled ? compiles : hits) += result->launched ? 1 : 0;
   };

@@ -17,6 +17,9 @@
 |*   CHECKED_HOST_LIBRARY=path     the host backend to wrap (default: the    *|
 |*                                 one of the kjit it was built against)     *|
 |*   CHECKED_HOST_MAX_PROGRAMS=N   refuse launches of more than N programs   *|
+|*   CHECKED_HOST_LOAD_LOG=path    append one line per load to path: the      *|
+|*                                 kernel, the loadable's size and its first *|
+|*                                 bytes (what the host handed the loader)   *|
 |*                                                                            *|
 |* Built only against kjit-c/Plugin.h.                                       *|
 \*===----------------------------------------------------------------------===*/
@@ -44,6 +47,7 @@ typedef struct checked_state {
   /* Counted with atomics: the plugin is KJIT_CAP_THREAD_SAFE like the
    * backend it wraps, so launches arrive concurrently. */
   uint64_t launches, refused;
+  const char *load_log; /* NULL: loads are not recorded */
 } checked_state;
 
 /* A status with a formatted message. */
@@ -138,8 +142,27 @@ static kjit_status *checked_finalize(void *self,
   return s->inner->finalize(s->inner_self, a);
 }
 
+/* One line per load: "load <kernel> <size> <first 8 bytes in hex>". A
+ * loader that records what it was given lets a test prove what reached it
+ * (for example, that no unverified cache entry ever did). */
+static void record_load(const checked_state *s,
+                        const kjit_backend_load_args *a) {
+  FILE *log = fopen(s->load_log, "a");
+  size_t i;
+  if (!log)
+    return;
+  fprintf(log, "load %.*s %zu ", (int)a->kernel_name_len, a->kernel_name,
+          a->loadable_size);
+  for (i = 0; i < a->loadable_size && i < 8; ++i)
+    fprintf(log, "%02x", a->loadable[i]);
+  fputc('\n', log);
+  fclose(log);
+}
+
 static kjit_status *checked_load(void *self, kjit_backend_load_args *a) {
   checked_state *s = self;
+  if (s->load_log)
+    record_load(s, a);
   return s->inner->load(s->inner_self, a);
 }
 
@@ -287,6 +310,9 @@ static kjit_status *checked_init(const kjit_host_api *host,
                                "checked-host: out of memory", 27);
   s->host = host;
   s->ctx = ctx;
+  s->load_log = getenv("CHECKED_HOST_LOAD_LOG");
+  if (s->load_log && !*s->load_log)
+    s->load_log = NULL;
   if (limit && *limit) {
     char *end;
     unsigned long long value;

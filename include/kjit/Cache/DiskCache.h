@@ -69,6 +69,27 @@ enum class Counter : size_t {
   LockTimeouts,
   BytesWritten,
   BytesRead,
+  // The fleet cache (docs/RemoteCache.md), counted here when a disk cache
+  // is open so that `kjit-cache stats` shows every process's.
+  /// Values that passed verification and loaded.
+  RemoteHits,
+  RemoteMisses,
+  /// Lookups and publications the store did not attempt (its circuit
+  /// breaker was open, or writes are denied): misses that cost nothing.
+  RemoteSkipped,
+  /// Store errors other than timeouts (refused, reset, garbage, denied).
+  RemoteErrors,
+  RemoteTimeouts,
+  /// Values rejected: bad HMAC, a replay, another version, a digest or
+  /// entry that does not check, or one the backend would not load.
+  RemoteVerifyFailures,
+  /// Entries published (stored by the store; kept ones not counted).
+  RemotePuts,
+  /// Publications dropped: the queue was full, the value too large for
+  /// the store, or the process exited first.
+  RemoteDropped,
+  RemoteBytesRead,
+  RemoteBytesWritten,
   Count,
 };
 inline constexpr size_t kCounterCount = size_t(Counter::Count);
@@ -89,7 +110,8 @@ struct Stats {
 std::optional<uint64_t> parseSize(std::string_view text);
 /// "1.5 GiB", "12.0 KiB", "900 B".
 std::string formatSize(uint64_t bytes);
-/// A duration: "500ms", "30s", "2m", a number alone is seconds.
+/// A duration: "500ms", "30s", "2m", "12h", "7d"; a number alone is
+/// seconds.
 std::optional<std::chrono::milliseconds> parseDuration(std::string_view text);
 
 /// Where the cache lives without KJIT_CACHE_DIR: $XDG_CACHE_HOME/kjit, else

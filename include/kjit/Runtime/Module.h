@@ -72,6 +72,9 @@ struct LaunchResult {
   /// True when this launch found its kernel in the disk cache (a miss in
   /// memory that did not compile).
   bool diskHit = false;
+  /// True when this launch found its kernel in the fleet cache (a miss in
+  /// memory and on disk that did not compile).
+  bool remoteHit = false;
 };
 
 /// Counters of one kernel, for tools and tests. Hits are not counted here
@@ -81,6 +84,8 @@ struct KernelStats {
   uint64_t compiles = 0;
   /// Specializations loaded from the disk cache instead of compiled.
   uint64_t diskHits = 0;
+  /// Specializations loaded from the fleet cache (docs/RemoteCache.md).
+  uint64_t remoteHits = 0;
 };
 
 /// A kernel IR file and its globals table.

@@ -16,6 +16,9 @@
 //   KJIT_CACHE_DIR         the disk cache (empty: off; unset: the user's
 //                          cache home); KJIT_CACHE_MAX_SIZE, _LOCK_TIMEOUT,
 //                          _FSYNC, _VERBOSE tune it (docs/DiskCache.md)
+//   KJIT_REDIS_KEY_FILE    the fleet cache's shared secret, used when a
+//                          cache store plugin is loaded; KJIT_REMOTE_CACHE_TTL
+//                          (docs/RemoteCache.md)
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +44,7 @@ class DiskCache;
 namespace kjit::rt {
 
 class CompilerService;
+class RemoteCache;
 
 /// How a runtime is set up. Unset fields come from the environment.
 struct RuntimeOptions {
@@ -61,6 +65,10 @@ struct RuntimeOptions {
   std::optional<std::string> cacheDirectory;
   /// Its size cap in bytes (0: none); unset: KJIT_CACHE_MAX_SIZE, else 1 GiB.
   std::optional<uint64_t> cacheMaxSize;
+  /// The fleet cache's shared secret (docs/RemoteCache.md), used when a
+  /// cache store plugin is loaded; empty: the fleet cache is off; unset:
+  /// KJIT_REDIS_KEY_FILE.
+  std::optional<std::string> remoteCacheKeyFile;
   /// Log why each recompile of a kernel happened (which part of its key
   /// differs from the nearest compiled specialization), through the log
   /// sink; unset: KJIT_LOG lists "recompiles" (comma-separated).
@@ -138,6 +146,9 @@ public:
   /// The disk cache, opened on first use; null when it is off or unusable
   /// (the reason is logged once).
   cache::DiskCache *diskCache();
+  /// The fleet cache, opened on first use; null when no cache store is
+  /// loaded or it cannot be used (why is logged once).
+  RemoteCache *remoteCache();
   /// The build that compiles: kjit's version, the runtime's build id and
   /// the compiler library's with the libraries it needs, read from their
   /// files without loading them. Joins every disk key. Computed once.
@@ -150,6 +161,8 @@ public:
 
 private:
   explicit Runtime(std::unique_ptr<Impl> impl);
+  /// Drains the fleet cache's publications, then shuts the plugins down.
+  void shutdown();
   std::unique_ptr<Impl> impl_;
 };
 
