@@ -111,7 +111,9 @@ config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 # cache home or depend on what an earlier test stored (test/Cache/).
 config.environment["KJIT_CACHE_DIR"] = ""
 for name in ("KJIT_CACHE_MAX_SIZE", "KJIT_CACHE_LOCK_TIMEOUT", "KJIT_CACHE_FSYNC",
-             "KJIT_CACHE_VERBOSE", "KJIT_CACHE_SALT", "XDG_CACHE_HOME"):
+             "KJIT_CACHE_VERBOSE", "KJIT_CACHE_SALT", "XDG_CACHE_HOME",
+             # The fleet cache: a developer's own settings never reach a test.
+             "KJIT_REDIS_KEY_FILE", "KJIT_REMOTE_CACHE_TTL"):
     config.environment.pop(name, None)
 tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(

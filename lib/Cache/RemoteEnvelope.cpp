@@ -109,7 +109,9 @@ absl::StatusOr<OpenedEnvelope> openEnvelope(std::string_view secret,
   unsigned char mac[kEnvelopeMacSize];
   hmac(secret, bytes.substr(0, macAt), mac);
   if (CRYPTO_memcmp(mac, bytes.data() + macAt, sizeof(mac)) != 0)
-    return invalid("the HMAC does not match (another secret, or tampered)");
+    return absl::UnauthenticatedError(
+        "remote value rejected: the HMAC does not match (another secret, or "
+        "tampered)");
   std::string_view echo = bytes.substr(kEnvelopeHeaderSize, keySize);
   if (echo != key)
     return invalid(strCat("it was stored under key '", printableKey(echo),

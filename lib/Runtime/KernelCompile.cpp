@@ -144,7 +144,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
       return finish(Entry::State::Ready);
   }
   RemoteCache *remote = runtime.remoteCache();
-  if (remote && loadFromRemote(*remote, disk, entry, device, **backend))
+  bool remoteReplaceable = false;
+  if (remote && loadFromRemote(*remote, disk, entry, device, **backend,
+                               remoteReplaceable))
     return finish(Entry::State::Ready);
 
   absl::StatusOr<CompilerService *> compiler = runtime.compiler();
@@ -230,7 +232,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     if (disk)
       disk->put(stored);
     if (remote)
-      remote->publish(std::move(stored));
+      remote->publish(std::move(stored), /*replace=*/remoteReplaceable);
   }
   lock = {};
 
@@ -294,14 +296,16 @@ bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
 
 bool Kernel::Impl::loadFromRemote(RemoteCache &remote, cache::DiskCache *disk,
                                   Entry &entry, int32_t device,
-                                  const Backend &backend) {
+                                  const Backend &backend, bool &replaceable) {
   // Verified (signature, echo, digest, entry checksum) before anything of
   // it reaches the loader or the disk.
-  std::optional<cache::EntryData> cached = remote.get(entry.key);
+  std::optional<cache::EntryData> cached = remote.get(entry.key, &replaceable);
   if (!cached)
     return false;
   std::string why;
   if (!loadCached(*cached, entry, device, backend, why)) {
+    // It verified, so a fleet member signed it: one that loads replaces it.
+    replaceable = true;
     remote.reject(entry.key, why);
     return false;
   }

@@ -154,10 +154,12 @@ struct Kernel::Impl {
   bool loadFromDisk(cache::DiskCache &disk, Entry &entry, int32_t device,
                     const Backend &backend, bool countMiss);
   /// Loads `entry` from the fleet cache, and writes what loaded to `disk`
-  /// (may be null); false on a miss (a value that verified but cannot be
-  /// used is rejected, which counts it).
+  /// (may be null); false on a miss. `replaceable`: the store holds a bad
+  /// value for the key that the compile's entry should replace
+  /// (RemoteCache::get).
   bool loadFromRemote(RemoteCache &remote, cache::DiskCache *disk, Entry &entry,
-                      int32_t device, const Backend &backend);
+                      int32_t device, const Backend &backend,
+                      bool &replaceable);
   /// Loads a cached entry's kernel into `entry`; false, with why in `why`,
   /// when its metadata does not fit the kernel or the backend refuses it.
   bool loadCached(const cache::EntryData &cached, Entry &entry, int32_t device,

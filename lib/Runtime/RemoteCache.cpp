@@ -110,7 +110,11 @@ void RemoteCache::storeError(const absl::Status &status,
                                       : "; entry not published"));
 }
 
-std::optional<cache::EntryData> RemoteCache::get(std::string_view key) {
+std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
+                                                 bool *replaceable) {
+  bool ignored;
+  bool &replace = replaceable ? *replaceable : ignored;
+  replace = false;
   std::string storeKey = RemoteCache::storeKey(key);
   absl::StatusOr<std::optional<std::string>> value = store_.get(storeKey, 0);
   if (!value.ok()) {
@@ -131,12 +135,14 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key) {
   absl::StatusOr<cache::OpenedEnvelope> opened =
       cache::openEnvelope(secret_, storeKey, **value);
   if (!opened.ok()) {
+    replace = opened.status().code() != absl::StatusCode::kUnauthenticated;
     reject(key, std::string(opened.status().message()));
     return std::nullopt;
   }
   absl::StatusOr<cache::EntryData> entry =
       cache::decodeEntry(opened->payload, key);
   if (!entry.ok() || entry->kind != cache::EntryKind::Artifact) {
+    replace = true;
     reject(key, strCat("its entry (written by ", opened->writerId, ") ",
                        entry.ok() ? "is not a kernel"
                                   : std::string(entry.status().message())));
@@ -153,7 +159,7 @@ void RemoteCache::reject(std::string_view key, std::string_view why) {
                    "; compiling instead"));
 }
 
-void RemoteCache::publish(cache::EntryData entry) {
+void RemoteCache::publish(cache::EntryData entry, bool replace) {
   std::lock_guard<std::mutex> lock(queueMutex_);
   size_t bytes = entry.payload.size() + entry.metadata.size();
   if (stopping_ || queue_.size() >= kMaxQueuedEntries ||
@@ -161,7 +167,7 @@ void RemoteCache::publish(cache::EntryData entry) {
     add(cache::Counter::RemoteDropped);
     return;
   }
-  queue_.push_back(std::move(entry));
+  queue_.push_back({std::move(entry), replace});
   queuedBytes_ += bytes;
   if (!worker_.joinable())
     worker_ = std::thread([this] { work(); });
@@ -190,8 +196,9 @@ void RemoteCache::work() {
     queueChanged_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
     if (queue_.empty())
       return; // stopping
-    cache::EntryData entry = std::move(queue_.front());
+    Publication publication = std::move(queue_.front());
     queue_.pop_front();
+    const cache::EntryData &entry = publication.entry;
     queuedBytes_ -= entry.payload.size() + entry.metadata.size();
     busy_ = true;
     lock.unlock();
@@ -205,7 +212,7 @@ void RemoteCache::work() {
       plugin::CacheStoreRef::PutOptions options;
       // The first writer wins: entries of one key are equivalent, and
       // rewriting them would only churn the fleet's caches.
-      options.flags = KJIT_CACHE_PUT_IF_ABSENT;
+      options.flags = publication.replace ? 0 : KJIT_CACHE_PUT_IF_ABSENT;
       options.ttlSeconds = uint32_t(std::min<int64_t>(
           settings_.ttl.count(), std::numeric_limits<uint32_t>::max()));
       options.timeoutMs = 0;

@@ -55,16 +55,20 @@ public:
 
   /// A verified artifact entry stored under `key` (the disk cache's key),
   /// or nullopt: a miss, a store error or a rejected value (each counted,
-  /// errors and rejections logged).
-  std::optional<cache::EntryData> get(std::string_view key);
+  /// errors and rejections logged). `*replaceable`: the store holds a bad
+  /// value that a good one should replace; never one signed with another
+  /// secret, which may be another fleet's (or a forger's) and is left alone.
+  std::optional<cache::EntryData> get(std::string_view key,
+                                      bool *replaceable = nullptr);
   /// A value from get loaded: counted as a hit.
   void hit() { add(cache::Counter::RemoteHits); }
   /// A value that verified but cannot be used (the backend would not load
   /// it, its metadata does not fit): counted and logged as a rejection.
   void reject(std::string_view key, std::string_view why);
   /// Queues `entry` for the store; returns at once. A full queue drops it
-  /// (counted).
-  void publish(cache::EntryData entry);
+  /// (counted). The first writer of a key wins, unless `replace`: the key
+  /// holds a replaceable bad value (see get).
+  void publish(cache::EntryData entry, bool replace = false);
   /// Waits until the queued publications are done or `timeout` passed;
   /// what is left is dropped (counted). Then the worker stops: later
   /// publications are dropped. Called before the plugin host shuts down.
@@ -98,7 +102,11 @@ private:
 
   std::mutex queueMutex_;
   std::condition_variable queueChanged_;
-  std::deque<cache::EntryData> queue_;
+  struct Publication {
+    cache::EntryData entry;
+    bool replace = false;
+  };
+  std::deque<Publication> queue_;
   size_t queuedBytes_ = 0;
   /// The entry the worker is publishing (drain waits for it too).
   bool busy_ = false;

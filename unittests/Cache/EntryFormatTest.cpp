@@ -108,7 +108,7 @@ TEST(DiskCacheSettings, Durations) {
   EXPECT_EQ(parseDuration("2m")->count(), 120000);
   EXPECT_EQ(parseDuration("12h")->count(), 12 * 3600000);
   EXPECT_EQ(parseDuration("7d")->count(), 7 * 86400000);
-  for (const char *bad : {"", "ms", "1h", "-5s", "1.5s"})
+  for (const char *bad : {"", "ms", "1w", "-5s", "1.5s"})
     EXPECT_FALSE(parseDuration(bad).has_value()) << bad;
 }
 

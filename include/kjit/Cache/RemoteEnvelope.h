@@ -57,10 +57,11 @@ struct OpenedEnvelope {
   std::string writerId;
 };
 
-/// Checks `bytes`, read from under `key`, and returns its payload. Every
-/// failure is DataLoss with a message saying which check failed ("the HMAC
-/// does not match", "it was stored under key ..."); nothing of a value that
-/// fails is returned.
+/// Checks `bytes`, read from under `key`, and returns its payload. A value
+/// signed with another secret is Unauthenticated; every other failure is
+/// DataLoss. Messages say which check failed ("the HMAC does not match",
+/// "it was stored under key ..."); nothing of a value that fails is
+/// returned.
 absl::StatusOr<OpenedEnvelope> openEnvelope(std::string_view secret,
                                             std::string_view key,
                                             std::string_view bytes);
