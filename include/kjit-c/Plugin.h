@@ -754,12 +754,14 @@ typedef struct kjit_backend_table {
  * them; they then freeze as a minor version.
  *
  * A store is untrusted, advisory byte storage: keys and values are opaque
- * bytes, and a store never has to understand them. What the host does
- * today: it passes keys and values through unchanged, treats an error from
- * get or put as a miss (logged), never as a failed launch, and does not yet
- * read a store on any launch path. Verifying a value from get (key echo,
- * lengths, digest, an HMAC) before anything of it reaches the disk cache or
- * a driver is the host's duty (planned), never the store's.
+ * bytes, and a store never has to understand them. The host uses the first
+ * store loaded as its fleet cache (docs/RemoteCache.md): it signs every
+ * value and verifies it (HMAC, key echo, digest) before anything of it
+ * reaches the disk cache or a loader, which is never the store's duty. An
+ * error is a miss, never a failed launch. Its code matters:
+ * KJIT_STATUS_DEADLINE_EXCEEDED is a timeout; KJIT_STATUS_CANCELLED means
+ * "not attempted" (an open circuit breaker) and is counted, not logged;
+ * any other code is logged with the store's message.
  *
  * Timeouts: the host cannot interrupt a call. Honouring timeout_ms, and
  * answering a miss or an error when it runs out, is the store's duty.
