@@ -17,8 +17,7 @@
 using namespace mlir;
 using namespace kjit;
 
-LogicalResult kjit::buildKernelPipeline(OpPassManager &pm,
-                                        const Target &target,
+LogicalResult kjit::buildKernelPipeline(OpPassManager &pm, const Target &target,
                                         const KernelPipelineOptions &options,
                                         llvm::raw_ostream &errors) {
   pm.addPass(createKjitSpecializeWithRecord(options.record, options.kernel));

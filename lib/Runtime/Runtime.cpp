@@ -290,8 +290,7 @@ absl::StatusOr<CompilerService *> Runtime::compiler() {
   std::call_once(impl_->compilerOnce, [&] {
     impl_->compiler = openCompiler(impl_->compilerPath);
     if (impl_->compiler.ok())
-      if (absl::Status extended =
-              (*impl_->compiler)->extend(impl_->extensions);
+      if (absl::Status extended = (*impl_->compiler)->extend(impl_->extensions);
           !extended.ok())
         impl_->compiler = extended;
     impl_->compilerLoaded = impl_->compiler.ok();

@@ -94,8 +94,7 @@ struct EraseCountOps
   void runOnOperation() override {
     llvm::SmallVector<mlir::Operation *> marks;
     getOperation().walk([&](mlir::Operation *op) {
-      if (op->getName().getDialectNamespace() == "count" &&
-          op->use_empty())
+      if (op->getName().getDialectNamespace() == "count" && op->use_empty())
         marks.push_back(op);
     });
     for (mlir::Operation *mark : marks)
