@@ -281,8 +281,8 @@ absl::Status Service::extend(const rt::CompilerExtensions &extensions) {
   if (extraPasses.empty())
     return absl::OkStatus();
   // What the extra passes may name besides the plugins' passes: kjit's
-  // passes and the generic transforms, as in kjit-opt. Registering twice
-  // is harmless (one process may create several runtimes).
+  // passes and the generic transforms, as in kjit-opt. Once per process:
+  // MLIR's pass registry is global, and several runtimes share it.
   static std::once_flag registered;
   std::call_once(registered, [] {
     kjit::registerKjitPasses();
