@@ -5,17 +5,21 @@
 // parses a module once and hands back its manifests, keys and globals with
 // the module as MLIR bytecode; compile reads that bytecode, bakes the
 // globals' values in, specializes one kernel from the runtime's typed
-// record and lowers it for a target. Every symbol but the factory is hidden
+// record and lowers it for a target. extend loads the runtime's MLIR
+// plugins (MlirPlugins.h) and checks its extra passes, which every compile
+// runs after specialization. Every symbol but the factory is hidden
 // (compiler.map).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Runtime/CompilerService.h"
 
+#include "MlirPlugins.h"
 #include "kjit/Analysis/Dependencies.h"
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Compiler/Target.h"
+#include "kjit/Conversion/Passes.h"
 #include "kjit/Model/DType.h"
 #include "kjit/Model/InputFile.h"
 #include "kjit/Model/Json.h"
@@ -23,6 +27,7 @@
 #include "kjit/Model/Specialization.h"
 #include "kjit/Support/StrCat.h"
 #include "kjit/Transforms/ApplySpecialization.h"
+#include "kjit/Transforms/Passes.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
 #include "mlir/IR/Diagnostics.h"
@@ -32,6 +37,8 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -40,6 +47,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 
 using namespace mlir;
 
@@ -57,13 +65,16 @@ std::string formatLocation(Location loc) {
   return text;
 }
 
-/// A context with the dialects kernel IR uses, collecting diagnostics as
-/// text. Threading is off: kernels are small and the runtime compiles on the
-/// launching thread.
+/// A context with the dialects kernel IR uses (and the dialect plugins'),
+/// collecting diagnostics as text. Threading is off: kernels are small and
+/// the runtime compiles on the launching thread.
 struct CompileSession {
   /// `target`: whose pipeline the session runs (null: none, an analysis).
-  explicit CompileSession(const kjit::Target *target = nullptr)
-      : context(makeRegistry(target), MLIRContext::Threading::DISABLED),
+  explicit CompileSession(
+      llvm::ArrayRef<kjit::DialectPluginCallback> dialectPlugins,
+      const kjit::Target *target = nullptr)
+      : context(makeRegistry(dialectPlugins, target),
+                MLIRContext::Threading::DISABLED),
         handler(&context, [this](Diagnostic &diag) {
           llvm::raw_string_ostream os(diagnostics);
           if (!diagnostics.empty())
@@ -83,11 +94,15 @@ struct CompileSession {
     context.printOpOnDiagnostic(false);
   }
 
-  static DialectRegistry makeRegistry(const kjit::Target *target) {
+  static DialectRegistry
+  makeRegistry(llvm::ArrayRef<kjit::DialectPluginCallback> dialectPlugins,
+               const kjit::Target *target) {
     DialectRegistry registry;
     kjit::registerKjitDialects(registry);
     if (target)
       target->registerDialects(registry);
+    for (const kjit::DialectPluginCallback &plugin : dialectPlugins)
+      plugin(registry);
     return registry;
   }
 
@@ -249,7 +264,41 @@ public:
           {name, kjit::lookupTarget(name)->artifactFormat().str()});
     return result;
   }
+  absl::Status extend(const rt::CompilerExtensions &extensions) override;
+
+private:
+  std::vector<kjit::DialectPluginCallback> dialectPlugins;
+  std::string extraPasses;
 };
+
+absl::Status Service::extend(const rt::CompilerExtensions &extensions) {
+  absl::StatusOr<std::vector<kjit::DialectPluginCallback>> dialects =
+      kjit::loadMlirPlugins(extensions.passPlugins, extensions.dialectPlugins);
+  if (!dialects.ok())
+    return dialects.status();
+  dialectPlugins = std::move(*dialects);
+  extraPasses = extensions.extraPasses;
+  if (extraPasses.empty())
+    return absl::OkStatus();
+  // What the extra passes may name besides the plugins' passes: kjit's
+  // passes and the generic transforms, as in kjit-opt. Once per process:
+  // MLIR's pass registry is global, and several runtimes share it.
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    kjit::registerKjitPasses();
+    kjit::registerKjitConversionPasses();
+    registerTransformsPasses();
+  });
+  // Parsed now, so that a pass nobody registered is an error of the
+  // runtime's setup, not of every launch.
+  OpPassManager probe(ModuleOp::getOperationName());
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (failed(parsePassPipeline(extraPasses, probe, os)))
+    return absl::InvalidArgumentError("the extra passes '" + extraPasses +
+                                      "' do not parse: " + errors);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<rt::ModuleAnalysis>
 Service::analyze(std::string_view text, std::string_view sourceName) {
@@ -257,7 +306,7 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   if (std::string deep = rt::checkIRNesting(text); !deep.empty())
     return absl::InvalidArgumentError(kjit::strCat(
         "cannot parse the kernel module: ", sourceName, ": ", deep));
-  CompileSession session;
+  CompileSession session(dialectPlugins);
   OwningOpRef<ModuleOp> module =
       session.parse(text, sourceName, /*verify=*/false);
   if (!module)
@@ -390,7 +439,7 @@ Service::compile(const rt::CompileRequest &request) {
   }
   if (!request.record)
     return absl::InternalError("a compile request without a record");
-  CompileSession session(target);
+  CompileSession session(dialectPlugins, target);
   const rt::SpecializationRecord &record = *request.record;
 
   OwningOpRef<ModuleOp> module =
@@ -414,8 +463,14 @@ Service::compile(const rt::CompileRequest &request) {
         "the backend's options do not fit target '" + target->name().str() +
         "': " + llvm::toString(std::move(bad)));
   options.record = std::make_shared<const rt::SpecializationRecord>(record);
+  options.extraPasses = extraPasses;
   PassManager pm(&session.context);
-  kjit::buildKernelPipeline(pm, *target, options);
+  std::string pipelineErrors;
+  llvm::raw_string_ostream pipelineOs(pipelineErrors);
+  if (failed(kjit::buildKernelPipeline(pm, *target, options, pipelineOs)))
+    return absl::InternalError("the extra passes checked by extend do not "
+                               "parse: " +
+                               pipelineErrors);
   std::string failedPass;
   pm.addInstrumentation(std::make_unique<FirstFailure>(failedPass));
   if (failed(pm.run(*module)))

@@ -17,13 +17,18 @@
 using namespace mlir;
 using namespace kjit;
 
-void kjit::buildKernelPipeline(OpPassManager &pm, const Target &target,
-                               const KernelPipelineOptions &options) {
+LogicalResult kjit::buildKernelPipeline(OpPassManager &pm, const Target &target,
+                                        const KernelPipelineOptions &options,
+                                        llvm::raw_ostream &errors) {
   pm.addPass(createKjitSpecializeWithRecord(options.record, options.kernel));
   KjitKeepKernelOptions keep;
   keep.kernelName = options.kernel;
   pm.addPass(createKjitKeepKernel(keep));
+  if (!options.extraPasses.empty() &&
+      failed(parsePassPipeline(options.extraPasses, pm, errors)))
+    return failure();
   target.buildPipeline(pm, options.target);
+  return success();
 }
 
 TargetOptions kjit::getTargetOptions(const rt::SpecializationRecord &record) {
@@ -93,6 +98,11 @@ struct KernelPipelineCLOptions : PassPipelineOptions<KernelPipelineCLOptions> {
       *this, "libdevice",
       llvm::cl::desc("The backend's compile option libdevice (cuda: the "
                      "path of libdevice.10.bc)")};
+  Option<std::string> extraPasses{
+      *this, "extra-passes",
+      llvm::cl::desc("Pipeline elements run after kjit-keep-kernel, before "
+                     "the target's lowering, as kjit-run --extra-passes "
+                     "runs them: extra-passes={count-kernel-ops,cse}")};
   Option<std::string> artifact{
       *this, "artifact",
       llvm::cl::desc("Also write the target's artifact (host: the shared "
@@ -174,7 +184,12 @@ void kjit::registerKernelPipelines() {
           if (llvm::Error bad = target->validateOptions(options->target))
             return errorHandler("kjit-" + name +
                                 "-pipeline: " + llvm::toString(std::move(bad)));
-          buildKernelPipeline(pm, *target, *options);
+          options->extraPasses = cl.extraPasses;
+          std::string errors;
+          llvm::raw_string_ostream os(errors);
+          if (failed(buildKernelPipeline(pm, *target, *options, os)))
+            return errorHandler("kjit-" + name +
+                                "-pipeline: extra-passes: " + errors);
           if (!cl.artifact.empty())
             pm.addPass(std::make_unique<EmitArtifactPass>(
                 *target, options->target, cl.artifact));

@@ -18,6 +18,7 @@ std::string artifactKey(const ArtifactKeyInputs &in) {
   digest.add("compiler-service", std::to_string(kCompilerServiceVersion));
   digest.add("build", in.buildIdentity);
   digest.add("environment", in.environment);
+  digest.add("extensions", in.compilerExtensions);
   digest.add("target", in.target);
   digest.add("arch", in.arch);
   for (const std::string &format : in.formats)

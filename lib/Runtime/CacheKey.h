@@ -28,6 +28,9 @@ struct ArtifactKeyInputs {
   std::string_view buildIdentity;
   /// codegenEnvironmentKey's text.
   std::string_view environment;
+  /// Runtime::compilerExtensions(): the MLIR plugins' identities and the
+  /// extra passes, which change the code as much as the build does.
+  std::string_view compilerExtensions;
   /// The backend: described target, arch, accepted formats, the options it
   /// passes to every compile, and its fingerprint (toolchain, CPU features).
   std::string_view target;

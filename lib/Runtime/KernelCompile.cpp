@@ -61,6 +61,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   ArtifactKeyInputs keyInputs;
   keyInputs.buildIdentity = runtime.buildIdentity();
   keyInputs.environment = runtime.codegenEnvironment();
+  keyInputs.compilerExtensions = runtime.compilerExtensions();
   keyInputs.target = (*backend)->target;
   keyInputs.arch = (*backend)->arch;
   keyInputs.formats = (*backend)->formats;

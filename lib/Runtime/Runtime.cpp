@@ -4,13 +4,16 @@
 
 #include "CacheContext.h"
 #include "CompilerClient.h"
+#include "kjit/Cache/BuildId.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
 #include "absl/container/flat_hash_map.h"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -55,6 +58,9 @@ struct Runtime::Impl {
   bool logRecompiles = false;
   LaunchOptions launchDefaults;
   std::string compilerPath;
+  CompilerExtensions extensions;
+  /// What `extensions` adds to every artifact key.
+  std::string extensionsKey;
 
   std::mutex mutex; // guards what follows
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
@@ -184,6 +190,28 @@ Runtime::create(RuntimeOptions options) {
   if (impl->compilerPath.empty())
     impl->compilerPath = getRuntimeLibraryDir() + "/libkjit-compiler.so";
   impl->caches = makeCacheContext(options, fromEnvironment);
+
+  // The plugins join the key by their files' identity, which a warm
+  // process reads without loading them (or LLVM); a file that cannot be
+  // read is the caller's error now rather than a compile's later.
+  for (auto [paths, kind] :
+       {std::pair{&options.mlirPassPlugins, "pass"},
+        std::pair{&options.mlirDialectPlugins, "dialect"}}) {
+    for (const std::string &path : *paths) {
+      if (access(path.c_str(), R_OK) != 0)
+        return absl::InvalidArgumentError(
+            kjit::strCat("cannot load MLIR ", kind, " plugin '", path,
+                         "': ", std::strerror(errno)));
+      kjit::strAppend(&impl->extensionsKey, kind,
+                      "-plugin=", cache::fileIdentity(path), "\n");
+    }
+  }
+  if (!options.extraPasses.empty())
+    kjit::strAppend(&impl->extensionsKey, "extra-passes=", options.extraPasses,
+                    "\n");
+  impl->extensions.passPlugins = options.mlirPassPlugins;
+  impl->extensions.dialectPlugins = options.mlirDialectPlugins;
+  impl->extensions.extraPasses = options.extraPasses;
   impl->options = std::move(options);
   return std::unique_ptr<Runtime>(new Runtime(std::move(impl)));
 }
@@ -261,6 +289,10 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
 absl::StatusOr<CompilerService *> Runtime::compiler() {
   std::call_once(impl_->compilerOnce, [&] {
     impl_->compiler = openCompiler(impl_->compilerPath);
+    if (impl_->compiler.ok())
+      if (absl::Status extended = (*impl_->compiler)->extend(impl_->extensions);
+          !extended.ok())
+        impl_->compiler = extended;
     impl_->compilerLoaded = impl_->compiler.ok();
   });
   if (!impl_->compiler.ok())
@@ -284,6 +316,10 @@ const std::string &Runtime::buildIdentity() {
 
 const std::string &Runtime::codegenEnvironment() const {
   return impl_->caches->environment;
+}
+
+const std::string &Runtime::compilerExtensions() const {
+  return impl_->extensionsKey;
 }
 
 } // namespace kjit::rt

@@ -60,6 +60,17 @@ OPTIONS:
   --record-out FILE        write the specialization record (JSON) of the launch
   --preload FILE           fill the cache from a record before launching
   --load-plugin LIB        load a kjit plugin (repeatable; KJIT_PLUGINS also works)
+  --load-pass-plugin LIB   load an MLIR pass plugin (mlirGetPassPluginInfo, built
+                           against the libMLIR.so kjit's compiler links) into the
+                           compiler (repeatable); its passes can then run in
+                           --extra-passes
+  --load-dialect-plugin LIB
+                           load an MLIR dialect plugin (mlirGetDialectPluginInfo)
+                           into the compiler (repeatable): kernels may use its ops
+  --extra-passes PIPELINE  passes every compile runs after specialization, before
+                           the target's lowering, as inside builtin.module(...):
+                           'count-kernel-ops,cse'. The plugins and these passes
+                           join the cache key
   --print NAME             print this tensor after the launches (repeatable;
                            default: every tensor that is not :const)
   --max-print N            elements printed per tensor (default 8)
@@ -89,6 +100,8 @@ struct Options {
   bool warmup = false;
   std::string recordOut, preload, outputDir;
   std::vector<std::string> plugins, printNames;
+  std::vector<std::string> passPlugins, dialectPlugins;
+  std::string extraPasses;
   std::string backend;
   size_t maxPrint = 8;
 };
@@ -233,6 +246,12 @@ Options parseOptions(int argc, char **argv) {
       options.outputDir = takeValue();
     } else if (name == "--load-plugin") {
       options.plugins.push_back(takeValue());
+    } else if (name == "--load-pass-plugin") {
+      options.passPlugins.push_back(takeValue());
+    } else if (name == "--load-dialect-plugin") {
+      options.dialectPlugins.push_back(takeValue());
+    } else if (name == "--extra-passes") {
+      options.extraPasses = takeValue();
     } else if (name == "--print") {
       options.printNames.push_back(takeValue());
     } else if (name == "--backend") {
@@ -265,6 +284,9 @@ int main(int argc, char **argv) {
   rt::RuntimeOptions setup;
   setup.plugins = options.plugins;
   setup.target = options.backend;
+  setup.mlirPassPlugins = options.passPlugins;
+  setup.mlirDialectPlugins = options.dialectPlugins;
+  setup.extraPasses = options.extraPasses;
   auto created = rt::Runtime::create(std::move(setup));
   if (!created.ok())
     fail(text(created.status()));

@@ -29,6 +29,7 @@ namespace {
 struct Inputs {
   std::string build = "kjit 0.1.0; runtime=gnu:aa; compiler=gnu:bb";
   std::string environment = "KJIT_DEBUG=\n";
+  std::string extensions;
   std::string target = "host", arch = "x86_64";
   std::vector<std::string> formats = {"elf-shared-object"};
   std::vector<std::pair<std::string, std::string>> options = {
@@ -42,6 +43,7 @@ struct Inputs {
     ArtifactKeyInputs in;
     in.buildIdentity = build;
     in.environment = environment;
+    in.compilerExtensions = extensions;
     in.target = target;
     in.arch = arch;
     in.formats = formats;
@@ -67,6 +69,10 @@ TEST(CacheKey, EveryArtifactInputChangesTheKey) {
        }},
       {"a codegen variable",
        [](Inputs &in) { in.environment = "KJIT_DEBUG=1\n"; }},
+      {"an MLIR pass plugin",
+       [](Inputs &in) { in.extensions = "pass-plugin=gnu:cc\n"; }},
+      {"extra passes",
+       [](Inputs &in) { in.extensions = "extra-passes=cse\n"; }},
       {"the target", [](Inputs &in) { in.target = "cuda"; }},
       {"the arch", [](Inputs &in) { in.arch = "aarch64"; }},
       {"a format", [](Inputs &in) { in.formats = {"ptx"}; }},

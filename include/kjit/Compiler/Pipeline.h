@@ -9,7 +9,8 @@
 // is the record `kjit-run --warmup --record-out R.json` wrote; the runtime
 // writes the module it lowered where KJIT_DUMP_LOWERED_IR says).
 //
-//   kjit-specialize (the record)  ->  kjit-keep-kernel  ->  the target's
+//   kjit-specialize (the record)  ->  kjit-keep-kernel  ->  the extra
+//   passes (kjit-run --extra-passes, extra-passes=...)  ->  the target's
 //   buildPipeline (host: kjit-bake-globals, kjit-expand-masks,
 //   kjit-strip-asserts unless debug, canonicalize, kjit-convert-host-to-llvm)
 //
@@ -20,8 +21,14 @@
 
 #include "kjit/Compiler/Target.h"
 
+#include "llvm/Support/LogicalResult.h"
+
 #include <memory>
 #include <string>
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
 
 namespace kjit {
 
@@ -38,12 +45,21 @@ struct KernelPipelineOptions {
   std::shared_ptr<const rt::SpecializationRecord> record;
   /// Usually getTargetOptions(*record), debug perhaps forced on.
   TargetOptions target;
+  /// Pipeline elements, as inside builtin.module(...), run on the
+  /// specialized module of the one kernel before the target lowers it: the
+  /// point where a user's passes (from an MLIR pass plugin) see kernel IR
+  /// with the specialization applied. Empty: none.
+  std::string extraPasses;
 };
 
 /// Adds the whole compile of `options.kernel` for `target` to `pm`: what the
-/// runtime's compile runs and what kjit-<target>-pipeline replays.
-void buildKernelPipeline(mlir::OpPassManager &pm, const Target &target,
-                         const KernelPipelineOptions &options);
+/// runtime's compile runs and what kjit-<target>-pipeline replays. Fails,
+/// with MLIR's message on `errors`, when extraPasses does not parse (an
+/// unknown pass, a bad option).
+llvm::LogicalResult buildKernelPipeline(mlir::OpPassManager &pm,
+                                        const Target &target,
+                                        const KernelPipelineOptions &options,
+                                        llvm::raw_ostream &errors);
 
 /// The target options a record's launch options ask for (debug,
 /// enable_fp_fusion).

@@ -32,7 +32,7 @@
 namespace kjit::rt {
 
 /// Bumped on every change to this header.
-inline constexpr uint32_t kCompilerServiceVersion = 3;
+inline constexpr uint32_t kCompilerServiceVersion = 4;
 
 /// A module global as the analysis found it.
 struct GlobalInfo {
@@ -105,6 +105,21 @@ struct TargetDescription {
   std::string artifactFormat;
 };
 
+/// What a runtime adds to its compiler (kjit-run --load-pass-plugin,
+/// --load-dialect-plugin, --extra-passes; docs/Runtime.md "MLIR pass
+/// plugins"). Every field joins the artifact key (RuntimeOptions).
+struct CompilerExtensions {
+  /// Out-of-tree MLIR pass plugins (mlirGetPassPluginInfo), in order.
+  std::vector<std::string> passPlugins;
+  /// Out-of-tree MLIR dialect plugins (mlirGetDialectPluginInfo): their
+  /// dialects are registered in every analysis and compile.
+  std::vector<std::string> dialectPlugins;
+  /// Pass pipeline elements ("count-kernel-ops,canonicalize", as inside
+  /// builtin.module(...)) run on the specialized module of one kernel,
+  /// before the target's lowering; empty: none.
+  std::string extraPasses;
+};
+
 /// The compiler as the runtime uses it. Thread-safe: concurrent analyses and
 /// compiles are isolated from one another.
 ///
@@ -126,6 +141,11 @@ public:
 
   /// The registered targets.
   virtual std::vector<TargetDescription> targets() const = 0;
+
+  /// Loads the plugins and checks the extra passes (an error names the
+  /// plugin or the pass). Called once, before any analysis or compile; the
+  /// plugins stay loaded for the life of the process, as in mlir-opt.
+  virtual absl::Status extend(const CompilerExtensions &extensions) = 0;
 };
 
 } // namespace kjit::rt

@@ -73,6 +73,17 @@ struct RuntimeOptions {
   /// differs from the nearest compiled specialization), through the log
   /// sink; unset: KJIT_LOG lists "recompiles" (comma-separated).
   std::optional<bool> logRecompiles;
+  /// Out-of-tree MLIR pass plugins and dialect plugins loaded into the
+  /// compiler when it is opened (kjit-run --load-pass-plugin,
+  /// --load-dialect-plugin), and pipeline elements every compile runs
+  /// after specialization, before the target's lowering (--extra-passes:
+  /// "count-kernel-ops,cse"). A plugin file must be readable when the
+  /// runtime is created; it loads, and the passes are checked, when the
+  /// compiler opens. All of them join every artifact key, the plugins by
+  /// their file's identity (docs/Runtime.md "MLIR pass plugins").
+  std::vector<std::string> mlirPassPlugins;
+  std::vector<std::string> mlirDialectPlugins;
+  std::string extraPasses;
   /// Where the plugin host logs (stderr when empty).
   plugin::LogSink logSink;
   /// False: ignore KJIT_* variables and use these options alone.
@@ -156,6 +167,9 @@ public:
   /// The values of the environment variables that change generated code
   /// (cache::codegenEnvironment()) when the runtime was created.
   const std::string &codegenEnvironment() const;
+  /// The MLIR plugins (by file identity) and extra passes of
+  /// RuntimeOptions, as they join every artifact key; empty when none.
+  const std::string &compilerExtensions() const;
 
   struct Impl;
 

@@ -1,16 +1,34 @@
-//===- CountOps.cpp - an out-of-tree pass plugin for kjit-opt -------------===//
+//===- CountOps.cpp - an out-of-tree MLIR plugin for kjit -----------------===//
 //
-// --count-kernel-ops: annotates every kjit.kernel with the number of
-// operations in its body (count.ops) and reports it as a remark. It knows
-// kjit's ops by name only: a pass plugin needs MLIR's headers, not kjit's.
+// A pass and dialect plugin that knows kjit's ops by name only: a plugin
+// needs MLIR's headers, not kjit's. Its passes:
+//
+//   --count-kernel-ops  annotates every kjit.kernel with the number of
+//                       operations in its body (count.ops) and reports it
+//                       as a remark;
+//   --swap-addf         replaces every arith.addf with COUNT_OPS_SWAP_TO
+//                       (arith.subf; the second build: arith.mulf), so that
+//                       a launch shows by its output that the pass ran;
+//   --erase-count-ops   erases the ops of the `count` dialect.
+//
+// Its dialect, `count`, has no op of its own and accepts any op in its
+// namespace: with the dialect plugin loaded a kernel may hold
+// "count.marker"(), which erase-count-ops removes before lowering.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dialect.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
+#include "llvm/ADT/SmallVector.h"
+
+#ifndef COUNT_OPS_SWAP_TO
+#define COUNT_OPS_SWAP_TO "arith.subf"
+#endif
 
 namespace {
 
@@ -36,10 +54,80 @@ struct CountKernelOps
   }
 };
 
+struct SwapAddF
+    : mlir::PassWrapper<SwapAddF, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SwapAddF)
+
+  llvm::StringRef getArgument() const override { return "swap-addf"; }
+  llvm::StringRef getDescription() const override {
+    return "Replace every arith.addf with " COUNT_OPS_SWAP_TO;
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation *> adds;
+    getOperation().walk([&](mlir::Operation *op) {
+      if (op->getName().getStringRef() == "arith.addf")
+        adds.push_back(op);
+    });
+    for (mlir::Operation *add : adds) {
+      mlir::OpBuilder builder(add);
+      mlir::OperationState state(add->getLoc(), COUNT_OPS_SWAP_TO);
+      state.addOperands(add->getOperands());
+      state.addTypes(add->getResultTypes());
+      state.addAttributes(add->getAttrs());
+      mlir::Operation *swapped = builder.create(state);
+      add->replaceAllUsesWith(swapped);
+      add->erase();
+    }
+  }
+};
+
+struct EraseCountOps
+    : mlir::PassWrapper<EraseCountOps, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(EraseCountOps)
+
+  llvm::StringRef getArgument() const override { return "erase-count-ops"; }
+  llvm::StringRef getDescription() const override {
+    return "Erase the ops of the count dialect";
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation *> marks;
+    getOperation().walk([&](mlir::Operation *op) {
+      if (op->getName().getDialectNamespace() == "count" && op->use_empty())
+        marks.push_back(op);
+    });
+    for (mlir::Operation *mark : marks)
+      mark->erase();
+  }
+};
+
+/// A dialect with no op of its own: any op in its namespace parses.
+struct CountDialect : mlir::Dialect {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CountDialect)
+  explicit CountDialect(mlir::MLIRContext *context)
+      : mlir::Dialect(getDialectNamespace(), context,
+                      mlir::TypeID::get<CountDialect>()) {
+    allowUnknownOperations();
+  }
+  static llvm::StringRef getDialectNamespace() { return "count"; }
+};
+
 } // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
+  return {MLIR_PLUGIN_API_VERSION, "CountOps", "1", [] {
+            mlir::PassRegistration<CountKernelOps>();
+            mlir::PassRegistration<SwapAddF>();
+            mlir::PassRegistration<EraseCountOps>();
+          }};
+}
+
+extern "C" LLVM_ATTRIBUTE_WEAK mlir::DialectPluginLibraryInfo
+mlirGetDialectPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "CountOps", "1",
-          [] { mlir::PassRegistration<CountKernelOps>(); }};
+          [](mlir::DialectRegistry *registry) {
+            registry->insert<CountDialect>();
+          }};
 }
