@@ -478,8 +478,8 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
     return status;
   }
   find_text(k, args->loadable);
-  if (host_line_table_copy(args->loadable, args->loadable_size,
-                           &k->line_table, &k->line_table_size) != 0) {
+  if (host_line_table_copy(args->loadable, args->loadable_size, &k->line_table,
+                           &k->line_table_size) != 0) {
     status = host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
     goto fail;
   }

@@ -193,8 +193,8 @@ int host_line_table_copy(const uint8_t *bytes, size_t size, uint8_t **table,
 /** Writes "file:line:col" of the object address `pc` (relative to the
  *  object, as its line table counts) to `out`; 0 when the table has no
  *  source line for it. */
-int host_line_lookup(const uint8_t *table, size_t size, uint64_t pc,
-                     char *out, size_t out_size);
+int host_line_lookup(const uint8_t *table, size_t size, uint64_t pc, char *out,
+                     size_t out_size);
 
 /** "SIGFPE (integer division by zero or overflow)", ... */
 void host_describe_fault(char *out, size_t size, const host_fault *fault,

@@ -155,8 +155,7 @@ typedef struct row {
 
 /* Runs one unit's line program; 1 with *found set when a sequence covers
  * pc (the row whose range [address, next address) holds it). */
-static int run_unit(reader *unit, uint64_t pc, row *found,
-                    const char **name) {
+static int run_unit(reader *unit, uint64_t pc, row *found, const char **name) {
   reader header, files, program;
   uint64_t header_length;
   unsigned version, min_inst, line_range, opcode_base, i;
@@ -265,8 +264,8 @@ static int run_unit(reader *unit, uint64_t pc, row *found,
   return 0;
 }
 
-int host_line_lookup(const uint8_t *table, size_t size, uint64_t pc,
-                     char *out, size_t out_size) {
+int host_line_lookup(const uint8_t *table, size_t size, uint64_t pc, char *out,
+                     size_t out_size) {
   reader all;
   all.at = table;
   all.end = table + size;
