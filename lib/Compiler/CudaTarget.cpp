@@ -17,6 +17,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -180,6 +181,10 @@ public:
     KjitFinalizeNVVMOptions finalize;
     finalize.libdevice = !config->libdevice.empty();
     device.addPass(createKjitFinalizeNVVM(finalize));
+    // Debug builds: line tables, which NVPTX emits as .file/.loc naming the
+    // .mlir file and the kernel's lines.
+    if (options.debug)
+      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
 
     GpuNVVMAttachTargetOptions attach;
     attach.chip = config->chip;

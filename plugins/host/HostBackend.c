@@ -448,6 +448,7 @@ static void free_kernel(host_kernel *k) {
   if (k->dl)
     dlclose(k->dl);
   free(k->params);
+  free(k->line_table);
   free(k->path);
   free(k->name);
   free(k);
@@ -477,6 +478,11 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
     return status;
   }
   find_text(k, args->loadable);
+  if (host_line_table_copy(args->loadable, args->loadable_size, &k->line_table,
+                           &k->line_table_size) != 0) {
+    status = host_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    goto fail;
+  }
   abi = dlsym(k->dl, "kjit_host_abi_version");
   if (!abi) {
     status = host_error(KJIT_STATUS_NOT_FOUND,

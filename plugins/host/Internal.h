@@ -50,6 +50,10 @@ typedef struct host_kernel {
   /** Where the object is mapped (addresses in its ELF file plus this), and
    *  its executable segments: a fault's pc there is the kernel's own. */
   uintptr_t load_base, text_begin, text_end;
+  /** A copy of the object's .debug_line (debug builds), NULL without one:
+   *  a fault's report names its source line from it (Lines.c). */
+  uint8_t *line_table;
+  size_t line_table_size;
 } host_kernel;
 
 /*===----------------------------------------------------------------------===*\
@@ -180,6 +184,17 @@ void host_fault_leave(void);
 kjit_status *host_altstack_use(host_altstack *s);
 void host_altstack_restore(host_altstack *s);
 void host_altstack_free(host_altstack *s);
+
+/** Lines.c: copies the .debug_line section of the ELF object `bytes`
+ *  (already checked by load) into a malloc'd *table; *table stays NULL
+ *  without one. -1 only when out of memory. */
+int host_line_table_copy(const uint8_t *bytes, size_t size, uint8_t **table,
+                         size_t *table_size);
+/** Writes "file:line:col" of the object address `pc` (relative to the
+ *  object, as its line table counts) to `out`; 0 when the table has no
+ *  source line for it. */
+int host_line_lookup(const uint8_t *table, size_t size, uint64_t pc, char *out,
+                     size_t out_size);
 
 /** "SIGFPE (integer division by zero or overflow)", ... */
 void host_describe_fault(char *out, size_t size, const host_fault *fault,

@@ -292,12 +292,20 @@ static void record_fault(host_worker *w, host_simt *simt) {
                       (f->addr - base) % slot < pool.page;
     host_describe_fault(what, sizeof what, f, &stack);
   }
-  record_failure(launch, w->program, simt->thread.thread_id[0],
-                 KJIT_STATUS_ABORTED,
-                 "kernel %s faulted in program (%u,%u,%u), thread (%u,0,0): "
-                 "%s at pc 0x%llx %s; the launch was stopped",
-                 k->name, pid[0], pid[1], pid[2], simt->thread.thread_id[0],
-                 what, pc, where);
+  {
+    /* Debug builds: the source line of the faulting instruction. */
+    char line[160] = "";
+    if (k->line_table && f->pc >= k->text_begin && f->pc < k->text_end &&
+        host_line_lookup(k->line_table, k->line_table_size, pc, line + 4,
+                         sizeof line - 4))
+      memcpy(line, " at ", 4);
+    record_failure(launch, w->program, simt->thread.thread_id[0],
+                   KJIT_STATUS_ABORTED,
+                   "kernel %s faulted in program (%u,%u,%u), thread "
+                   "(%u,0,0): %s at pc 0x%llx %s%s; the launch was stopped",
+                   k->name, pid[0], pid[1], pid[2], simt->thread.thread_id[0],
+                   what, pc, where, line);
+  }
 }
 
 static void switch_onward(host_simt *simt);

@@ -604,9 +604,11 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
   }
 
   /// What the lowering does not take: unspecialized parameters, global
-  /// reads (kjit-bake-globals first), kjit operations outside functions.
+  /// reads (kjit-bake-globals first), kjit and gpu operations outside
+  /// functions, a gpu.module of the input's own.
   static LogicalResult checkReady(ModuleOp module) {
-    WalkResult result = module.walk([](Operation *op) {
+    // Pre-order: a gpu.module is refused before the operations in it.
+    WalkResult result = module.walk<WalkOrder::PreOrder>([](Operation *op) {
       if (auto castOp = dyn_cast<CastOp>(op)) {
         castOp.emitError() << "'kjit.cast' reaches the cuda lowering; run "
                               "kjit-specialize first";
@@ -618,13 +620,29 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
                             "kjit-bake-globals first";
         return WalkResult::interrupt();
       }
-      if (op->getDialect() ==
-              op->getContext()->getLoadedDialect<KjitDialect>() &&
+      // The lowering creates the only gpu.module: one already there would
+      // be compiled beside it and its binary taken for the kernel's.
+      if (auto existing = dyn_cast<gpu::GPUModuleOp>(op)) {
+        existing.emitError()
+            << "the module already has a gpu.module (@" << existing.getName()
+            << "); kjit-convert-to-gpu moves the kjit.kernel into the only "
+               "one, @kjit_device";
+        return WalkResult::interrupt();
+      }
+      // kjit and gpu body operations (ids, barriers) outside the functions
+      // that move into the gpu.module would stay behind and vanish from the
+      // PTX without a word (R01).
+      MLIRContext *context = op->getContext();
+      Dialect *dialect = op->getDialect();
+      if (dialect &&
+          (dialect == context->getLoadedDialect<KjitDialect>() ||
+           dialect == context->getLoadedDialect<gpu::GPUDialect>()) &&
           !isa<KernelOp, FuncOp, GlobalOp>(op) &&
-          !op->getParentOfType<KernelOp>() && !op->getParentOfType<FuncOp>()) {
+          !op->getParentOfType<KernelOp>() && !op->getParentOfType<FuncOp>() &&
+          !op->getParentOfType<func::FuncOp>()) {
         op->emitError() << "'" << op->getName()
-                        << "' can only be lowered inside a kjit.kernel or "
-                           "kjit.func";
+                        << "' can only be lowered inside a kjit.kernel, "
+                           "kjit.func or func.func";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -1,0 +1,3 @@
+kjit.kernel @k(%n: i32) {
+  kjit.return
+}
