@@ -399,7 +399,8 @@ bool isNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-/// A parameter name: an identifier.
+/// An identifier: a letter or `_`, then letters, digits and `_`, and dots
+/// (not last) when `allowDots`.
 bool isIdentifier(std::string_view name, bool allowDots) {
   bool valid = !name.empty() && isNameStart(name[0]) && name.back() != '.';
   for (char c : name)

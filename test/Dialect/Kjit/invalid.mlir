@@ -400,15 +400,6 @@ kjit.global @"a::b" : i32 = 1
 
 // -----
 
-// A second op, so that the parser wraps both in a module and this one nests.
-kjit.global @H : i32 = 0
-module {
-  // expected-error @+1 {{'kjit.global' op global '@G' is in a nested module without a name; the runtime names a global by its module path, so name the module}}
-  kjit.global @G : i32 = 1
-}
-
-// -----
-
 kjit.global @H : i32 = 0
 module @"x::y" {
   // expected-error @+1 {{'kjit.global' op global '@G' is in module '@"x::y"', whose name has '::', which separates module names in the runtime's global names}}

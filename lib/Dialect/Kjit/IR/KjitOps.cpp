@@ -469,12 +469,7 @@ LogicalResult GlobalOp::verify() {
        module && module->getParentOp();
        module = module->getParentOfType<ModuleOp>()) {
     std::optional<StringRef> name = module.getSymName();
-    if (!name)
-      return emitOpError() << "global '@" << getSymName()
-                           << "' is in a nested module without a name; the "
-                              "runtime names a global by its module path, "
-                              "so name the module";
-    if (name->contains("::"))
+    if (name && name->contains("::"))
       return emitOpError() << "global '@" << getSymName()
                            << "' is in module '@\"" << *name
                            << "\"', whose name has '::', which separates "
@@ -491,6 +486,8 @@ GetGlobalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   Operation *target =
       symbolTable.lookupNearestSymbolFrom(*this, symbol.getRootReference());
   std::string scope = ("@" + symbol.getRootReference().getValue()).str();
+  // The module that should have held `target`; empty for the root symbol.
+  std::string holder;
   for (FlatSymbolRefAttr nested : symbol.getNestedReferences()) {
     if (!target)
       return emitOpError() << "reads " << symbol << ", but there is no module "
@@ -500,13 +497,15 @@ GetGlobalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                            << " is a '" << target->getName()
                            << "', not a module";
     target = symbolTable.lookupSymbolIn(target, nested.getAttr());
-    if (!target)
-      return emitOpError() << "reads unknown global " << symbol << ": module "
-                           << scope << " has no symbol " << nested;
+    holder = scope;
     scope += ("::@" + nested.getValue()).str();
   }
-  if (!target)
+  if (!target && holder.empty())
     return emitOpError() << "reads unknown global " << symbol;
+  if (!target)
+    return emitOpError() << "reads unknown global " << symbol << ": module "
+                         << holder << " has no symbol @"
+                         << symbol.getLeafReference().getValue();
   auto global = dyn_cast<GlobalOp>(target);
   if (!global)
     return emitOpError() << "reads " << symbol << ", which is a '"
