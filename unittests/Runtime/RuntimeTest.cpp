@@ -140,8 +140,9 @@ TEST(Runtime, ChangedGlobalIsAnErrorOrRecompiles) {
   ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
   EXPECT_FALSE(kernel->launch(config, args)->compiled);
   auto unknown = (*module)->setGlobal("NOPE", Argument::fp(1.0));
-  EXPECT_EQ(unknown.message(),
-            "no global named 'NOPE' in " + example("scaled_residual.mlir"));
+  EXPECT_EQ(unknown.message(), "no global named 'NOPE' in " +
+                                   example("scaled_residual.mlir") +
+                                   " (globals: SCALE, SHIFT)");
   auto wrongKind = (*module)->setGlobal("SCALE", Argument::none());
   EXPECT_EQ(wrongKind.message(),
             "global 'SCALE' has type f32 and needs a number, not None");
