@@ -173,6 +173,19 @@ std::string globalName(SymbolRefAttr path) {
   return name;
 }
 
+/// The global that a runtime name ("SCALE", "inner::SCALE") denotes, or null.
+kjit::GlobalOp lookupGlobal(ModuleOp module, StringRef name) {
+  MLIRContext *context = module.getContext();
+  SmallVector<StringRef> parts;
+  name.split(parts, "::");
+  SmallVector<FlatSymbolRefAttr> nested;
+  for (StringRef part : llvm::drop_begin(parts))
+    nested.push_back(FlatSymbolRefAttr::get(context, part));
+  auto path = SymbolRefAttr::get(context, parts.front(), nested);
+  return dyn_cast_or_null<kjit::GlobalOp>(
+      SymbolTable::lookupSymbolIn(module, path));
+}
+
 /// The runtime's view of a kernel's parameters.
 std::optional<kjit::rt::KernelManifest> makeManifest(kjit::KernelOp kernel,
                                                      std::string &error) {
@@ -232,7 +245,7 @@ absl::Status applyGlobals(ModuleOp module,
                           absl::Span<const rt::GlobalValue> values) {
   for (const rt::GlobalValue &value : values) {
     StringRef name(value.name.data(), value.name.size());
-    auto global = module.lookupSymbol<kjit::GlobalOp>(name);
+    kjit::GlobalOp global = lookupGlobal(module, name);
     if (!global)
       return absl::InternalError(
           ("the runtime asked to bake unknown global '" + name + "'").str());

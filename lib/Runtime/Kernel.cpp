@@ -59,7 +59,7 @@ absl::Status Kernel::Impl::checkGlobals() {
         module->globals[module->globalIndex.at(usedGlobals[i])];
     if (policy == GlobalChangePolicy::Error)
       return absl::FailedPreconditionError(
-          strCat("Global variable ", usedGlobals[i],
+          strCat("Global variable ", describeGlobal(usedGlobals[i]),
                  " has changed since we compiled this kernel, from ",
                  formatGlobalValue(slot.type, bakedBits[i]), " to ",
                  formatGlobalValue(slot.type, current[i])));

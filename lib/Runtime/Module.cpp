@@ -15,6 +15,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -408,13 +409,82 @@ std::vector<std::string> Module::kernelNames() const {
   return names;
 }
 
+std::string describeGlobal(std::string_view name) {
+  size_t split = name.rfind("::");
+  if (split == std::string_view::npos)
+    return std::string(name);
+  // "a::b" -> "@a::@b", as MLIR prints the symbol path.
+  std::string module = "@";
+  std::string_view path = name.substr(0, split);
+  for (size_t at; (at = path.find("::")) != std::string_view::npos;
+       path = path.substr(at + 2))
+    kjit::strAppend(&module, path.substr(0, at), "::@");
+  module += path;
+  return kjit::strCat(name.substr(split + 2), " of module ", module);
+}
+
+namespace {
+
+/// A well-formed runtime global name: symbols joined by "::", none empty and
+/// none holding a ':' of its own.
+bool isGlobalPath(std::string_view name) {
+  while (true) {
+    size_t split = name.find("::");
+    std::string_view part = name.substr(0, split);
+    if (part.empty() || part.find(':') != std::string_view::npos)
+      return false;
+    if (split == std::string_view::npos)
+      return true;
+    name = name.substr(split + 2);
+  }
+}
+
+} // namespace
+
+absl::StatusOr<size_t> Module::Impl::findGlobal(std::string_view name) const {
+  if (auto it = globalIndex.find(std::string(name)); it != globalIndex.end())
+    return it->second;
+  if (!isGlobalPath(name))
+    return absl::InvalidArgumentError(kjit::strCat(
+        "'", name,
+        "' is not a global name: a global of the top module is named by "
+        "its symbol (SCALE), one of a nested module by the module path and "
+        "the symbol joined by '::' (inner::SCALE)"));
+  std::vector<std::string_view> names;
+  for (const GlobalSlot &slot : globals)
+    names.push_back(slot.name);
+  std::sort(names.begin(), names.end());
+  std::string known;
+  for (std::string_view other : names)
+    kjit::strAppend(&known, known.empty() ? "" : ", ", other);
+  std::string list =
+      kjit::strCat(" (globals: ", known.empty() ? "none" : known, ")");
+  size_t split = name.rfind("::");
+  if (split == std::string_view::npos)
+    return absl::NotFoundError(
+        kjit::strCat("no global named '", name, "' in ", sourceName, list));
+  std::string_view module = name.substr(0, split + 2);
+  bool moduleHasGlobals =
+      std::any_of(names.begin(), names.end(), [&](std::string_view other) {
+        return other.substr(0, module.size()) == module &&
+               other.find("::", module.size()) == std::string_view::npos;
+      });
+  std::string_view moduleName = name.substr(0, split);
+  if (moduleHasGlobals)
+    return absl::NotFoundError(kjit::strCat(
+        "no global named '", name, "' in ", sourceName, ": module '",
+        moduleName, "' has no global '", name.substr(split + 2), "'", list));
+  return absl::NotFoundError(kjit::strCat("no global named '", name, "' in ",
+                                          sourceName, ": there is no module '",
+                                          moduleName, "' with globals", list));
+}
+
 absl::Status Module::setGlobal(std::string_view name, const Argument &value) {
   std::lock_guard<std::mutex> lock(impl_->globalsMutex);
-  auto it = impl_->globalIndex.find(std::string(name));
-  if (it == impl_->globalIndex.end())
-    return absl::NotFoundError(
-        kjit::strCat("no global named '", name, "' in ", impl_->sourceName));
-  GlobalSlot &slot = impl_->globals[it->second];
+  absl::StatusOr<size_t> index = impl_->findGlobal(name);
+  if (!index.ok())
+    return index.status();
+  GlobalSlot &slot = impl_->globals[*index];
   absl::StatusOr<uint64_t> bits = globalBits(name, slot.type, value);
   if (!bits.ok())
     return bits.status();
@@ -428,11 +498,10 @@ absl::Status Module::setGlobal(std::string_view name, const Argument &value) {
 
 absl::StatusOr<std::string> Module::global(std::string_view name) const {
   std::lock_guard<std::mutex> lock(impl_->globalsMutex);
-  auto it = impl_->globalIndex.find(std::string(name));
-  if (it == impl_->globalIndex.end())
-    return absl::NotFoundError(
-        kjit::strCat("no global named '", name, "' in ", impl_->sourceName));
-  const GlobalSlot &slot = impl_->globals[it->second];
+  absl::StatusOr<size_t> index = impl_->findGlobal(name);
+  if (!index.ok())
+    return index.status();
+  const GlobalSlot &slot = impl_->globals[*index];
   return formatGlobalValue(slot.type, slot.bits);
 }
 

@@ -7,6 +7,7 @@
 #include "kjit/Runtime/Runtime.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 
 #include <atomic>
 #include <memory>
@@ -40,6 +41,10 @@ struct Module::Impl {
   std::string sourceName;
   std::vector<GlobalSlot> globals;
   absl::flat_hash_map<std::string, size_t> globalIndex;
+  /// The index of the global called `name` (its runtime name: "SCALE",
+  /// "inner::SCALE"), or an error that says which part of the name is
+  /// wrong and lists the globals. Call with globalsMutex held.
+  absl::StatusOr<size_t> findGlobal(std::string_view name) const;
   /// Bumped whenever a global's value changes: the launch-time check is one
   /// atomic load when nothing changed.
   std::atomic<uint64_t> globalsVersion{0};
@@ -50,6 +55,11 @@ struct Module::Impl {
   /// the module's other kernels are unaffected.
   std::vector<std::pair<std::string, std::string>> invalidKernels;
 };
+
+/// A global's runtime name ("SCALE", "inner::SCALE") as messages spell it:
+/// "SCALE", "SCALE of module @inner" (the global of a nested module is
+/// another global than the top module's of the same symbol).
+std::string describeGlobal(std::string_view name);
 
 /// Builds a Kernel of `module` from the compiler's analysis.
 absl::StatusOr<std::unique_ptr<Kernel>>

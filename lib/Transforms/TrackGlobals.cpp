@@ -21,6 +21,19 @@ std::string printValue(TypedAttr value) {
   return text;
 }
 
+/// A global as the messages name it: "SCALE" for one of the root module,
+/// "SCALE of module @inner" for one of a nested module, which is another
+/// global than the root's @SCALE.
+std::string describeGlobal(SymbolRefAttr name) {
+  std::string text = name.getLeafReference().getValue().str();
+  if (name.getNestedReferences().empty())
+    return text;
+  text += " of module @" + name.getRootReference().getValue().str();
+  for (FlatSymbolRefAttr nested : name.getNestedReferences().drop_back())
+    text += "::@" + nested.getValue().str();
+  return text;
+}
+
 struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
   using KjitTrackGlobalsBase::KjitTrackGlobalsBase;
 
@@ -57,7 +70,7 @@ struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
       for (const kjit::GlobalChange &change :
            kjit::DependencyAnalysis::findChangedGlobals(module, *record)) {
         changed = true;
-        StringRef name = change.name.getLeafReference().getValue();
+        std::string name = describeGlobal(change.name);
         // Verified IR cannot lose a global that a function reads, and the
         // analysis recomputes a record naming one it does not read (R11);
         // kept for records that reach findChangedGlobals some other way.

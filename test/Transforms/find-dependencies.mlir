@@ -49,3 +49,16 @@ module @inner {
     kjit.return %s : f32
   }
 }
+
+// A kernel of the top module reads the nested global by its path: a global
+// other than the top module's @SCALE, recorded apart from it.
+// CHECK-LABEL: kjit.kernel @reads_both(
+// CHECK-SAME:    kjit.used_globals = [{name = @SCALE, value = 5.000000e-01 : f32}, {name = @inner::@SCALE, value = 2.000000e+00 : f32}]
+kjit.kernel @reads_both(%y: !kjit.ptr<f32>) {
+  %top = kjit.get_global @SCALE : f32
+  %nested = kjit.get_global @inner::@SCALE : f32
+  %c0 = arith.constant 0 : i32
+  %r = arith.addf %top, %nested : f32
+  kjit.store %r, %y[%c0] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}

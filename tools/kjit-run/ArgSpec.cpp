@@ -399,20 +399,41 @@ bool isNameStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-/// Splits "NAME=VALUE" of option `option` ("--arg"); `allowDots` admits
-/// dotted names.
+/// An identifier: a letter or `_`, then letters, digits and `_`, and dots
+/// (not last) when `allowDots`.
+bool isIdentifier(std::string_view name, bool allowDots) {
+  bool valid = !name.empty() && isNameStart(name[0]) && name.back() != '.';
+  for (char c : name)
+    valid = valid && (isNameStart(c) || isDigit(c) || (allowDots && c == '.'));
+  return valid;
+}
+
+/// A global name: the global's symbol (which MLIR lets hold dots), after
+/// the path of nested modules that holds it, joined by "::"
+/// (`inner::SCALE`), as the runtime names globals (docs/Dependencies.md).
+bool isGlobalName(std::string_view name) {
+  for (size_t split; (split = name.find("::")) != std::string_view::npos;
+       name = name.substr(split + 2))
+    if (!isIdentifier(name.substr(0, split), /*allowDots=*/true))
+      return false;
+  return isIdentifier(name, /*allowDots=*/true);
+}
+
+/// Splits "NAME=VALUE" of option `option` ("--arg"); `isGlobal` takes NAME
+/// as a global's name rather than a parameter's.
 absl::StatusOr<std::pair<std::string_view, std::string_view>>
-splitAssignment(std::string_view option, std::string_view text,
-                bool allowDots) {
+splitAssignment(std::string_view option, std::string_view text, bool isGlobal) {
   size_t equals = text.find('=');
   if (equals == std::string_view::npos || equals == 0)
     return absl::InvalidArgumentError(
         kjit::strCat(option, " '", text, "': expected NAME=VALUE"));
   std::string_view name = text.substr(0, equals);
-  bool valid = isNameStart(name[0]);
-  for (char c : name)
-    valid = valid && (isNameStart(c) || isDigit(c) || (allowDots && c == '.'));
-  if (!valid || name.back() == '.')
+  if (isGlobal && !isGlobalName(name))
+    return absl::InvalidArgumentError(kjit::strCat(
+        option, " '", text, "': '", name,
+        "' is not a valid global name (NAME, or MODULE::NAME for a global "
+        "of a nested module)"));
+  if (!isGlobal && !isIdentifier(name, /*allowDots=*/false))
     return absl::InvalidArgumentError(kjit::strCat(
         option, " '", text, "': '", name, "' is not a valid name"));
   return std::make_pair(name, text.substr(equals + 1));
@@ -501,7 +522,7 @@ absl::StatusOr<ArgValue> parseArgValue(std::string_view name,
 }
 
 absl::StatusOr<NamedArg> parseArgOption(std::string_view text) {
-  auto split = splitAssignment("--arg", text, /*allowDots=*/false);
+  auto split = splitAssignment("--arg", text, /*isGlobal=*/false);
   if (!split.ok())
     return split.status();
   absl::StatusOr<ArgValue> value = parseArgValue(split->first, split->second);
@@ -511,7 +532,7 @@ absl::StatusOr<NamedArg> parseArgOption(std::string_view text) {
 }
 
 absl::StatusOr<NamedGlobal> parseGlobalOption(std::string_view text) {
-  auto split = splitAssignment("--global", text, /*allowDots=*/true);
+  auto split = splitAssignment("--global", text, /*isGlobal=*/true);
   if (!split.ok())
     return split.status();
   std::string what = kjit::strCat("global '", split->first, "'");

@@ -49,7 +49,8 @@ OPTIONS:
                                       (append :const for a read-only tensor)
                              scalars  42  -1  0x10  1.5  1e-5  true  none  dtype:fp16
   --option NAME=VALUE      a launch option (num_warps, num_stages, debug, ...)
-  --global NAME=VALUE      set a module global before the first launch
+  --global NAME=VALUE      set a module global before the first launch; a
+                           global of a nested module is MODULE::NAME
   --change-global NAME=VALUE
                            after the launches, set a global and launch once more
                            (shows the changed-global check)

@@ -63,7 +63,8 @@ protected:
                              /*noinline=*/true);
     Block *fnEntry = scale.addEntryBlock();
     b.setInsertionPointToStart(fnEntry);
-    Value factor = kjit::GetGlobalOp::create(b, loc, f32, "SCALE");
+    Value factor = kjit::GetGlobalOp::create(
+        b, loc, f32, SymbolRefAttr::get(b.getContext(), "SCALE"));
     Value scaled =
         arith::MulFOp::create(b, loc, fnEntry->getArgument(0), factor);
     kjit::ReturnOp::create(b, loc, ValueRange{scaled});

@@ -409,9 +409,11 @@ TEST(Option, Global) {
   EXPECT_EQ(parseGlobalOption("G").status().message(),
             "--global 'G': expected NAME=VALUE");
   EXPECT_EQ(parseGlobalOption("a.=1").status().message(),
-            "--global 'a.=1': 'a.' is not a valid name");
+            "--global 'a.=1': 'a.' is not a valid global name (NAME, or "
+            "MODULE::NAME for a global of a nested module)");
   EXPECT_EQ(parseGlobalOption(".a=1").status().message(),
-            "--global '.a=1': '.a' is not a valid name");
+            "--global '.a=1': '.a' is not a valid global name (NAME, or "
+            "MODULE::NAME for a global of a nested module)");
 }
 
 //===----------------------------------------------------------------------===//

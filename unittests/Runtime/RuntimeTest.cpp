@@ -140,8 +140,9 @@ TEST(Runtime, ChangedGlobalIsAnErrorOrRecompiles) {
   ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
   EXPECT_FALSE(kernel->launch(config, args)->compiled);
   auto unknown = (*module)->setGlobal("NOPE", Argument::fp(1.0));
-  EXPECT_EQ(unknown.message(),
-            "no global named 'NOPE' in " + example("scaled_residual.mlir"));
+  EXPECT_EQ(unknown.message(), "no global named 'NOPE' in " +
+                                   example("scaled_residual.mlir") +
+                                   " (globals: SCALE, SHIFT)");
   auto wrongKind = (*module)->setGlobal("SCALE", Argument::none());
   EXPECT_EQ(wrongKind.message(),
             "global 'SCALE' has type f32 and needs a number, not None");
@@ -365,6 +366,61 @@ kjit.kernel @k(%o: !kjit.ptr<f16>) {
   auto tooBig = module->setGlobal("H", Argument::none());
   EXPECT_EQ(tooBig.message(),
             "global 'H' has type f16 and needs a number, not None");
+}
+
+// A global of a nested module is set under its module path, apart from the
+// top module's global of the same symbol; names that are no global say
+// which part is wrong.
+TEST(Runtime, NestedModuleGlobalsAreSetByTheirPath) {
+  auto module = parse(R"mlir(
+kjit.global @S : i32 = 1
+module @inner {
+  kjit.global @S : i32 = 2
+}
+kjit.kernel @k(%o: !kjit.ptr<i32>) {
+  %top = kjit.get_global @S : i32
+  %nested = kjit.get_global @inner::@S : i32
+  %ten = arith.constant 10 : i32
+  %scaled = arith.muli %nested, %ten : i32
+  %r = arith.addi %top, %scaled : i32
+  %c0 = arith.constant 0 : i32
+  kjit.store %r, %o[%c0] : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}
+)mlir");
+  ASSERT_TRUE(module);
+  ASSERT_TRUE(module->setGlobal("inner::S", Argument::integer(4)).ok());
+  EXPECT_EQ(*module->global("inner::S"), "4");
+  EXPECT_EQ(*module->global("S"), "1");
+  int32_t out = 0;
+  Argument args[] = {Argument::tensor(uintptr_t(&out), DType::I32)};
+  auto result = (*module->kernel("k"))->launch(LaunchConfig(), args);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(out, 41);
+
+  ASSERT_TRUE(module->setGlobal("inner::S", Argument::integer(5)).ok());
+  auto changed = (*module->kernel("k"))->launch(LaunchConfig(), args);
+  EXPECT_EQ(changed.status().message(),
+            "Global variable S of module @inner has changed since we "
+            "compiled this kernel, from 4 to 5");
+
+  const char *kGlobals = " (globals: S, inner::S)";
+  EXPECT_EQ(module->setGlobal("outer::S", Argument::integer(1)).message(),
+            std::string("no global named 'outer::S' in test.mlir: there is "
+                        "no module 'outer' with globals") +
+                kGlobals);
+  EXPECT_EQ(module->global("inner::T").status().message(),
+            std::string("no global named 'inner::T' in test.mlir: module "
+                        "'inner' has no global 'T'") +
+                kGlobals);
+  for (const char *bad : {"inner:S", "inner::", "::S", "inner:::S", ""})
+    EXPECT_EQ(module->setGlobal(bad, Argument::integer(1)).message(),
+              "'" + std::string(bad) +
+                  "' is not a global name: a global of the top module is "
+                  "named by its symbol (SCALE), one of a nested module by "
+                  "the module path and the symbol joined by '::' "
+                  "(inner::SCALE)")
+        << bad;
 }
 
 // Many kernels with workgroup memory in one thread: each compiled kernel is

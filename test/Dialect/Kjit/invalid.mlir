@@ -343,6 +343,71 @@ kjit.kernel @k() {
 
 // -----
 
+kjit.kernel @k() {
+  // expected-error @below {{'kjit.get_global' op reads @nope::@BLOCK, but there is no module @nope}}
+  %b = kjit.get_global @nope::@BLOCK : i32
+  kjit.return
+}
+
+// -----
+
+module @inner {
+  kjit.global @SCALE : f32 = 2.0
+}
+kjit.kernel @k() {
+  // expected-error @below {{'kjit.get_global' op reads unknown global @inner::@BLOCK: module @inner has no symbol @BLOCK}}
+  %b = kjit.get_global @inner::@BLOCK : i32
+  kjit.return
+}
+
+// -----
+
+module @a {
+  module @b {
+    kjit.global @G : i32 = 1
+  }
+}
+kjit.kernel @k() {
+  // expected-error @below {{'kjit.get_global' op reads @a::@c::@G, but there is no module @a::@c}}
+  %b = kjit.get_global @a::@c::@G : i32
+  kjit.return
+}
+
+// -----
+
+kjit.func @f() { kjit.return }
+kjit.kernel @k() {
+  // expected-error @below {{'kjit.get_global' op reads @f::@G, but @f is a 'kjit.func', not a module}}
+  %b = kjit.get_global @f::@G : i32
+  kjit.return
+}
+
+// -----
+
+module @inner {
+  kjit.global @SCALE : f32 = 2.0
+}
+kjit.kernel @k() {
+  // expected-error @below {{'kjit.get_global' op reads @inner::@SCALE as 'i32' but it is declared 'f32'}}
+  %b = kjit.get_global @inner::@SCALE : i32
+  kjit.return
+}
+
+// -----
+
+// expected-error @+1 {{'kjit.global' op global '@"a::b"' has '::' in its name, which separates module names in the runtime's global names}}
+kjit.global @"a::b" : i32 = 1
+
+// -----
+
+kjit.global @H : i32 = 0
+module @"x::y" {
+  // expected-error @+1 {{'kjit.global' op global '@G' is in module '@"x::y"', whose name has '::', which separates module names in the runtime's global names}}
+  kjit.global @G : i32 = 1
+}
+
+// -----
+
 kjit.func @f() { kjit.return }
 kjit.kernel @k() {
   // expected-error @below {{'kjit.get_global' op reads @f, which is a 'kjit.func', not a 'kjit.global'}}

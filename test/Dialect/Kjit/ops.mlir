@@ -92,6 +92,9 @@ kjit.kernel @body(%x: !kjit.ptr<f32> {kjit.const}, %bytes: !kjit.ptr<ui8>,
   %g = kjit.get_global @I : i32
   // CHECK: kjit.get_global @B : i1
   %b = kjit.get_global @B : i1
+  // A global of a nested module, named by its path.
+  // CHECK: kjit.get_global @lib::@I : i32
+  %nested = kjit.get_global @lib::@I : i32
 
   // CHECK: %[[S:.*]] = kjit.load %x[%i] : !kjit.ptr<f32>, i32 -> f32
   // CHECK: kjit.load %x[%[[J]]] mask %m : !kjit.ptr<f32>, index -> f32
@@ -136,4 +139,10 @@ kjit.kernel @branches(%c: i1) {
   kjit.return
 ^bb2:
   kjit.return
+}
+
+// CHECK: module @lib {
+// CHECK-NEXT: kjit.global @I : i32 = 7
+module @lib {
+  kjit.global @I : i32 = 7
 }

@@ -458,15 +458,54 @@ LogicalResult GlobalOp::verify() {
     return emitOpError() << "initial value of '@" << getSymName()
                          << "' has type " << getValue().getType()
                          << " but the global is declared " << type;
+  // The runtime names a global by its module path ("inner::SCALE",
+  // docs/Dependencies.md), so every name on the path must be one that the
+  // path can spell.
+  if (getSymName().contains("::"))
+    return emitOpError() << "global '@\"" << getSymName()
+                         << "\"' has '::' in its name, which separates "
+                            "module names in the runtime's global names";
+  for (auto module = (*this)->getParentOfType<ModuleOp>();
+       module && module->getParentOp();
+       module = module->getParentOfType<ModuleOp>()) {
+    std::optional<StringRef> name = module.getSymName();
+    if (name && name->contains("::"))
+      return emitOpError() << "global '@" << getSymName()
+                           << "' is in module '@\"" << *name
+                           << "\"', whose name has '::', which separates "
+                              "module names in the runtime's global names";
+  }
   return success();
 }
 
 LogicalResult
 GetGlobalOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  FlatSymbolRefAttr symbol = getGlobalAttr();
-  Operation *target = symbolTable.lookupNearestSymbolFrom(*this, symbol);
-  if (!target)
+  SymbolRefAttr symbol = getGlobalAttr();
+  // Resolve the path one module at a time, so that an error names the step
+  // that fails rather than only the whole path.
+  Operation *target =
+      symbolTable.lookupNearestSymbolFrom(*this, symbol.getRootReference());
+  std::string scope = ("@" + symbol.getRootReference().getValue()).str();
+  // The module that should have held `target`; empty for the root symbol.
+  std::string holder;
+  for (FlatSymbolRefAttr nested : symbol.getNestedReferences()) {
+    if (!target)
+      return emitOpError() << "reads " << symbol << ", but there is no module "
+                           << scope;
+    if (!isa<ModuleOp>(target))
+      return emitOpError() << "reads " << symbol << ", but " << scope
+                           << " is a '" << target->getName()
+                           << "', not a module";
+    target = symbolTable.lookupSymbolIn(target, nested.getAttr());
+    holder = scope;
+    scope += ("::@" + nested.getValue()).str();
+  }
+  if (!target && holder.empty())
     return emitOpError() << "reads unknown global " << symbol;
+  if (!target)
+    return emitOpError() << "reads unknown global " << symbol << ": module "
+                         << holder << " has no symbol @"
+                         << symbol.getLeafReference().getValue();
   auto global = dyn_cast<GlobalOp>(target);
   if (!global)
     return emitOpError() << "reads " << symbol << ", which is a '"

@@ -193,11 +193,16 @@ def Kjit_GetGlobalOp : Kjit_Op<"get_global", [
     Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "read the value of a module global";
   let description = [{
+    Names the global by its symbol, or by a path through nested modules to
+    a global of one of them: a global is identified by (symbol, owning
+    module), so `@SCALE` and `@inner::@SCALE` are different globals.
+
     ```mlir
     %b = kjit.get_global @BLOCK : i32
+    %s = kjit.get_global @inner::@SCALE : f32
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$global);
+  let arguments = (ins SymbolRefAttr:$global);
   let results = (outs Kjit_ScalarType:$result);
   let assemblyFormat = "$global attr-dict `:` type($result)";
 }
