@@ -14,6 +14,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kjit_binary_dir, "test")
 
 config.substitutions.append(("%kjit_src", config.kjit_source_dir))
+# Sanitizer builds: features and runtime options (test/sanitizers/).
+sys.path.insert(0, os.path.join(config.kjit_source_dir, "test", "sanitizers"))
+import lit_sanitizers  # noqa: E402
+
+lit_sanitizers.configure(config)
 config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
 config.substitutions.append(("%kjit_tools", config.kjit_tools_dir))
 # The kjit.key attribute of kernel @k, from IR printed by kjit-opt.
