@@ -27,9 +27,12 @@ kjit_install_packages() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 }
 
+# Configures $KJIT_BUILD with the CMake options in KJIT_CMAKE_OPTIONS (an
+# array, set by the caller: the sanitizer builds) and builds what "$@" says.
 kjit_build() {
   local launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-  cmake -G Ninja -S "$KJIT_ROOT" -B "$KJIT_BUILD" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}"
+  cmake -G Ninja -S "$KJIT_ROOT" -B "$KJIT_BUILD" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" \
+    ${KJIT_CMAKE_OPTIONS[@]+"${KJIT_CMAKE_OPTIONS[@]}"}
   cmake --build "$KJIT_BUILD" "$@"
 }

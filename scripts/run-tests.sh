@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's second command (and CI's, through .ci/run): install what kjit
-# needs, build everything, and run every lit and GoogleTest test.
+# needs, build everything, and run every lit and GoogleTest test; then the
+# same suite under AddressSanitizer + UndefinedBehaviorSanitizer and the
+# runtime and plugin-host unit tests under ThreadSanitizer (docs/Testing.md).
+# KJIT_SKIP_SANITIZERS=1 stops after the plain build's tests.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -12,3 +15,20 @@ kjit_install_packages
 # test/Bundle checks (docs/Bundle.md).
 kjit_build
 cmake --build "$KJIT_BUILD" --target check-kjit
+
+if [ "${KJIT_SKIP_SANITIZERS:-0}" = 1 ]; then
+  echo "kjit: KJIT_SKIP_SANITIZERS=1: sanitizer builds skipped"
+  exit 0
+fi
+# The sanitizer builds leave out the device bundle (its static LLVM/MLIR link
+# is checked above and instruments nothing of kjit's) and the benchmarks.
+KJIT_BUILD=$KJIT_ROOT/build-asan
+KJIT_CMAKE_OPTIONS=(-DKJIT_BUNDLE=OFF -DKJIT_ENABLE_BENCHMARKS=OFF
+                    -DKJIT_SANITIZE=address,undefined)
+kjit_build --target check-kjit
+# ThreadSanitizer: the unit tests of the runtime, the disk cache and the
+# plugin host (check-kjit-tsan, unittests/CMakeLists.txt).
+KJIT_BUILD=$KJIT_ROOT/build-tsan
+KJIT_CMAKE_OPTIONS=(-DKJIT_BUNDLE=OFF -DKJIT_ENABLE_BENCHMARKS=OFF
+                    -DKJIT_SANITIZE=thread)
+kjit_build --target check-kjit-tsan

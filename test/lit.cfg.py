@@ -14,6 +14,11 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kjit_binary_dir, "test")
 
 config.substitutions.append(("%kjit_src", config.kjit_source_dir))
+# Sanitizer builds: features and runtime options (test/sanitizers/).
+sys.path.insert(0, os.path.join(config.kjit_source_dir, "test", "sanitizers"))
+import lit_sanitizers  # noqa: E402
+
+lit_sanitizers.configure(config)
 config.substitutions.append(("%kjit_libs", config.kjit_lib_dir))
 config.substitutions.append(("%kjit_tools", config.kjit_tools_dir))
 # The kjit.key attribute of kernel @k, from IR printed by kjit-opt.
@@ -32,11 +37,20 @@ config.substitutions.append(("%cc", config.kjit_c_compiler))
 # the build's compilers and generator for the projects built against it.
 config.substitutions.append(("%kjit_build", config.kjit_binary_dir))
 config.substitutions.append(("%cmake_build_type", config.kjit_build_type))
+# In a sanitizer build the projects are instrumented too: an executable
+# without the sanitizer runtime cannot load an instrumented kjit library.
+sanitize_flags = ""
+if config.kjit_sanitize:
+    flag = "-fsanitize=" + config.kjit_sanitize
+    sanitize_flags = "".join(
+        " '-D%s=%s'" % (var, flag)
+        for var in ("CMAKE_C_FLAGS", "CMAKE_CXX_FLAGS", "CMAKE_EXE_LINKER_FLAGS",
+                    "CMAKE_SHARED_LINKER_FLAGS", "CMAKE_MODULE_LINKER_FLAGS"))
 config.substitutions.append(("%cmake-project",
-    "%s --no-warn-unused-cli -G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_C_COMPILER=%s -DCMAKE_CXX_COMPILER=%s"
+    "%s --no-warn-unused-cli -G '%s' -DCMAKE_MAKE_PROGRAM=%s -DCMAKE_C_COMPILER=%s -DCMAKE_CXX_COMPILER=%s%s"
     % (config.cmake_command, config.cmake_generator, config.cmake_make_program,
        config.kjit_c_compiler,
-       config.kjit_cxx_compiler)))
+       config.kjit_cxx_compiler, sanitize_flags)))
 config.substitutions.append(("%cmake", config.cmake_command))
 config.substitutions.append(("%mlir_dir", config.mlir_dir))
 config.substitutions.append(("%llvm_tools", config.llvm_tools_dir))

@@ -1,0 +1,41 @@
+# The sanitizer builds' runtime options (KJIT_SANITIZE, docs/Testing.md),
+# shared by test/lit.cfg.py and unittests/lit.cfg.py. Every option is here
+# with its reason; a plain build gets none of them.
+import os
+
+
+def configure(config):
+    sanitizers = [s for s in config.kjit_sanitize.split(",") if s]
+    if not sanitizers:
+        return
+    # Tests that cannot run under a sanitizer say `UNSUPPORTED: asan` (or
+    # tsan, ubsan), with the reason next to it.
+    names = {"address": "asan", "undefined": "ubsan", "thread": "tsan"}
+    for s in sanitizers:
+        config.available_features.add(names[s])
+    # abort_on_error: a finding ends the process with SIGABRT, which a test's
+    # `not` does not turn into a pass (a plain non-zero exit it would).
+    common = ["abort_on_error=1", "print_stacktrace=1"]
+    suppressions = os.path.join(config.kjit_source_dir, "test", "sanitizers")
+    if "address" in sanitizers:
+        config.environment["ASAN_OPTIONS"] = ":".join(common + [
+            # The host backend installs its own SIGSEGV/SIGBUS/SIGFPE/SIGILL
+            # handlers for kernel faults (plugins/host/Faults.c, tests R02-R04)
+            # and chains any other fault to the handler it found, ASan's:
+            # ASan must let it (handle_segv stays on, so kjit's own faults
+            # are still ASan reports).
+            "allow_user_segv_handler=1",
+            # ASan gives every thread it starts an alternate signal stack;
+            # the backend uses one it finds, and needs one for stack
+            # overflows on fibers and workers (R04).
+            "use_sigaltstack=1",
+            "detect_leaks=1",
+        ])
+        config.environment["LSAN_OPTIONS"] = ":".join([
+            "suppressions=" + os.path.join(suppressions, "lsan.supp"),
+            "print_suppressions=0"])
+    if "undefined" in sanitizers:
+        config.environment["UBSAN_OPTIONS"] = ":".join(common + ["halt_on_error=1"])
+    if "thread" in sanitizers:
+        config.environment["TSAN_OPTIONS"] = ":".join(common + [
+            "halt_on_error=1", "second_deadlock_stack=1"])
