@@ -2,8 +2,9 @@
 # The README's second command (and CI's, through .ci/run): install what kjit
 # needs, build everything, and run every lit and GoogleTest test; then the
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer and the
-# runtime and plugin-host unit tests under ThreadSanitizer (docs/Testing.md).
-# KJIT_SKIP_SANITIZERS=1 stops after the plain build's tests.
+# runtime and plugin-host unit tests under ThreadSanitizer (docs/Testing.md)
+# when KJIT_SANITIZERS=1. Off by default until the sanitizer suite has run
+# green once end to end within CI's time (docs/Testing.md, "Status").
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -16,8 +17,8 @@ kjit_install_packages
 kjit_build
 cmake --build "$KJIT_BUILD" --target check-kjit
 
-if [ "${KJIT_SKIP_SANITIZERS:-0}" = 1 ]; then
-  echo "kjit: KJIT_SKIP_SANITIZERS=1: sanitizer builds skipped"
+if [ "${KJIT_SANITIZERS:-0}" != 1 ]; then
+  echo "kjit: sanitizer builds not run (KJIT_SANITIZERS=1 runs them)"
   exit 0
 fi
 # The sanitizer builds leave out the device bundle (its static LLVM/MLIR link
