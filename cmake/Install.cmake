@@ -74,8 +74,9 @@ install(TARGETS kjit-mlir kjit-compiler
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # In-tree plugins, beside the runtime (Runtime::Impl::find looks for
-# libkjit-<target>.so there). They need only libc.
-foreach(_kjit_plugin kjit-host kjit-cuda kjit-trace)
+# libkjit-<target>.so there). They need only libc, and the Redis store
+# libhiredis.
+foreach(_kjit_plugin kjit-host kjit-cuda kjit-trace kjit-redis)
   if(TARGET ${_kjit_plugin})
     install(TARGETS ${_kjit_plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   endif()

@@ -10,6 +10,7 @@ KJIT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libabsl-dev libgtest-dev libbenchmark-dev libssl-dev clang-format-22
   libzstd-dev libxxhash-dev  # the disk cache: compression, checksums
+  libhiredis-dev redis-server  # the fleet cache's Redis store and its tests
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
 )
 

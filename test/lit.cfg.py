@@ -78,6 +78,12 @@ remote_bin = os.path.join(config.kjit_binary_dir, "test", "RemoteCache", "bin")
 config.substitutions.append(("%dirstore", os.path.join(remote_bin, "libkjit-test-dirstore.so")))
 config.substitutions.append(("%checked-host", os.path.join(remote_bin, "libkjit-test-checked-host.so")))
 config.substitutions.append(("%remote-tamper", os.path.join(remote_bin, "kjit-remote-tamper")))
+import shutil
+if shutil.which("redis-server") and os.path.exists(
+        os.path.join(config.kjit_lib_dir, "libkjit-redis.so")):
+    config.available_features.add("redis-server")
+config.substitutions.append(("%redis-fixture", "%s %s" % (
+    sys.executable, os.path.join(config.kjit_source_dir, "test", "Redis", "redis_fixture.py"))))
 if os.getuid() == 0:
     config.available_features.add("root")
 # The device bundle's static compiler module (KJIT_BUNDLE, test/Bundle).
@@ -127,7 +133,10 @@ config.environment["KJIT_CACHE_DIR"] = ""
 for name in ("KJIT_CACHE_MAX_SIZE", "KJIT_CACHE_LOCK_TIMEOUT", "KJIT_CACHE_FSYNC",
              "KJIT_CACHE_VERBOSE", "KJIT_CACHE_SALT", "XDG_CACHE_HOME",
              # The fleet cache: a developer's own settings never reach a test.
-             "KJIT_REDIS_KEY_FILE", "KJIT_REMOTE_CACHE_TTL"):
+             "KJIT_REDIS_KEY_FILE", "KJIT_REMOTE_CACHE_TTL", "KJIT_REDIS_URL",
+             "KJIT_REDIS_PASSWORD_FILE", "KJIT_REDIS_NAMESPACE", "KJIT_REDIS_TIMEOUT",
+             "KJIT_REDIS_CONNECT_TIMEOUT", "KJIT_REDIS_RETRY_AFTER",
+             "KJIT_REDIS_MAX_VALUE_SIZE"):
     config.environment.pop(name, None)
 tool_dirs = [config.kjit_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(

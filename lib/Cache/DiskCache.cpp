@@ -452,8 +452,16 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_LOG",            // what the runtime logs (recompiles)
       "KJIT_PLUGINS",        // plugins observe; backends fingerprint
       "KJIT_PLUGIN_VERBOSE",
+      "KJIT_REDIS_CONNECT_TIMEOUT", // the Redis store's settings: where
+                                    // and how, never what
       "KJIT_REDIS_KEY_FILE",   // verifies fleet cache values, never changes
                                // them
+      "KJIT_REDIS_MAX_VALUE_SIZE",
+      "KJIT_REDIS_NAMESPACE",
+      "KJIT_REDIS_PASSWORD_FILE",
+      "KJIT_REDIS_RETRY_AFTER",
+      "KJIT_REDIS_TIMEOUT",
+      "KJIT_REDIS_URL",
       "KJIT_REMOTE_CACHE_TTL", // how long the fleet keeps an entry
       "KJIT_TRACE_FILE",
       "KJIT_TRACE_SUMMARY",
