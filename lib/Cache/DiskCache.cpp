@@ -454,8 +454,8 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_PLUGIN_VERBOSE",
       "KJIT_REDIS_CONNECT_TIMEOUT", // the Redis store's settings: where
                                     // and how, never what
-      "KJIT_REDIS_KEY_FILE",   // verifies fleet cache values, never changes
-                               // them
+      "KJIT_REDIS_KEY_FILE", // verifies fleet cache values, never changes
+                             // them
       "KJIT_REDIS_MAX_VALUE_SIZE",
       "KJIT_REDIS_NAMESPACE",
       "KJIT_REDIS_PASSWORD_FILE",
