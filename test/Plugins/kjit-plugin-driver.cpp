@@ -21,12 +21,18 @@
 //                  an asynchronous error) and print the host's count
 //   store          get, put, put-if-absent, put with a TTL, remove and
 //                  describe on every cache store
+//   get:KEY        one get of KEY on every cache store: hit, miss, or the
+//                  status code and message
+//   sleep:MS       wait MS milliseconds (a store's breaker window)
 //   load:PATH      load a plugin now
 //   shutdown       shut the host down
 //
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Plugin/PluginHost.h"
+
+#include <chrono>
+#include <thread>
 
 #include <cstdio>
 #include <cstdlib>
@@ -304,6 +310,17 @@ void store(PluginHost &host) {
   }
 }
 
+void getOnce(PluginHost &host, const std::string &key) {
+  for (const CacheStoreRef &ref : host.cacheStores()) {
+    absl::StatusOr<std::optional<std::string>> value = ref.get(key, 0);
+    say("store " + std::string(ref.name()) + " get " + key + ": " +
+        (!value.ok() ? absl::StatusCodeToString(value.status().code()) + ": " +
+                           str(value.status())
+         : *value    ? "hit " + std::to_string((*value)->size()) + " bytes"
+                     : std::string("miss")));
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -341,6 +358,10 @@ int main(int argc, char **argv) {
       async(host, rest);
     } else if (arg == "store") {
       store(host);
+    } else if (starts("get:")) {
+      getOnce(host, rest);
+    } else if (starts("sleep:")) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(rest)));
     } else if (arg == "shutdown") {
       host.shutdown();
       say("shutdown");

@@ -13,6 +13,8 @@ writes to DIR/<name>.port, runs detached, and stops by itself after
                                          resets the connection half way
                                          through the reply
     redis_fixture.py cli DIR ARGS...     redis-cli against DIR's server
+    redis_fixture.py dump DIR KEY FILE   the exact bytes of KEY's value
+    redis_fixture.py plant DIR KEY FILE  stores FILE's bytes under KEY
     redis_fixture.py stop DIR            stops everything started in DIR
     redis_fixture.py free-port           a port nobody listens on
 """
@@ -79,6 +81,26 @@ def start(directory, acl):
 def cli_output(directory, args):
     return subprocess.run(["redis-cli", "-p", str(port_of(directory))] + args,
                           capture_output=True, text=True).stdout
+
+
+def resp(directory, *parts):
+    """One RESP command on a fresh connection; the reply's first line and,
+    for a bulk string, its bytes (binary-safe, unlike redis-cli's output)."""
+    request = b"*%d\r\n" % len(parts)
+    for part in parts:
+        request += b"$%d\r\n%s\r\n" % (len(part), part)
+    with socket.create_connection(("127.0.0.1", port_of(directory))) as s:
+        s.sendall(request)
+        reply = b""
+        while b"\r\n" not in reply:
+            reply += s.recv(65536)
+        head, _, rest = reply.partition(b"\r\n")
+        if not head.startswith(b"$") or head == b"$-1":
+            return head, None
+        size = int(head[1:])
+        while len(rest) < size + 2:
+            rest += s.recv(65536)
+        return head, rest[:size]
 
 
 def serve(kind, directory):
@@ -149,6 +171,17 @@ def main(argv):
         serve(command, directory)
     elif command == "cli":
         sys.stdout.write(cli_output(directory, argv[3:]))
+    elif command == "dump":
+        head, value = resp(directory, b"GET", argv[3].encode())
+        if value is None:
+            sys.exit("redis_fixture: no value under %s (%s)" % (argv[3], head))
+        with open(argv[4], "wb") as f:
+            f.write(value)
+    elif command == "plant":
+        with open(argv[4], "rb") as f:
+            head, _ = resp(directory, b"SET", argv[3].encode(), f.read())
+        if head != b"+OK":
+            sys.exit("redis_fixture: SET failed: %s" % head)
     elif command == "stop":
         stop(directory)
     else:
