@@ -3,6 +3,7 @@
 #include "RuntimeImpl.h"
 
 #include "CacheKey.h"
+#include "RemoteCache.h"
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Model/FloatFormats.h"
 #include "kjit/Model/Json.h"
@@ -336,26 +337,50 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   };
 
   // A warm process finds the analysis in the disk cache, keyed by the
-  // file's bytes, and does not open the compiler (docs/DiskCache.md).
+  // file's bytes, and does not open the compiler (docs/DiskCache.md); a
+  // machine of a fleet may find it in the fleet cache (docs/RemoteCache.md).
+  auto fromManifest = [&](const cache::EntryData &entry)
+      -> absl::StatusOr<std::shared_ptr<Module>> {
+    absl::StatusOr<ModuleAnalysis> analysis = analysisFromJson(entry.metadata);
+    if (!analysis.ok())
+      return analysis.status();
+    absl::StatusOr<std::shared_ptr<Module>> module =
+        build(std::move(*analysis));
+    if (module.ok()) {
+      (*module)->impl_->text = text;
+      (*module)->impl_->manifestKey = entry.key;
+    }
+    return module;
+  };
   cache::DiskCache *disk = runtime.diskCache();
+  RemoteCache *remote = runtime.remoteCache();
   std::string key;
-  if (disk) {
+  if (disk || remote)
     key = rt::manifestKey(runtime.buildIdentity(), text);
+  if (disk) {
     cache::DiskCache::Lookup lookup =
         disk->get(cache::EntryKind::Manifest, key);
     if (lookup.result == cache::DiskCache::Lookup::Result::Hit) {
-      absl::StatusOr<ModuleAnalysis> analysis =
-          analysisFromJson(lookup.entry.metadata);
       absl::StatusOr<std::shared_ptr<Module>> module =
-          analysis.ok()
-              ? build(std::move(*analysis))
-              : absl::StatusOr<std::shared_ptr<Module>>(analysis.status());
+          fromManifest(lookup.entry);
+      if (module.ok())
+        return module;
+      disk->reject(key, std::string(module.status().message()));
+    }
+  }
+  bool replaceable = false;
+  if (remote) {
+    if (std::optional<cache::EntryData> entry =
+            remote->get(key, &replaceable, cache::EntryKind::Manifest)) {
+      absl::StatusOr<std::shared_ptr<Module>> module = fromManifest(*entry);
       if (module.ok()) {
-        (*module)->impl_->text = std::move(text);
-        (*module)->impl_->manifestKey = key;
+        remote->hit();
+        if (disk)
+          disk->put(*entry);
         return module;
       }
-      disk->reject(key, std::string(module.status().message()));
+      replaceable = true;
+      remote->reject(key, std::string(module.status().message()));
     }
   }
 
@@ -367,9 +392,9 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   if (!analysis.ok())
     return analysis.status();
   std::string manifestJson =
-      disk ? analysisToJson(*analysis, sourceName) : std::string();
+      disk || remote ? analysisToJson(*analysis, sourceName) : std::string();
   absl::StatusOr<std::shared_ptr<Module>> module = build(std::move(*analysis));
-  if (!module.ok() || !disk)
+  if (!module.ok() || !(disk || remote))
     return module;
   (*module)->impl_->manifestKey = key;
   cache::EntryData entry;
@@ -380,7 +405,10 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
                    std::chrono::system_clock::now().time_since_epoch())
                    .count());
   entry.metadata = std::move(manifestJson);
-  disk->put(entry);
+  if (disk)
+    disk->put(entry);
+  if (remote)
+    remote->publish(std::move(entry), replaceable);
   return module;
 }
 

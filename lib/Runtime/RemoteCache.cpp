@@ -31,9 +31,9 @@ bool isRemoteCounter(cache::Counter counter) {
 
 } // namespace
 
-std::string RemoteCache::storeKey(std::string_view key) {
-  return strCat("kjit-", kBuildVersion, "/e", cache::kEnvelopeVersion, "/",
-                key);
+std::string RemoteCache::storeKey(std::string_view key, cache::EntryKind kind) {
+  return strCat("kjit-", kBuildVersion, "/e", cache::kEnvelopeVersion,
+                kind == cache::EntryKind::Manifest ? "/m/" : "/a/", key);
 }
 
 std::unique_ptr<RemoteCache>
@@ -111,11 +111,12 @@ void RemoteCache::storeError(const absl::Status &status,
 }
 
 std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
-                                                 bool *replaceable) {
+                                                 bool *replaceable,
+                                                 cache::EntryKind kind) {
   bool ignored;
   bool &replace = replaceable ? *replaceable : ignored;
   replace = false;
-  std::string storeKey = RemoteCache::storeKey(key);
+  std::string storeKey = RemoteCache::storeKey(key, kind);
   absl::StatusOr<std::optional<std::string>> value = store_.get(storeKey, 0);
   if (!value.ok()) {
     storeError(value.status(), "get");
@@ -141,10 +142,10 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
   }
   absl::StatusOr<cache::EntryData> entry =
       cache::decodeEntry(opened->payload, key);
-  if (!entry.ok() || entry->kind != cache::EntryKind::Artifact) {
+  if (!entry.ok() || entry->kind != kind) {
     replace = true;
     reject(key, strCat("its entry (written by ", opened->writerId, ") ",
-                       entry.ok() ? "is not a kernel"
+                       entry.ok() ? strCat("is not a ", cache::kindName(kind))
                                   : std::string(entry.status().message())));
     return std::nullopt;
   }
@@ -203,7 +204,7 @@ void RemoteCache::work() {
     busy_ = true;
     lock.unlock();
 
-    std::string storeKey = RemoteCache::storeKey(entry.key);
+    std::string storeKey = RemoteCache::storeKey(entry.key, entry.kind);
     std::string value = cache::sealEnvelope(secret_, storeKey, writerId_,
                                             cache::encodeEntry(entry));
     if (maxValueSize_ && value.size() > maxValueSize_) {

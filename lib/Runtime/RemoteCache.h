@@ -53,13 +53,14 @@ public:
   RemoteCache(const RemoteCache &) = delete;
   RemoteCache &operator=(const RemoteCache &) = delete;
 
-  /// A verified artifact entry stored under `key` (the disk cache's key),
+  /// A verified entry of `kind` stored under `key` (the disk cache's key),
   /// or nullopt: a miss, a store error or a rejected value (each counted,
   /// errors and rejections logged). `*replaceable`: the store holds a bad
   /// value that a good one should replace; never one signed with another
   /// secret, which may be another fleet's (or a forger's) and is left alone.
-  std::optional<cache::EntryData> get(std::string_view key,
-                                      bool *replaceable = nullptr);
+  std::optional<cache::EntryData>
+  get(std::string_view key, bool *replaceable = nullptr,
+      cache::EntryKind kind = cache::EntryKind::Artifact);
   /// A value from get loaded: counted as a hit.
   void hit() { add(cache::Counter::RemoteHits); }
   /// A value that verified but cannot be used (the backend would not load
@@ -77,9 +78,10 @@ public:
   /// This process's count of `counter` (a remote one).
   uint64_t count(cache::Counter counter) const;
   /// The key under which the store holds the entry of disk key `key`: the
-  /// kjit version and the envelope version, then the disk key (which covers
-  /// the build identity).
-  static std::string storeKey(std::string_view key);
+  /// kjit version, the envelope version and the kind ("a/" artifacts, "m/"
+  /// manifests: a value of one kind never answers for the other), then the
+  /// disk key (which covers the build identity).
+  static std::string storeKey(std::string_view key, cache::EntryKind kind);
 
 private:
   RemoteCache(plugin::PluginHost &host, plugin::CacheStoreRef store,
