@@ -18,6 +18,7 @@
 
 #define _POSIX_C_SOURCE 200809L
 
+#include "../common/FormatStatus.h"
 #include "kjit-c/Plugin.h"
 
 #include <hiredis.h>
@@ -63,17 +64,13 @@ static int64_t now_ms(void) {
 
 static kjit_status *make_status(const kjit_host_api *host, int32_t code,
                                 const char *format, ...) {
-  char message[1024];
+  kjit_status *status;
   va_list args;
-  int n;
   va_start(args, format);
-  n = vsnprintf(message, sizeof message, format, args);
+  status = kjit_format_status(host, code, "redis: (unformattable message)",
+                              format, args);
   va_end(args);
-  if (n < 0)
-    n = 0;
-  if ((size_t)n >= sizeof message)
-    n = (int)sizeof message - 1;
-  return host->status_create(code, message, (size_t)n);
+  return status;
 }
 
 static struct timeval to_timeval(uint32_t ms) {
@@ -397,30 +394,41 @@ static void release_reply(void *owner, const uint8_t *data, size_t size) {
   freeReplyObject(owner);
 }
 
-static kjit_status *redis_get(void *self, kjit_cache_get_args *args) {
-  redis_store *s = self;
+/* A command of one key (GET, DEL) on connection c, under its lock: the
+ * reply, or NULL with *status set. */
+static redisReply *key_command(redis_store *s, connection *c, const char *name,
+                               const uint8_t *key, size_t key_size,
+                               uint32_t timeout_ms, kjit_status **status) {
   char buffer[512];
   size_t length;
   const char *argv[2];
   size_t lengths[2];
   redisReply *reply;
-  kjit_status *status = breaker_check(s, "GET");
-  char *key;
-  if (status)
-    return status;
-  key = redis_key(s, args->key, args->key_size, buffer, sizeof buffer, &length);
-  if (!key)
-    return make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED, "no memory");
-  argv[0] = "GET";
-  lengths[0] = 3;
-  argv[1] = key;
+  char *full;
+  if ((*status = breaker_check(s, name)) != NULL)
+    return NULL;
+  full = redis_key(s, key, key_size, buffer, sizeof buffer, &length);
+  if (!full) {
+    *status = make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED, "no memory");
+    return NULL;
+  }
+  argv[0] = name;
+  lengths[0] = strlen(name);
+  argv[1] = full;
   lengths[1] = length;
-  pthread_mutex_lock(&s->get_connection.lock);
-  reply = command(s, &s->get_connection, args->timeout_ms, "GET", 2, argv,
-                  lengths, &status);
-  pthread_mutex_unlock(&s->get_connection.lock);
-  if (key != buffer)
-    free(key);
+  pthread_mutex_lock(&c->lock);
+  reply = command(s, c, timeout_ms, name, 2, argv, lengths, status);
+  pthread_mutex_unlock(&c->lock);
+  if (full != buffer)
+    free(full);
+  return reply;
+}
+
+static kjit_status *redis_get(void *self, kjit_cache_get_args *args) {
+  redis_store *s = self;
+  kjit_status *status;
+  redisReply *reply = key_command(s, &s->get_connection, "GET", args->key,
+                                  args->key_size, args->timeout_ms, &status);
   if (!reply)
     return status;
   if (reply->type == REDIS_REPLY_NIL) {
@@ -533,28 +541,9 @@ static kjit_status *redis_put(void *self, const kjit_cache_put_args *args) {
 
 static kjit_status *redis_remove(void *self, kjit_cache_remove_args *args) {
   redis_store *s = self;
-  char buffer[512];
-  size_t length;
-  const char *argv[2];
-  size_t lengths[2];
-  redisReply *reply;
-  kjit_status *status = breaker_check(s, "DEL");
-  char *key;
-  if (status)
-    return status;
-  key = redis_key(s, args->key, args->key_size, buffer, sizeof buffer, &length);
-  if (!key)
-    return make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED, "no memory");
-  argv[0] = "DEL";
-  lengths[0] = 3;
-  argv[1] = key;
-  lengths[1] = length;
-  pthread_mutex_lock(&s->put_connection.lock);
-  reply = command(s, &s->put_connection, args->timeout_ms, "DEL", 2, argv,
-                  lengths, &status);
-  pthread_mutex_unlock(&s->put_connection.lock);
-  if (key != buffer)
-    free(key);
+  kjit_status *status;
+  redisReply *reply = key_command(s, &s->put_connection, "DEL", args->key,
+                                  args->key_size, args->timeout_ms, &status);
   if (!reply)
     return status;
   if (reply->type == REDIS_REPLY_INTEGER)
