@@ -38,13 +38,7 @@ set(_kjit_lib_rpath "\$ORIGIN")
 #----------------------------------------------------------------------------#
 # Libraries and modules
 #----------------------------------------------------------------------------#
-# kjit::plugin-abi: the C header alone (C99), for plugins.
-add_library(kjit-plugin-abi INTERFACE)
-set_target_properties(kjit-plugin-abi PROPERTIES EXPORT_NAME plugin-abi)
-target_include_directories(kjit-plugin-abi INTERFACE
-  $<BUILD_INTERFACE:${KJIT_SOURCE_DIR}/include>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_compile_features(kjit-plugin-abi INTERFACE c_std_99)
+# kjit::plugin-abi (plugins/CMakeLists.txt): the C header alone (C99).
 
 # The runtime's include directory, for embedders (in the build tree the
 # global include_directories of the top level provide it).

@@ -1,7 +1,7 @@
 # kjit_add_plugin(<target> <sources>... [NO_WERROR] [NO_VERSION_SCRIPT])
 #
-# Builds lib<target>.so, a kjit plugin, with the rules of the in-tree plugins
-# (kjit_add_c_plugin in kjit's plugins/CMakeLists.txt):
+# Builds lib<target>.so, a kjit plugin. kjit's own plugins are built with this
+# same function (plugins/CMakeLists.txt includes this file), so the rules are:
 #   - C99 without extensions, -pedantic (and -Werror unless NO_WERROR): the
 #     ABI header promises strict C99;
 #   - hidden visibility, and a version script (KJIT_PLUGIN_MAP) that makes
@@ -11,7 +11,8 @@
 #   - -Wl,-z,defs: every symbol resolves at link time against what the plugin
 #     links (libc), never against a host it hopes will provide it.
 # It links kjit::plugin-abi, and nothing of kjit's libraries.
-# Included by kjitConfig.cmake, which sets KJIT_PLUGIN_MAP.
+# Included by kjitConfig.cmake, and by kjit's plugins/CMakeLists.txt; both set
+# KJIT_PLUGIN_MAP and define kjit::plugin-abi first.
 function(kjit_add_plugin name)
   cmake_parse_arguments(ARG "NO_WERROR;NO_VERSION_SCRIPT" "" "SOURCES" ${ARGN})
   set(_sources ${ARG_SOURCES} ${ARG_UNPARSED_ARGUMENTS})
