@@ -11,7 +11,8 @@
 #      kjit-run --backend cuda, checked against the plain-Python references
 #      of scripts/reference.py, then the same on --backend host;
 #   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
-#      (kjit-raw-launch), kjit's dispatch (kjit-gpu-dispatch), Triton's
+#      (kjit-raw-launch), kjit's dispatch (kjit-gpu-dispatch, which also
+#      times the bare driver in its own process, round by round), Triton's
 #      dispatch anchor (anchors/triton_anchor.py), and the nvcc-built
 #      anchors/cuda_raw.cu when nvcc exists;
 #   4. bandwidth, ABAB: kjit vector add n = 2^28 and softmax on 3 shapes
@@ -233,10 +234,12 @@ else
     step "raw launch #$r" "$B/bin/kjit-raw-launch" --module \
       "$B/share/kjit/empty.ptx" --iters $iters --rounds 11
     step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
+      --raw-module "$B/share/kjit/empty.ptx" \
       --iters $((iters / 2)) --rounds 11
     # The same with 4 warps (Triton's default block, 128 threads).
     step "kjit dispatch cuda 4 warps #$r" "$B/bin/kjit-gpu-dispatch" \
-      --backend cuda --num-warps 4 --iters $((iters / 2)) --rounds 11
+      --backend cuda --num-warps 4 --raw-module "$B/share/kjit/empty.ptx" \
+      --iters $((iters / 2)) --rounds 11
     [ $have_nvcc -eq 1 ] && step "anchor cuda_raw #$r" "$work/cuda_raw"
     step "anchor triton dispatch #$r" \
       env TRITON_CACHE_DIR=$work/tcache-dispatch python3 "$anchors/triton_anchor.py"

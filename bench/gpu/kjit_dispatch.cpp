@@ -13,9 +13,19 @@
 //
 // W (default 1: 32 threads, as the raw anchors launch) is passed as the
 // num_warps keyword of every launch.
+//
+// With --raw-module empty.ptx (cuda only), each round also times the bare
+// driver (RawDriver.h: cuLaunchKernel of e1 and e8 on the same primary
+// context, blocks of 32 x W threads) right before kjit's launches of the
+// same shape, in this process: raw 1, kjit 1, raw 8, kjit 8, round after
+// round. The two then share the context, the CPU and the GPU, which
+// separate processes do not (instances and even processes differ by tens
+// of percent), and a "kjit_over_raw" line gives, per argument count, the
+// median over rounds of kjit / raw and of kjit - raw in ns.
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
+#include "RawDriver.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +51,7 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
 
 int main(int argc, char **argv) {
   std::string backendName = "host";
+  std::string rawModule;
   long iters = 20000, rounds = 11;
   // One warp by default: the raw-launch anchors launch blocks of 32
   // threads, and a block's size is part of what the GPU's launch costs.
@@ -62,10 +73,13 @@ int main(int argc, char **argv) {
       warps = std::atol(value().c_str());
     else if (a == "--rounds")
       rounds = std::atol(value().c_str());
+    else if (a == "--raw-module")
+      rawModule = value();
     else {
       std::fprintf(
           stderr,
-          "usage: %s [--backend T] [--iters N] [--rounds R] [--num-warps W]\n",
+          "usage: %s [--backend T] [--iters N] [--rounds R] [--num-warps W] "
+          "[--raw-module PTX]\n",
           argv[0]);
       return 2;
     }
@@ -100,9 +114,26 @@ int main(int argc, char **argv) {
   bench::check(eight->launch(config, args8, keywords), "launch eight");
   bench::synchronize(setup);
 
-  std::vector<double> us1, us8;
+  // The bare driver in this process, on the context kjit made current.
+  if (!rawModule.empty()) {
+    char error[512];
+    if (int status = raw_driver_open(rawModule.c_str(), error, sizeof error)) {
+      std::fprintf(stderr, "error: --raw-module: %s\n", error);
+      return status;
+    }
+  }
+
+  // us[which][0] kjit, us[which][1] raw; which 0 is one argument, 1 eight.
+  std::vector<double> us[2][2], ratio[2], extraNs[2];
   for (long r = 0; r < rounds; ++r) {
     for (int which = 0; which < 2; ++which) {
+      if (!rawModule.empty()) {
+        double raw =
+            raw_driver_time(which ? 8 : 1, iters, unsigned(32 * warps));
+        if (raw < 0)
+          return 1;
+        us[which][1].push_back(raw);
+      }
       Kernel *k = which ? eight : one;
       const std::vector<Argument> &args = which ? args8 : args1;
       double t0 = bench::nowSeconds();
@@ -112,19 +143,36 @@ int main(int argc, char **argv) {
           bench::die("launch", result.status());
       }
       bench::synchronize(setup);
-      double us = (bench::nowSeconds() - t0) * 1e6 / double(iters);
-      (which ? us8 : us1).push_back(us);
+      double kjit = (bench::nowSeconds() - t0) * 1e6 / double(iters);
+      us[which][0].push_back(kjit);
+      if (!rawModule.empty()) {
+        ratio[which].push_back(kjit / us[which][1].back());
+        extraNs[which].push_back((kjit - us[which][1].back()) * 1e3);
+      }
     }
   }
   for (int which = 0; which < 2; ++which) {
-    bench::Spread s = bench::spread(which ? us8 : us1);
-    std::printf("{\"bench\": \"kjit_dispatch\", \"backend\": \"%s\", "
-                "\"args\": %d, \"num_warps\": %ld, "
-                "\"us_per_launch_median\": %.3f, "
-                "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
-                "\"iters\": %ld, \"rounds\": %ld}\n",
-                backendName.c_str(), which ? 8 : 1, warps, s.median, s.min,
-                s.max, iters, rounds);
+    for (int raw = 0; raw < (rawModule.empty() ? 1 : 2); ++raw) {
+      bench::Spread s = bench::spread(us[which][raw]);
+      std::printf("{\"bench\": \"%s\", \"backend\": \"%s\", "
+                  "\"args\": %d, \"num_warps\": %ld, "
+                  "\"us_per_launch_median\": %.3f, "
+                  "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
+                  "\"iters\": %ld, \"rounds\": %ld}\n",
+                  raw ? "raw_in_process" : "kjit_dispatch", backendName.c_str(),
+                  which ? 8 : 1, warps, s.median, s.min, s.max, iters, rounds);
+    }
+    if (!rawModule.empty()) {
+      bench::Spread q = bench::spread(ratio[which]);
+      bench::Spread d = bench::spread(extraNs[which]);
+      std::printf("{\"bench\": \"kjit_over_raw\", \"args\": %d, "
+                  "\"num_warps\": %ld, \"ratio_median\": %.3f, "
+                  "\"ratio_min\": %.3f, \"ratio_max\": %.3f, "
+                  "\"extra_ns_median\": %.0f, \"extra_ns_min\": %.0f, "
+                  "\"extra_ns_max\": %.0f, \"rounds\": %ld}\n",
+                  which ? 8 : 1, warps, q.median, q.min, q.max, d.median, d.min,
+                  d.max, rounds);
+    }
   }
   return 0;
 }
