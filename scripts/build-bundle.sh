@@ -52,13 +52,28 @@ if ! grep -q '^KJIT_BUNDLE:BOOL=ON' "$KJIT_BUILD/CMakeCache.txt"; then
   exit 1
 fi
 plugins=(kjit-host kjit-trace)
-if ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null | grep -q '^kjit-cuda:'; then
+# The build's targets, read once: `ninja -t targets | grep -q` under
+# pipefail fails when grep exits on an early match and ninja gets SIGPIPE.
+build_targets=$(ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null || true)
+has_target() { grep -q "^$1:" <<< "$build_targets"; }
+if has_target kjit-cuda; then
   targets+=(kjit-cuda)
   plugins+=(kjit-cuda)
 fi
+# The runtime's tests on any backend (unittests/Runtime/OnEveryBackendTest.cpp;
+# GoogleTest is linked statically, so it needs only the runtime's libraries),
+# when the build has the unit tests.
+tests=0
+if has_target KjitOnEveryBackendTests; then
+  targets+=(KjitOnEveryBackendTests)
+  tests=1
+else
+  echo "build-bundle: warning: $KJIT_BUILD has no KjitOnEveryBackendTests" \
+       "(KJIT_ENABLE_TESTS=OFF?): run-on-gpu.sh will fail that step" >&2
+fi
 # The cuda backend's libc-only smoke test (plugins/cuda's tests), when built.
 smoke=0
-if ninja -C "$KJIT_BUILD" -t targets all 2>/dev/null | grep -q '^kjit-cuda-smoke:' &&
+if has_target kjit-cuda-smoke &&
    [ -f "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" ]; then
   targets+=(kjit-cuda-smoke)
   smoke=1
@@ -94,6 +109,7 @@ for p in "${plugins[@]}"; do
 done
 copy_lib "$B/bench/libkjit-bench-null-backend.so"
 cp "$B/share/kjit/empty.ptx" "$stage/share/kjit/"
+[ $tests -eq 1 ] && cp "$B/unittests/KjitOnEveryBackendTests" "$stage/bin/"
 if [ $smoke -eq 1 ]; then
   cp "$B/bin/kjit-cuda-smoke" "$stage/bin/"
   cp "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" \

@@ -9,7 +9,9 @@
 #   2. the cuda backend's own smoke test (kjit-cuda-smoke, when bundled);
 #      every example of scripts/examples.sh (the main job's launches) with
 #      kjit-run --backend cuda, checked against the plain-Python references
-#      of scripts/reference.py, then the same on --backend host;
+#      of scripts/reference.py, then the runtime's GoogleTest suite
+#      KjitOnEveryBackendTests with KJIT_TEST_BACKEND=cuda; then the same
+#      on --backend host;
 #   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
 #      (kjit-raw-launch), kjit's dispatch (kjit-gpu-dispatch, which also
 #      times the bare driver in its own process, round by round), Triton's
@@ -208,6 +210,17 @@ for backend in "${backends[@]}"; do
       "$B/lib/libkjit-cuda.so" "$B/share/kjit/cuda-smoke-kernels.ptx" 100000
   fi
   kjit_for_each_example example_step
+  # The runtime's tests (specialization, the global check, hooks through the
+  # trace plugin, warmup/preload, single flight, empty grids) on this
+  # backend, every buffer in its device memory (KjitOnEveryBackendTests).
+  if [ -x "$B/bin/KjitOnEveryBackendTests" ]; then
+    step "runtime tests $backend" env KJIT_TEST_BACKEND="$backend" \
+      KJIT_EXAMPLES_DIR="$B/examples" "$B/bin/KjitOnEveryBackendTests"
+  else
+    note "FAIL  runtime tests $backend: the bundle has no" \
+         "bin/KjitOnEveryBackendTests (the build had no unit tests)"
+    failed=$((failed + 1))
+  fi
   # Device times through the runtime: the trace plugin's launch_complete
   # hook makes every launch timed; each launch gets one device slice.
   step "device times $backend" device_times "$backend"
