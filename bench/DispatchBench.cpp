@@ -56,18 +56,21 @@ Module &module() {
 alignas(64) float buffer[64];
 
 void dispatch(benchmark::State &state, const char *name,
-              std::vector<Argument> args) {
+              std::vector<Argument> args,
+              std::vector<KeywordArgument> keywords = {}) {
   Kernel *kernel = *module().kernel(name);
   LaunchConfig config;
   config.grid = {128, 1, 1};
   // Compile (or find) the entry outside the timed loop.
-  if (!kernel->launch(config, args).ok()) {
+  if (auto first = kernel->launch(config, args, keywords); !first.ok()) {
+    std::fprintf(stderr, "launch of '%s': %s\n", name,
+                 std::string(first.status().message()).c_str());
     state.SkipWithError("launch failed");
     return;
   }
   long before = kjit::rt::testing::allocationCount.load();
   for (auto _ : state) {
-    auto result = kernel->launch(config, args);
+    auto result = kernel->launch(config, args, keywords);
     benchmark::DoNotOptimize(result);
   }
   long allocations = kjit::rt::testing::allocationCount.load() - before;
@@ -86,9 +89,19 @@ void eightArguments(benchmark::State &state) {
             Argument::fp(0.5), Argument::integer(1)});
 }
 
+// As kjit-gpu-dispatch launches (bench/gpu): num_warps as a keyword.
+void eightArgumentsNumWarps(benchmark::State &state) {
+  Argument p = Argument::tensor(uintptr_t(buffer), DType::FP32);
+  dispatch(state, "eight",
+           {p, p, p, p, Argument::integer(4096), Argument::integer(17),
+            Argument::fp(0.5), Argument::integer(1)},
+           {{"num_warps", Argument::integer(1)}});
+}
+
 } // namespace
 
 BENCHMARK(oneArgument)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(eightArguments)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(eightArgumentsNumWarps)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -91,6 +91,10 @@ config.substitutions.append(("%kjit_bundle_lib", config.kjit_bundle_lib_dir))
 if config.kjit_bundle.upper() in ("ON", "1", "TRUE", "YES"):
     config.available_features.add("kjit-bundle")
 
+# The benchmarks of bench/ (KJIT_ENABLE_BENCHMARKS), run once in test/Bench.
+if config.kjit_benchmarks.upper() in ("ON", "1", "TRUE", "YES"):
+    config.available_features.add("benchmarks")
+
 # The cuda target: libdevice and the CUDA tools are the machine's, never
 # shipped. Tests that link libdevice require `libdevice`; the ones that
 # assemble the PTX require `ptxas` (and `cuobjdump` to disassemble it). CI

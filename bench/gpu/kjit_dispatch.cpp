@@ -21,7 +21,11 @@
 // round. The two then share the context, the CPU and the GPU, which
 // separate processes do not (instances and even processes differ by tens
 // of percent), and a "kjit_over_raw" line gives, per argument count, the
-// median over rounds of kjit / raw and of kjit - raw in ns.
+// median over rounds of kjit / raw and of kjit - raw in ns. The same
+// module is also loaded through the backend (finalize + load of its PTX)
+// and launched with the plugin ABI's launch alone (ABI arguments prepared
+// once, as the runtime's templates are): "plugin_over_raw" is what the
+// backend plugin adds, and kjit - plugin what the runtime adds on top.
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
@@ -29,6 +33,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +53,62 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
   kjit.return
 }
 )mlir";
+
+/// e1 and e8 of the raw module, loaded through the backend plugin, with
+/// their arguments in the ABI's form (e8: four pointers, four u32).
+struct PluginKernels {
+  void *kernel[2] = {nullptr, nullptr};
+  kjit_arg args[8];
+  const kjit_arg *pointers[8];
+
+  void load(const rt::Backend &backend, const std::string &ptxPath,
+            uint64_t address) {
+    std::ifstream in(ptxPath, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    const char *names[2] = {"e1", "e8"};
+    for (int which = 0; which < 2; ++which) {
+      std::string cubin = bench::check(
+          backend.ref.finalize(0, "ptx", text.str(), names[which]), "finalize");
+      kernel[which] =
+          bench::check(backend.ref.load(0, cubin, names[which]), "load");
+    }
+    for (int i = 0; i < 8; ++i) {
+      kjit_arg &a = args[i];
+      std::memset(&a, 0, sizeof a);
+      a.struct_size = sizeof a;
+      bool pointer = i < 4;
+      a.name = "p";
+      a.name_len = 1;
+      a.type = pointer ? "*fp32" : "u32";
+      a.type_len = std::strlen(a.type);
+      a.kind = pointer ? KJIT_ARG_POINTER : KJIT_ARG_INT;
+      a.dtype = pointer ? KJIT_DTYPE_FP32 : KJIT_DTYPE_U32;
+      a.flags = pointer ? KJIT_ARG_FLAG_POINTER : 0;
+      a.bits = pointer ? address : 4096;
+      a.bits_size = pointer ? 8 : 4;
+      pointers[i] = &args[i];
+    }
+  }
+
+  /// Microseconds per launch of `iters` launches, then synchronize.
+  double time(const bench::Setup &setup, int which, long iters,
+              uint32_t warps) {
+    kjit_backend_launch_args launch;
+    std::memset(&launch, 0, sizeof launch);
+    launch.struct_size = sizeof launch;
+    launch.kernel = kernel[which];
+    launch.grid[0] = launch.grid[1] = launch.grid[2] = 1;
+    launch.num_warps = warps;
+    launch.num_args = which ? 8 : 1;
+    launch.args = pointers;
+    double t0 = bench::nowSeconds();
+    for (long i = 0; i < iters; ++i)
+      bench::check(setup.backend->ref.launchPrepared(launch), "plugin launch");
+    bench::synchronize(setup);
+    return (bench::nowSeconds() - t0) * 1e6 / double(iters);
+  }
+};
 
 } // namespace
 
@@ -122,9 +185,14 @@ int main(int argc, char **argv) {
       return status;
     }
   }
+  PluginKernels plugin;
+  if (!rawModule.empty())
+    plugin.load(*setup.backend, rawModule, buffer.address());
 
-  // us[which][0] kjit, us[which][1] raw; which 0 is one argument, 1 eight.
-  std::vector<double> us[2][2], ratio[2], extraNs[2];
+  // us[which][0] kjit, us[which][1] raw, us[which][2] the plugin alone;
+  // which 0 is one argument, 1 eight.
+  std::vector<double> us[2][3], ratio[2], extraNs[2], pluginRatio[2],
+      pluginExtraNs[2];
   for (long r = 0; r < rounds; ++r) {
     for (int which = 0; which < 2; ++which) {
       if (!rawModule.empty()) {
@@ -133,6 +201,10 @@ int main(int argc, char **argv) {
         if (raw < 0)
           return 1;
         us[which][1].push_back(raw);
+        double alone = plugin.time(setup, which, iters, uint32_t(warps));
+        us[which][2].push_back(alone);
+        pluginRatio[which].push_back(alone / raw);
+        pluginExtraNs[which].push_back((alone - raw) * 1e3);
       }
       Kernel *k = which ? eight : one;
       const std::vector<Argument> &args = which ? args8 : args1;
@@ -152,14 +224,16 @@ int main(int argc, char **argv) {
     }
   }
   for (int which = 0; which < 2; ++which) {
-    for (int raw = 0; raw < (rawModule.empty() ? 1 : 2); ++raw) {
+    const char *series[3] = {"kjit_dispatch", "raw_in_process",
+                             "plugin_in_process"};
+    for (int raw = 0; raw < (rawModule.empty() ? 1 : 3); ++raw) {
       bench::Spread s = bench::spread(us[which][raw]);
       std::printf("{\"bench\": \"%s\", \"backend\": \"%s\", "
                   "\"args\": %d, \"num_warps\": %ld, "
                   "\"us_per_launch_median\": %.3f, "
                   "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
                   "\"iters\": %ld, \"rounds\": %ld}\n",
-                  raw ? "raw_in_process" : "kjit_dispatch", backendName.c_str(),
+                  series[raw], backendName.c_str(),
                   which ? 8 : 1, warps, s.median, s.min, s.max, iters, rounds);
     }
     if (!rawModule.empty()) {
@@ -172,6 +246,14 @@ int main(int argc, char **argv) {
                   "\"extra_ns_max\": %.0f, \"rounds\": %ld}\n",
                   which ? 8 : 1, warps, q.median, q.min, q.max, d.median, d.min,
                   d.max, rounds);
+      q = bench::spread(pluginRatio[which]);
+      d = bench::spread(pluginExtraNs[which]);
+      std::printf("{\"bench\": \"plugin_over_raw\", \"args\": %d, "
+                  "\"num_warps\": %ld, \"ratio_median\": %.3f, "
+                  "\"extra_ns_median\": %.0f, \"extra_ns_min\": %.0f, "
+                  "\"extra_ns_max\": %.0f, \"rounds\": %ld}\n",
+                  which ? 8 : 1, warps, q.median, d.median, d.min, d.max,
+                  rounds);
     }
   }
   return 0;
