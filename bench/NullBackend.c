@@ -26,7 +26,8 @@ static kjit_status *describe(void *self, kjit_backend_describe_args *args) {
 
 /* The runtime refuses a backend without a fingerprint (it joins every
  * cache key); a constant one is right for a backend that runs nothing. */
-static kjit_status *fingerprint(void *self, kjit_backend_fingerprint_args *args) {
+static kjit_status *fingerprint(void *self,
+                                kjit_backend_fingerprint_args *args) {
   (void)self;
   args->fingerprint.data = (const uint8_t *)"null-backend-1";
   args->fingerprint.size = 14;

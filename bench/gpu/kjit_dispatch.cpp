@@ -233,8 +233,8 @@ int main(int argc, char **argv) {
                   "\"us_per_launch_median\": %.3f, "
                   "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
                   "\"iters\": %ld, \"rounds\": %ld}\n",
-                  series[raw], backendName.c_str(),
-                  which ? 8 : 1, warps, s.median, s.min, s.max, iters, rounds);
+                  series[raw], backendName.c_str(), which ? 8 : 1, warps,
+                  s.median, s.min, s.max, iters, rounds);
     }
     if (!rawModule.empty()) {
       bench::Spread q = bench::spread(ratio[which]);
