@@ -2,7 +2,7 @@
 #
 # What `cmake --install build --prefix P` puts under P (docs/Install.md lists
 # the tree; test/Install/tree.test compares the two):
-#   bin/        the tools (kjit-run, kjit-opt)
+#   bin/        the tools (kjit-run, kjit-opt, kjit-cache)
 #   lib/        libkjit-runtime/-model/-mlir (versioned, with SONAMEs), the
 #               compiler module libkjit-compiler.so and the in-tree plugins
 #               libkjit-host/-cuda/-trace.so, all in one directory: the
@@ -79,10 +79,7 @@ endforeach()
 #----------------------------------------------------------------------------#
 # Tools
 #----------------------------------------------------------------------------#
-# A helper adding a tool appends its target here (before this file is
-# included, or with its own install() call using _kjit_tool_rpath):
-#   list(APPEND KJIT_INSTALL_TOOLS kjit-cache)
-list(APPEND KJIT_INSTALL_TOOLS kjit-run kjit-opt)
+list(APPEND KJIT_INSTALL_TOOLS kjit-run kjit-opt kjit-cache)
 foreach(_kjit_tool IN LISTS KJIT_INSTALL_TOOLS)
   set(_kjit_rpath "${_kjit_tool_rpath}")
   # kjit-opt links libkjit-mlir and so libMLIR.so.
@@ -105,8 +102,9 @@ install(DIRECTORY ${KJIT_SOURCE_DIR}/include/kjit-c
 # The runtime's public headers and exactly what they include (transitively):
 # Runtime.h -> Module.h, PluginHost.h, LaunchOptions.h; Module.h -> Binder.h,
 # KernelManifest.h, Specialization.h; and so on down to DType.h.
-# test/Install/embed.test compiles them against the install tree alone, so a
-# header missing here fails there.
+# test/Install/examples.test builds a program that embeds the runtime
+# (Inputs/embed) against the install tree alone, so a header missing here
+# fails there.
 set(KJIT_INSTALL_HEADERS
   Runtime/Runtime.h
   Runtime/Module.h

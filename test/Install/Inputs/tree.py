@@ -1,26 +1,38 @@
 """Compares an install tree with the list docs/Install.md promises.
 
-Usage: tree.py DOC PREFIX BUILD_TYPE
+Usage: tree.py DOC PREFIX BUILD_TYPE BUILD_LIB_DIR
 
 The list is the fenced block between the markers
 <!-- begin install-tree --> and <!-- end install-tree --> of DOC: one path
 per line, relative to the prefix. `<config>` in a path stands for the build
-type in lower case (kjitTargets-release.cmake). Prints what differs and
-exits 1, or prints "install tree ok: N files" and exits 0.
+type in lower case (kjitTargets-release.cmake). A path followed by
+`# built when ...` is a plugin the build makes only on some machines (the
+Redis store needs libhiredis-dev): it is promised exactly when the build
+has it in BUILD_LIB_DIR. Prints what differs and exits 1, or prints
+"install tree ok: N files" and exits 0.
 """
 import os
 import sys
 
 
-def promised(doc, build_type):
+def promised(doc, build_type, build_lib_dir):
     text = open(doc).read()
     begin = text.find("<!-- begin install-tree")
     end = text.find("<!-- end install-tree -->")
     if begin < 0 or end < begin:
         sys.exit("tree.py: %s has no install-tree block" % doc)
     lines = text[begin:end].splitlines()[1:]
-    paths = [l.strip() for l in lines if l.strip() and not l.startswith("```")]
-    return {p.replace("<config>", build_type.lower()) for p in paths}
+    paths = set()
+    for line in lines:
+        if not line.strip() or line.startswith("```"):
+            continue
+        path, _, condition = line.partition("#")
+        path = path.strip().replace("<config>", build_type.lower())
+        if condition and not os.path.exists(
+                os.path.join(build_lib_dir, os.path.basename(path))):
+            continue
+        paths.add(path)
+    return paths
 
 
 def installed(prefix):
@@ -32,8 +44,10 @@ def installed(prefix):
 
 
 def main():
-    doc, prefix, build_type = sys.argv[1:4]
-    want, have = promised(doc, build_type), installed(prefix)
+    if len(sys.argv) != 5:
+        sys.exit("usage: tree.py DOC PREFIX BUILD_TYPE BUILD_LIB_DIR")
+    doc, prefix, build_type, build_lib_dir = sys.argv[1:5]
+    want, have = promised(doc, build_type, build_lib_dir), installed(prefix)
     for path in sorted(have - want):
         print("installed but not in %s: %s" % (os.path.basename(doc), path))
     for path in sorted(want - have):
