@@ -122,8 +122,11 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     arg.bitsSize = c.bits_size;
     args.push_back(arg);
   }
+  // The metadata is for launch_enter hooks (exit hooks see what enter
+  // saw): with only exit or completion hooks loaded the callback, which may
+  // be costly (it often launches or reads tensors), does not run.
   std::string metadata;
-  if (launchMetadata)
+  if (launchMetadata && host->hasLaunchEnterHooks())
     metadata = strCat("{", launchMetadata(bound), "}");
   plugin::LaunchInfo info;
   info.kernelName = manifest.name;

@@ -84,4 +84,71 @@ TEST(LaunchHooks, MetadataCallbackIsLazyWithoutHooks) {
   EXPECT_EQ(calls, 0);
 }
 
+// The metadata is for launch_enter hooks: a plugin with only an exit hook
+// sees the launch, and the callback still does not run.
+TEST(LaunchHooks, MetadataCallbackRunsOnlyForLaunchEnterHooks) {
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.plugins = {KJIT_TEST_PLUGIN_DIR "/libkjit-test-exit-only.so"};
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, std::string(KJIT_EXAMPLES_DIR) +
+                                            "/vector_add.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  int calls = 0;
+  kernel->setLaunchMetadata([&calls](absl::Span<const Argument>) {
+    ++calls;
+    return std::string("\"flops\": 1");
+  });
+  alignas(64) float x[16] = {}, out[16] = {};
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(out), DType::FP32),
+                     Argument::integer(16)};
+  ::testing::internal::CaptureStderr();
+  auto result = kernel->launch(LaunchConfig(), args);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_NE(log.find("exit-only: launch_exit kernel=add"), std::string::npos)
+      << log;
+  EXPECT_EQ(log.find("launch_enter"), std::string::npos) << log;
+  EXPECT_EQ(calls, 0);
+}
+
+// A pre-run hook that fails aborts the launch and the warmup with its
+// message before anything is bound, compiled or launched.
+TEST(LaunchHooks, FailingPreRunHookAbortsBeforeTheCompile) {
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.plugins = {KJIT_TEST_PLUGIN_DIR "/libkjit-test-hook-errors.so"};
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, std::string(KJIT_EXAMPLES_DIR) +
+                                            "/vector_add.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  alignas(64) float x[16] = {}, out[16] = {};
+  out[0] = 7;
+  Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(x), DType::FP32),
+                     Argument::tensor(uintptr_t(out), DType::FP32),
+                     Argument::integer(16)};
+  ::testing::internal::CaptureStderr();
+  auto launched = kernel->launch(LaunchConfig(), args);
+  auto warmed = kernel->warmup(args);
+  std::string log = ::testing::internal::GetCapturedStderr();
+  ASSERT_FALSE(launched.ok());
+  std::string message(launched.status().message());
+  EXPECT_EQ(message.rfind("plugin 'hook-errors' (", 0), 0u) << message;
+  EXPECT_NE(message.find("pre-run hook deliberately failed"),
+            std::string::npos)
+      << message;
+  ASSERT_FALSE(warmed.ok());
+  EXPECT_EQ(warmed.status().message(), launched.status().message());
+  EXPECT_EQ(kernel->stats().compiles, 0u);
+  EXPECT_EQ(out[0], 7.0f); // nothing ran
+  EXPECT_EQ(log.find("cache_lookup"), std::string::npos) << log;
+}
+
 } // namespace

@@ -326,6 +326,12 @@ public:
   bool hasPreRunHooks() const {
     return preRunHooks.load(std::memory_order_acquire);
   }
+  /// Whether a plugin has a launch_enter hook: the only reader of a
+  /// launch's metadata (as in Triton, whose launch_metadata runs only for
+  /// a launch-enter hook).
+  bool hasLaunchEnterHooks() const {
+    return launchEnterHooks.load(std::memory_order_acquire);
+  }
   /// Whether a plugin wants launches timed on the device.
   bool hasLaunchCompleteHooks() const {
     return launchCompleteHooks.load(std::memory_order_acquire);
@@ -361,6 +367,7 @@ private:
   std::vector<void *> handles; // dlopen handles, to detect double loads
   bool isShutdown = false;
   std::atomic<bool> launchHooks{false};
+  std::atomic<bool> launchEnterHooks{false};
   std::atomic<bool> preRunHooks{false};
   std::atomic<bool> launchCompleteHooks{false};
   std::atomic<uint64_t> nextCorrelationId{1};

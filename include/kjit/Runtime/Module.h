@@ -150,7 +150,8 @@ public:
 
   void setGlobalChangePolicy(GlobalChangePolicy policy);
   /// A per-kernel callback adding fields to the launch hooks' metadata; it
-  /// returns the members of a JSON object (`"flops": 12, "bytes": 96`).
+  /// returns the members of a JSON object (`"flops": 12, "bytes": 96`). It
+  /// runs only for launches that a plugin's launch_enter hook sees.
   void setLaunchMetadata(
       std::function<std::string(absl::Span<const Argument>)> callback);
 

@@ -86,8 +86,9 @@ std::shared_ptr<const PluginSnapshot> PluginHost::snapshot() const {
 }
 
 void PluginHost::publish(std::shared_ptr<const PluginSnapshot> next) {
-  bool launch = false, preRun = false, complete = false;
+  bool launch = false, enter = false, preRun = false, complete = false;
   for (const auto &p : next->plugins) {
+    enter |= p->hooks.launch_enter != nullptr;
     complete |= p->hooks.launch_complete != nullptr;
     launch |= p->hooks.launch_enter || p->hooks.launch_exit ||
               p->hooks.launch_complete;
@@ -95,6 +96,7 @@ void PluginHost::publish(std::shared_ptr<const PluginSnapshot> next) {
   }
   current = std::move(next);
   launchHooks.store(launch, std::memory_order_release);
+  launchEnterHooks.store(enter, std::memory_order_release);
   preRunHooks.store(preRun, std::memory_order_release);
   launchCompleteHooks.store(complete, std::memory_order_release);
 }

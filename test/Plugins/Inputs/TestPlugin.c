@@ -42,6 +42,7 @@
 #define MODE_NEW_MINOR 10   /* tables of a newer minor with extra slots */
 #define MODE_SMALL_TABLE 11 /* plugin table smaller than ABI 1.0's */
 #define MODE_SERIAL 12      /* not thread-safe; reports overlapping calls */
+#define MODE_EXIT_ONLY 13   /* launch_exit is its only launch hook */
 
 /* Built against a header of ABI 1.1 or newer: the backend and the store
  * implement the 1.1 entries and read the 1.1 fields. */
@@ -716,7 +717,8 @@ static const kjit_hook_table test_hooks = {
 #endif
     .cache = test_cache,
     .compiled = test_compiled,
-    .launch_enter = test_launch_enter,
+    /* Leaving the slot empty in MODE_EXIT_ONLY keeps the function used. */
+    .launch_enter = TEST_MODE == MODE_EXIT_ONLY ? NULL : test_launch_enter,
     .launch_exit = test_launch_exit,
     .pre_run = test_pre_run,
 };
