@@ -141,8 +141,7 @@ TEST(LaunchHooks, FailingPreRunHookAbortsBeforeTheCompile) {
   ASSERT_FALSE(launched.ok());
   std::string message(launched.status().message());
   EXPECT_EQ(message.rfind("plugin 'hook-errors' (", 0), 0u) << message;
-  EXPECT_NE(message.find("pre-run hook deliberately failed"),
-            std::string::npos)
+  EXPECT_NE(message.find("pre-run hook deliberately failed"), std::string::npos)
       << message;
   ASSERT_FALSE(warmed.ok());
   EXPECT_EQ(warmed.status().message(), launched.status().message());
