@@ -92,6 +92,32 @@ note() { echo "$*" | tee -a "$summary"; }
 
 # step NAME COMMAND...: runs COMMAND with a timeout, its output into log.txt
 # (and the console), its JSON lines into results.jsonl; records pass/fail.
+# Every JSON object a step printed (one per line, as kjit's benches print,
+# or spread over lines, as Triton's anchors print), each as one
+# {"step": NAME, "result": OBJECT} line.
+collect_json() { # NAME < OUTPUT
+  python3 -c '
+import json, sys
+name, text = sys.argv[1], sys.stdin.read()
+decoder, i = json.JSONDecoder(), 0
+while True:
+    i = text.find("{", i)
+    if i < 0:
+        break
+    # Only objects that start a line: a brace inside a message is no result.
+    if i and text[i - 1] != "\n":
+        i += 1
+        continue
+    try:
+        value, end = decoder.raw_decode(text, i)
+    except ValueError:
+        i += 1
+        continue
+    print(json.dumps({"step": name, "result": value}))
+    i = end
+' "$1"
+}
+
 step() {
   local name=$1
   shift
@@ -117,9 +143,7 @@ step() {
   rc=$?
   t1=$(date +%s.%N)
   cat "$work/step.out" >> "$log"
-  grep -E '^\{' "$work/step.out" | while IFS= read -r line; do
-    printf '{"step": "%s", "result": %s}\n' "$name" "$line"
-  done >> "$results"
+  collect_json "$name" < "$work/step.out" >> "$results"
   local secs
   secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   if [ $rc -eq 0 ]; then
