@@ -61,8 +61,10 @@ extern "C" {
  *       operations (remove, put flags and TTL, describe).
  *  1.2: compile options a backend asks of the compiler (describe), device
  *       memory (allocate, deallocate, copy), launch times measured on the
- *       device (KJIT_LAUNCH_TIMED, report_device_time, launch_complete). */
-#define KJIT_ABI_MINOR 2
+ *       device (KJIT_LAUNCH_TIMED, report_device_time, launch_complete).
+ *  1.3: a backend's own specialization attributes (describe's
+ *       spec_attributes, the specialize entry). */
+#define KJIT_ABI_MINOR 3
 
 /** Size of struct T up to and including its field `last`: the struct_size a
  *  producer that knew T only up to `last` would have set. */
@@ -508,6 +510,32 @@ typedef struct kjit_option {
   size_t value_len;
 } kjit_option;
 
+/** Kinds of parameters a specialization attribute can hold for. */
+enum {
+  KJIT_SPEC_ON_POINTERS = 1u << 0, /**< tensors (not None) */
+  KJIT_SPEC_ON_INTEGERS = 1u << 1  /**< integer scalars (bool excluded) */
+};
+
+/** The most attributes one backend may describe. */
+#define KJIT_MAX_SPEC_ATTRIBUTES 8
+
+/** @since 1.3. PROVISIONAL. A specialization attribute of a backend: a
+ *  property of a launch value that the backend's code generation can use,
+ *  as Triton's HIP backend marks pointers whose buffer fits in 32-bit
+ *  offsets. Where it holds it joins the cache key (`x:*fp32:D+name`), the
+ *  record (`attrs.name`: the parameters it holds for), the hooks (through
+ *  the record) and the IR (`kjit.spec_attrs` on the parameter). */
+typedef struct kjit_spec_attribute {
+  size_t struct_size;
+  const kjit_extension *ext;
+  /** [a-z0-9_]+, at most 64 bytes; not "divisibility_16" or
+   *  "equal_to_1"; unique within the backend. */
+  const char *name;
+  size_t name_len;
+  uint32_t kinds;     /**< KJIT_SPEC_ON_* bits: which parameters to ask */
+  uint32_t reserved1; /**< Zero. */
+} kjit_spec_attribute;
+
 /** PROVISIONAL. describe: the target and one device's attributes. Cheap and
  *  side-effect free: no device initialization, no context. Out fields are
  *  written only where the caller's struct_size covers them. */
@@ -549,6 +577,12 @@ typedef struct kjit_backend_describe_args {
    *  passes KJIT_LAUNCH_TIMED only when it is listed. 0: unknown. */
   uint32_t launch_flags;
   uint32_t reserved1; /**< Zero. */
+  /** @since 1.3. out: the backend's own specialization attributes, at most
+   *  KJIT_MAX_SPEC_ATTRIBUTES, in a fixed order: bit i of specialize's
+   *  answer is spec_attributes[i]. Static storage of the plugin until
+   *  fini. 0: the backend adds nothing to the runtime's specialization. */
+  size_t num_spec_attributes;
+  const kjit_spec_attribute *const *spec_attributes;
 } kjit_backend_describe_args;
 
 /** PROVISIONAL. parse_options: validate options and turn them into an
@@ -715,6 +749,23 @@ typedef struct kjit_backend_copy_args {
   uint64_t stream;    /**< in: as in launch */
 } kjit_backend_copy_args;
 
+/** @since 1.3. PROVISIONAL. specialize: which of the described
+ *  attributes hold for one launch value. Called on every launch (the cache
+ *  hit path included) for each non-constexpr parameter whose kind an
+ *  attribute names, so it must be cheap, thread-safe and a pure function of
+ *  its inputs; an error fails the launch with its message. */
+typedef struct kjit_backend_specialize_args {
+  size_t struct_size;
+  const kjit_extension *ext;
+  int32_t device;       /**< in: the launch's device */
+  uint32_t param_index; /**< in: the parameter's position in the kernel */
+  int32_t dtype;        /**< in: KJIT_DTYPE_*, as kjit_arg.dtype */
+  uint32_t flags;       /**< in: KJIT_ARG_FLAG_*, as kjit_arg.flags */
+  uint64_t bits;        /**< in: the value as kjit_arg.bits (the address) */
+  uint32_t attributes;  /**< out: bit i set = spec_attributes[i] holds */
+  uint32_t reserved1;   /**< Zero. */
+} kjit_backend_specialize_args;
+
 /** PROVISIONAL. A backend: finalizes, loads, launches and unloads
  *  artifacts. Static storage of the plugin. Every slot may be NULL
  *  ("unsupported"); one backend per plugin. */
@@ -743,6 +794,9 @@ typedef struct kjit_backend_table {
   kjit_status *(*allocate)(void *self, kjit_backend_allocate_args *args);
   kjit_status *(*deallocate)(void *self, kjit_backend_deallocate_args *args);
   kjit_status *(*copy)(void *self, kjit_backend_copy_args *args);
+  /** @since 1.3. NULL: no attributes of its own (describe's
+   *  spec_attributes must then be empty). */
+  kjit_status *(*specialize)(void *self, kjit_backend_specialize_args *args);
 } kjit_backend_table;
 
 /*===----------------------------------------------------------------------===*\

@@ -17,6 +17,7 @@
 #include "kjit/Support/StrCat.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <algorithm>
 #include <cstring>
@@ -252,7 +253,8 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
 
 absl::Status BindPlan::bind(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
-                            Binding &binding) const {
+                            Binding &binding,
+                            const BackendAttributes *attributes) const {
   const Impl &plan = *impl_;
   const size_t n = plan.params.size();
   if (ABSL_PREDICT_FALSE(positional.size() > n))
@@ -313,17 +315,33 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
     states[i].type = type;
     states[i].specKey = spec;
     *w = detail::paramWord(type, spec);
+    states[i].backendAttrs = 0;
+    if (attributes && attributes->asks(type)) {
+      absl::StatusOr<uint32_t> bits = attributes->of(i, type, arg);
+      if (ABSL_PREDICT_FALSE(!bits.ok()))
+        return absl::Status(bits.status().code(),
+                            kjit::strCat("parameter '",
+                                         plan.manifest.params[i].name,
+                                         "' of kernel '", plan.manifest.name,
+                                         "': ", bits.status().message()));
+      states[i].backendAttrs = uint8_t(*bits);
+      *w |= detail::backendAttributeBits(*bits);
+    }
     sum += detail::mixWord(*w, param.word);
   }
   binding.hash_ = detail::finishHash(sum, plan.numWords);
   return absl::OkStatus();
 }
 
-SpecializationRecord BindPlan::makeRecord(const Binding &binding) const {
+SpecializationRecord
+BindPlan::makeRecord(const Binding &binding,
+                     const BackendAttributes *attributes) const {
   const Impl &plan = *impl_;
   SpecializationRecord record;
   record.name = plan.manifest.name;
   record.options = binding.options();
+  if (attributes)
+    record.backendAttributes = attributes->names();
   for (size_t i = 0; i < plan.params.size(); ++i) {
     SpecializedParam param;
     param.name = plan.manifest.params[i].name;
@@ -333,6 +351,7 @@ SpecializationRecord BindPlan::makeRecord(const Binding &binding) const {
     } else {
       param.type = binding.type(i);
       param.specKey = binding.specKey(i);
+      param.backendAttrs = binding.backendAttributes(i);
     }
     record.params.push_back(std::move(param));
   }
@@ -341,7 +360,8 @@ SpecializationRecord BindPlan::makeRecord(const Binding &binding) const {
 }
 
 absl::StatusOr<SpecializationKey>
-BindPlan::keyForRecord(const SpecializationRecord &record) const {
+BindPlan::keyForRecord(const SpecializationRecord &record,
+                       const BackendAttributes *attributes) const {
   const Impl &plan = *impl_;
   const KernelManifest &m = plan.manifest;
   auto mismatch = [&](const auto &...parts) {
@@ -354,6 +374,30 @@ BindPlan::keyForRecord(const SpecializationRecord &record) const {
   if (record.params.size() != m.params.size())
     return mismatch("it has ", record.params.size(), " parameters, the kernel ",
                     m.params.size());
+  // The record's backend attributes in the backend's bit order: the same
+  // set (a record of another backend, or of an older one, says nothing of
+  // an attribute this one keys on).
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string> &described =
+      attributes ? attributes->names() : kNone;
+  std::vector<uint32_t> toBackendBit;
+  for (const std::string &name : record.backendAttributes) {
+    auto it = std::find(described.begin(), described.end(), name);
+    if (it == described.end())
+      return mismatch("it has backend attribute '", name,
+                      "', which the backend does not describe",
+                      described.empty()
+                          ? std::string(" (it describes none)")
+                          : kjit::strCat(" (it describes ",
+                                         absl::StrJoin(described, ", "), ")"));
+    toBackendBit.push_back(1u << (it - described.begin()));
+  }
+  for (const std::string &name : described)
+    if (std::find(record.backendAttributes.begin(),
+                  record.backendAttributes.end(),
+                  name) == record.backendAttributes.end())
+      return mismatch("it does not say where backend attribute '", name,
+                      "' holds (a record made for another backend?)");
   std::vector<uint64_t> words(plan.numWords);
   uint64_t sum = 0;
   for (int i = 0; i < kNumLaunchOptions; ++i) {
@@ -413,6 +457,11 @@ BindPlan::keyForRecord(const SpecializationRecord &record) const {
                       "' is do_not_specialize_on_alignment but has the D "
                       "spec key");
     *w = detail::paramWord(rp.type, rp.specKey);
+    uint32_t bits = 0;
+    for (size_t bit = 0; bit < toBackendBit.size(); ++bit)
+      if (rp.backendAttrs & (1u << bit))
+        bits |= toBackendBit[bit];
+    *w |= detail::backendAttributeBits(bits);
     sum += detail::mixWord(*w, param.word);
   }
   return SpecializationKey(

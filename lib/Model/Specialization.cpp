@@ -108,6 +108,15 @@ std::vector<std::string> SpecializationRecord::equalTo1() const {
   return result;
 }
 
+std::vector<std::string>
+SpecializationRecord::withBackendAttribute(size_t bit) const {
+  std::vector<std::string> result;
+  for (const SpecializedParam &p : params)
+    if (!p.isConstexpr && (p.backendAttrs & (1u << bit)))
+      result.push_back(p.name);
+  return result;
+}
+
 const SpecializedParam *
 SpecializationRecord::find(std::string_view name) const {
   for (const SpecializedParam &p : params)
@@ -154,6 +163,9 @@ std::string canonicalKey(const SpecializationRecord &record) {
     kjit::strAppend(&key, ":", toString(p.type));
     if (p.specKey != SpecKey::None)
       kjit::strAppend(&key, ":", toString(p.specKey));
+    for (size_t bit = 0; bit < record.backendAttributes.size(); ++bit)
+      if (p.backendAttrs & (1u << bit))
+        kjit::strAppend(&key, "+", record.backendAttributes[bit]);
     if (p.type.kind == SigType::Kind::NullPointer)
       kjit::strAppend(&key, "=none");
   }
@@ -203,6 +215,8 @@ std::string repr(const SpecializationRecord &record) {
 namespace {
 
 constexpr int kRecordVersion = 1;
+/// KJIT_MAX_SPEC_ATTRIBUTES of the plugin ABI.
+constexpr size_t kMaxBackendAttributes = 8;
 
 constexpr std::string_view kRootMembers[] = {
     "version",   "name",  "params",  "signature", "spec",
@@ -249,6 +263,10 @@ std::string toJson(const SpecializationRecord &record) {
   writeNames(w, record.divisibleBy16());
   w.key("equal_to_1");
   writeNames(w, record.equalTo1());
+  for (size_t bit = 0; bit < record.backendAttributes.size(); ++bit) {
+    w.key(record.backendAttributes[bit]);
+    writeNames(w, record.withBackendAttribute(bit));
+  }
   w.endObject();
   w.key("options").beginObject();
   for (const LaunchOptionInfo &info : launchOptionTable()) {
@@ -503,14 +521,59 @@ private:
         r_.member(root, "attrs", JsonValue::Kind::Object);
     if (!attrs.ok())
       return attrs.status();
-    constexpr std::string_view kAttrs[] = {"divisibility_16", "equal_to_1"};
-    if (absl::Status s = r_.object(**attrs, "attrs", kAttrs, {}); !s.ok())
+    // The runtime's two attributes, then the backend's own (plugin ABI
+    // 1.3), each listing the parameters it holds for.
+    std::vector<std::string_view> required = {"divisibility_16", "equal_to_1"};
+    for (const JsonMember &m : (*attrs)->members()) {
+      if (m.key == "divisibility_16" || m.key == "equal_to_1")
+        continue;
+      if (absl::Status s = readBackendAttribute(m); !s.ok())
+        return s;
+      required.push_back(m.key);
+    }
+    if (absl::Status s = r_.object(**attrs, "attrs", required, {}); !s.ok())
       return s;
     if (absl::Status s =
             checkNames(**attrs, "divisibility_16", record_.divisibleBy16());
         !s.ok())
       return s;
     return checkNames(**attrs, "equal_to_1", record_.equalTo1());
+  }
+
+  /// One backend attribute of "attrs": its name and the non-constexpr
+  /// parameters it holds for.
+  absl::Status readBackendAttribute(const JsonMember &m) {
+    std::string path = r_.join("attrs", m.key);
+    bool spelled = !m.key.empty() && m.key.size() <= 64;
+    for (char c : m.key)
+      spelled &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!spelled)
+      return r_.error(path, "a backend attribute's name is [a-z0-9_]+ of at "
+                            "most 64 bytes");
+    if (record_.backendAttributes.size() >= kMaxBackendAttributes)
+      return r_.error(path, kjit::strCat("more than ", kMaxBackendAttributes,
+                                         " backend attributes"));
+    if (!m.value.isArray())
+      return r_.error(path, kjit::strCat("expected an array, got ",
+                                         jsonKindName(m.value.kind())));
+    uint32_t bit = 1u << record_.backendAttributes.size();
+    for (const JsonValue &e : m.value.elements()) {
+      if (!e.isString())
+        return r_.error(path, kjit::strCat("expected strings, got ",
+                                           jsonKindName(e.kind())));
+      absl::StatusOr<SpecializedParam *> p = param(path, e.text());
+      if (!p.ok())
+        return p.status();
+      if ((*p)->isConstexpr)
+        return r_.error(path, kjit::strCat("names constexpr parameter ",
+                                           quoteJson(e.text())));
+      if ((*p)->backendAttrs & bit)
+        return r_.error(path, kjit::strCat("names parameter ",
+                                           quoteJson(e.text()), " twice"));
+      (*p)->backendAttrs |= bit;
+    }
+    record_.backendAttributes.push_back(m.key);
+    return absl::OkStatus();
   }
 
   absl::Status readOptions(const JsonValue &root) {

@@ -239,6 +239,12 @@ inline uint64_t paramWord(SigType type, SpecKey spec) {
          (static_cast<uint64_t>(spec) << 16);
 }
 
+/// A parameter's backend attribute bits in its key word, above what
+/// paramWord uses (at most 8 attributes).
+inline uint64_t backendAttributeBits(uint32_t bits) {
+  return static_cast<uint64_t>(bits & 0xff) << 24;
+}
+
 /// The three key words of a constexpr value: a tag (kind, dtype), then the
 /// payload (a 128-bit int as two halves, a double's bits).
 inline void constexprWords(const Argument &value, uint64_t *words) {

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackendSpecializer.h"
 #include "KernelImpl.h"
 
 namespace kjit::rt {
@@ -148,12 +149,16 @@ Kernel::warmup(absl::Span<const Argument> positional,
       !hooks.ok())
     return hooks;
   Binding binding = impl.plan->makeBinding();
-  if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(impl.getBackend(), device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          impl.plan->bind(positional, keywords, binding, attributes);
       !bound.ok())
     return bound;
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
-  SpecializationRecord record = impl.plan->makeRecord(binding);
+  SpecializationRecord record = impl.plan->makeRecord(binding, attributes);
   if (absl::Status valid = checkDevice(device); !valid.ok())
     return valid;
   absl::Status status;
@@ -199,7 +204,10 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
         "the record of kernel '", impl.manifest.name,
         "' was made for another version of it: its source, a callee or a "
         "global it reads has changed since; warm it up again"));
-  absl::StatusOr<SpecializationKey> key = impl.plan->keyForRecord(*record);
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(impl.getBackend(), device);
+  absl::StatusOr<SpecializationKey> key =
+      impl.plan->keyForRecord(*record, specializer ? &*specializer : nullptr);
   if (!key.ok())
     return key.status();
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())

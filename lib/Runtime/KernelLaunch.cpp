@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BackendSpecializer.h"
 #include "KernelImpl.h"
 #include "kjit/Model/ArgEncoding.h"
 
@@ -223,7 +224,13 @@ Kernel::launch(const LaunchConfig &config,
   if (launchDepth > 1)
     nested.emplace(impl.plan->makeBinding());
   Binding &binding = nested ? *nested : impl.threadBinding();
-  if (absl::Status bound = impl.plan->bind(positional, keywords, binding);
+  // A backend's own specialization attributes (plugin ABI 1.3) join the
+  // key: only a backend that describes some is asked.
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(impl.getBackend(), config.device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          impl.plan->bind(positional, keywords, binding, attributes);
       !bound.ok())
     return bound;
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
@@ -235,8 +242,9 @@ Kernel::launch(const LaunchConfig &config,
   absl::Status status;
   Entry *entry = impl.ensureEntry(
       config.device, binding.key(),
-      [&] { return impl.plan->makeRecord(binding); }, /*isWarmup=*/false,
-      status, &result.compiled, &result.diskHit, &result.remoteHit);
+      [&] { return impl.plan->makeRecord(binding, attributes); },
+      /*isWarmup=*/false, status, &result.compiled, &result.diskHit,
+      &result.remoteHit);
   if (!status.ok())
     return status;
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)

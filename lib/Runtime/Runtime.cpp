@@ -117,6 +117,10 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->formats = description->formats;
       backend->compileOptions = description->compileOptions;
       backend->launchFlags = description->launchFlags;
+      for (const auto &attribute : description->specAttributes) {
+        backend->specAttributes.push_back(attribute.name);
+        backend->specAttributeKinds.push_back(attribute.kinds);
+      }
       found = std::move(backend);
     }
     return found;

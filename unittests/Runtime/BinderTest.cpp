@@ -780,4 +780,133 @@ TEST(Preload, MismatchesAreNamed) {
                      "constexpr), got a float (2)");
 }
 
+//===----------------------------------------------------------------------===//
+// A backend's own specialization attributes (plugin ABI 1.3)
+//===----------------------------------------------------------------------===//
+
+/// "low" on pointers below 2^32, "small" on integers below 256, in the
+/// order given; counts the values it is asked about.
+class TestAttributes : public BackendAttributes {
+public:
+  explicit TestAttributes(std::vector<std::string> names)
+      : names_(std::move(names)) {}
+  const std::vector<std::string> &names() const override { return names_; }
+  bool asks(SigType type) const override {
+    return type.isPointer() ||
+           (type.kind == SigType::Kind::Scalar && isInteger(type.dtype));
+  }
+  absl::StatusOr<uint32_t> of(size_t, SigType type,
+                              const Argument &value) const override {
+    ++asked;
+    if (failWith)
+      return absl::InvalidArgumentError(failWith);
+    bool holds = type.isPointer() ? value.address() < (uint64_t(1) << 32)
+                                  : value.asInt() < 256;
+    std::string name = type.isPointer() ? "low" : "small";
+    for (size_t i = 0; i < names_.size(); ++i)
+      if (holds && names_[i] == name)
+        return 1u << i;
+    return 0u;
+  }
+  mutable int asked = 0;
+  const char *failWith = nullptr;
+
+private:
+  std::vector<std::string> names_;
+};
+
+TEST(BackendAttributes, JoinTheKeyAndTheRecord) {
+  BindPlan plan = makePlan({param("p"), param("n"), param("f")});
+  TestAttributes attrs({"low", "small"});
+  auto keyOf = [&](uint64_t address, int n) {
+    Binding b = plan.makeBinding();
+    EXPECT_TRUE(plan.bind({Argument::tensor(address, DType::FP32),
+                           Argument::integer(n), Argument::fp(1.0)},
+                          {}, b, &attrs)
+                    .ok());
+    return SpecializationKey(b.key());
+  };
+  // Both D; only the attributes differ.
+  EXPECT_NE(keyOf(0x1000, 16), keyOf(uint64_t(1) << 40, 16));
+  EXPECT_NE(keyOf(0x1000, 16), keyOf(0x1000, 4096));
+  EXPECT_EQ(keyOf(0x1000, 16), keyOf(0x2000, 32));
+  // The float is never asked: 3 launches' p and n so far, times two.
+  EXPECT_EQ(attrs.asked, 12);
+
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::tensor(0x1000, DType::FP32),
+                         Argument::integer(4096), Argument::fp(1.0)},
+                        {}, b, &attrs)
+                  .ok());
+  SpecializationRecord record = plan.makeRecord(b, &attrs);
+  EXPECT_EQ(record.backendAttributes, attrs.names());
+  EXPECT_EQ(record.withBackendAttribute(0), std::vector<std::string>{"p"});
+  EXPECT_TRUE(record.withBackendAttribute(1).empty());
+  EXPECT_EQ(record.key.substr(0, record.key.find('|')),
+            "p:*fp32:D+low,n:i32:D,f:fp32:N");
+  // Without attributes the key is the plain one.
+  Binding plain = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::tensor(0x1000, DType::FP32),
+                         Argument::integer(4096), Argument::fp(1.0)},
+                        plain)
+                  .ok());
+  EXPECT_NE(SpecializationKey(plain.key()), SpecializationKey(b.key()));
+}
+
+// A record's attributes map to the backend's bits by name: a backend that
+// lists them in another order rebuilds the key its own bind gives.
+TEST(BackendAttributes, KeyForRecordMapsNames) {
+  BindPlan plan = makePlan({param("p"), param("n")});
+  TestAttributes made({"low", "small"}), reordered({"small", "low"});
+  std::vector<Argument> args = {Argument::tensor(0x1000, DType::FP32),
+                                Argument::integer(7)};
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(args, {}, b, &made).ok());
+  absl::StatusOr<SpecializationRecord> record =
+      specializationFromJson(toJson(plan.makeRecord(b, &made)));
+  ASSERT_TRUE(record.ok()) << record.status();
+  Binding other = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(args, {}, other, &reordered).ok());
+  absl::StatusOr<SpecializationKey> key =
+      plan.keyForRecord(*record, &reordered);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->view(), other.key());
+  key = plan.keyForRecord(*record, &made);
+  ASSERT_TRUE(key.ok()) << key.status();
+  EXPECT_EQ(key->view(), b.key());
+
+  const std::string prefix = "specialization record for kernel 'k' does not "
+                             "fit kernel 'k': ";
+  TestAttributes fewer({"low"});
+  key = plan.keyForRecord(*record, &fewer);
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().message(),
+            prefix + "it has backend attribute 'small', which the backend "
+                     "does not describe (it describes low)");
+  key = plan.keyForRecord(*record);
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().message(),
+            prefix + "it has backend attribute 'low', which the backend "
+                     "does not describe (it describes none)");
+  TestAttributes more({"low", "small", "wide"});
+  key = plan.keyForRecord(*record, &more);
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().message(),
+            prefix + "it does not say where backend attribute 'wide' holds (a "
+                     "record made for another backend?)");
+}
+
+TEST(BackendAttributes, AnErrorNamesTheParameter) {
+  BindPlan plan = makePlan({param("p")});
+  TestAttributes attrs({"low"});
+  attrs.failWith = "the backend cannot tell";
+  Binding b = plan.makeBinding();
+  absl::Status status =
+      plan.bind({Argument::tensor(0x1000, DType::FP32)}, {}, b, &attrs);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.message(),
+            "parameter 'p' of kernel 'k': the backend cannot tell");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+}
+
 } // namespace

@@ -641,4 +641,13 @@ TEST(RecompileLog, SaysWhichPartOfTheKeyDiffers) {
   EXPECT_NE(lines[3].find("global SCALE bits 0x3f000000 -> bits 0x40000000"),
             std::string::npos)
       << lines[3];
+  // The global back to its first value: the specialization compiled with
+  // it was dropped with the change, and now nothing differs from it.
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(0.5)).ok());
+  launch(4096, {});
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[4], "recompiling scaled_residual: nothing differs from a "
+                      "compiled specialization (its entry was dropped, e.g. "
+                      "by a changed global) (nearest of 5 compiled "
+                      "specializations)");
 }

@@ -90,8 +90,10 @@ void expectSameRecord(const SpecializationRecord &a,
     } else {
       EXPECT_EQ(p.type, q.type) << p.name;
       EXPECT_EQ(p.specKey, q.specKey) << p.name;
+      EXPECT_EQ(p.backendAttrs, q.backendAttrs) << p.name;
     }
   }
+  EXPECT_EQ(a.backendAttributes, b.backendAttributes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -139,6 +141,26 @@ TEST(Record, ViewsForTheSpecializationPass) {
 }
 
 TEST(Record, JsonForm) { EXPECT_EQ(toJson(smallRecord()), kSmallJson); }
+
+// A backend's own attributes (plugin ABI 1.3): in attrs after the runtime's
+// two, in the key after the spec key, and read back exactly (also one that
+// holds nowhere, which a record must still name).
+TEST(Record, BackendAttributes) {
+  SpecializationRecord record = smallRecord();
+  record.backendAttributes = {"pointer_range_32", "small_int"};
+  record.params[0].backendAttrs = 1; // x: pointer_range_32
+  record.key = canonicalKey(record);
+  EXPECT_EQ(record.key.substr(0, record.key.find(',')),
+            "x:*fp32:D+pointer_range_32");
+  std::string json = toJson(record);
+  EXPECT_NE(json.find(R"("equal_to_1":["n"],"pointer_range_32":["x"],)"
+                      R"("small_int":[]})"),
+            std::string::npos)
+      << json;
+  absl::StatusOr<SpecializationRecord> read = specializationFromJson(json);
+  ASSERT_TRUE(read.ok()) << read.status();
+  expectSameRecord(record, *read);
+}
 
 TEST(Record, RoundTrip) {
   KernelParam y = param("y", ParamType::pointer(DType::FP8E4NV));
@@ -315,8 +337,30 @@ TEST(RecordReader, EveryMessage) {
        "field 'attrs.equal_to_1': expected strings, got a number"},
       {R"("equal_to_1":["n"])", R"("equal_to_1":"n")",
        "field 'attrs.equal_to_1': expected an array, got a string"},
-      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"tt":[]})",
-       "field 'attrs': unknown member \"tt\""},
+      // Any other member of attrs is a backend's attribute (plugin ABI 1.3).
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"Pointer-Range":[]})",
+       "field 'attrs.Pointer-Range': a backend attribute's name is "
+       "[a-z0-9_]+ of at most 64 bytes"},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":"x"})",
+       "field 'attrs.r32': expected an array, got a string"},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":[1]})",
+       "field 'attrs.r32': expected strings, got a number"},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":["q"]})",
+       "field 'attrs.r32': unknown parameter \"q\""},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":["B"]})",
+       "field 'attrs.r32': names constexpr parameter \"B\""},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":["x","x"]})",
+       "field 'attrs.r32': names parameter \"x\" twice"},
+      {R"("equal_to_1":["n"]})",
+       R"("equal_to_1":["n"],"a0":[],"a1":[],"a2":[],"a3":[],"a4":[],)"
+       R"("a5":[],"a6":[],"a7":[],"a8":[]})",
+       "field 'attrs.a8': more than 8 backend attributes"},
+      {R"("equal_to_1":["n"]})", R"("equal_to_1":["n"],"r32":["x"]})",
+       "field 'key': does not match the record's contents (expected "
+       "\"x:*fp32:D+r32,n:i32:1,p:*i8:N=none,B=1024|debug=false,"
+       "enable_fp_fusion=true,enable_reflect_ftz=true,launch_cooperative_"
+       "grid=false,launch_pdl=false,maxnreg=none,num_ctas=1,num_stages=3,"
+       "num_warps=4,ptx_version=none,sanitize_overflow=false\")"},
       {R"(,"equal_to_1":["n"]})", R"(})",
        "field 'attrs': missing member 'equal_to_1'"},
       {R"("num_warps":4,)", R"("num_warps":3,)",

@@ -86,6 +86,23 @@ struct KeyEq {
   }
 };
 
+/// A backend's own specialization attributes (plugin ABI 1.3, describe's
+/// spec_attributes and the specialize entry), as the binder asks them: the
+/// runtime implements it over the launch's backend and device. The bits
+/// that hold for a value join its parameter's key word beside the spec key.
+class BackendAttributes {
+public:
+  virtual ~BackendAttributes() = default;
+  /// The attribute names, in bit order (at most 8).
+  virtual const std::vector<std::string> &names() const = 0;
+  /// Whether a parameter bound as `type` is asked at all.
+  virtual bool asks(SigType type) const = 0;
+  /// The bits that hold for `value`, bound to parameter `param` as `type`;
+  /// an error (the backend's, or bits beyond names()) fails the bind.
+  virtual absl::StatusOr<uint32_t> of(size_t param, SigType type,
+                                      const Argument &value) const = 0;
+};
+
 /// The output of one bind: bound arguments in parameter order (defaults
 /// applied, values converted to the declared type: an int for a float
 /// parameter becomes a float), per-parameter type and spec key, the options
@@ -100,6 +117,10 @@ public:
   SigType type(size_t index) const { return states_[index].type; }
   /// The spec key of parameter `index` (None for constexprs).
   SpecKey specKey(size_t index) const { return states_[index].specKey; }
+  /// The backend attribute bits of parameter `index` (0 without any).
+  uint32_t backendAttributes(size_t index) const {
+    return states_[index].backendAttrs;
+  }
   /// The launch options, defaults included.
   const LaunchOptions &options() const { return options_; }
   /// The key of the last successful bind.
@@ -112,6 +133,7 @@ private:
     SigType type;
     SpecKey specKey = SpecKey::None;
     bool given = false;
+    uint8_t backendAttrs = 0;
   };
 
   std::vector<Argument> args_;
@@ -144,23 +166,32 @@ public:
   /// deprecated device/device_type/stream keywords, a callable constexpr, an
   /// int that does not fit, a tensor of the wrong dtype, an integer beyond
   /// 64 bits, a bad option value.
+  /// With `attributes`, the backend's own attributes of each value it asks
+  /// for join the key (and an error from it fails the bind, naming the
+  /// parameter).
   absl::Status bind(absl::Span<const Argument> positional,
                     absl::Span<const KeywordArgument> keywords,
-                    Binding &binding) const;
+                    Binding &binding,
+                    const BackendAttributes *attributes = nullptr) const;
   /// Binds positional arguments only.
   absl::Status bind(absl::Span<const Argument> positional,
                     Binding &binding) const {
     return bind(positional, {}, binding);
   }
 
-  /// The specialization record of a successful bind (the cache-miss path).
-  SpecializationRecord makeRecord(const Binding &binding) const;
+  /// The specialization record of a successful bind (the cache-miss path);
+  /// `attributes` as given to that bind.
+  SpecializationRecord
+  makeRecord(const Binding &binding,
+             const BackendAttributes *attributes = nullptr) const;
 
   /// The key a bind producing `record` would have had: preload rebuilds a
   /// cache entry from a serialized record with it. Fails, naming the
-  /// difference, when the record does not fit this kernel.
+  /// difference, when the record does not fit this kernel, or names
+  /// backend attributes other than `attributes` describes.
   absl::StatusOr<SpecializationKey>
-  keyForRecord(const SpecializationRecord &record) const;
+  keyForRecord(const SpecializationRecord &record,
+               const BackendAttributes *attributes = nullptr) const;
 
   struct Impl;
 

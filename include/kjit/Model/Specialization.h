@@ -86,6 +86,9 @@ struct SpecializedParam {
   SpecKey specKey = SpecKey::None;
   /// The constexpr value: None, Bool, Int, Float or DType (constexprs only).
   Argument value;
+  /// The backend's own attributes that hold for the value: bit i is
+  /// SpecializationRecord::backendAttributes[i] (non-constexprs only).
+  uint32_t backendAttrs = 0;
 
   /// The value specialization folds into the IR, if any: the constexpr
   /// value, None for a NullPointer, the integer 1 for an EqualTo1 key.
@@ -101,6 +104,11 @@ struct SpecializationRecord {
   std::vector<SpecializedParam> params;
   /// Every launch option's value, defaults included.
   LaunchOptions options;
+  /// The backend's own specialization attributes (plugin ABI 1.3,
+  /// describe's spec_attributes), in its bit order; empty for a backend
+  /// that has none. In the JSON each is a member of "attrs" beside
+  /// divisibility_16 and equal_to_1, listing the parameters it holds for.
+  std::vector<std::string> backendAttributes;
   /// The canonical key text (canonicalKey of the other fields).
   std::string key;
   /// Where the record was made (Kernel::warmup fills them; a record written
@@ -118,12 +126,16 @@ struct SpecializationRecord {
   std::vector<std::string> divisibleBy16() const;
   /// Names of the parameters with the 1 key.
   std::vector<std::string> equalTo1() const;
+  /// Names of the parameters backend attribute `bit` holds for.
+  std::vector<std::string> withBackendAttribute(size_t bit) const;
   /// The parameter called `name`, or null.
   const SpecializedParam *find(std::string_view name) const;
 };
 
 /// The key as text, built from everything but `key` itself:
-/// `x:*fp32:D,n:i32:1,p:*i8=none,B=1024|debug=false,...` with options sorted
+/// `x:*fp32:D,n:i32:1,p:*i8=none,B=1024|debug=false,...` (a backend
+/// attribute that holds follows the spec key: `x:*fp32:D+pointer_range_32`)
+/// with options sorted
 /// by name, so that it does not depend on the order options were given.
 std::string canonicalKey(const SpecializationRecord &record);
 

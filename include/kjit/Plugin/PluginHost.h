@@ -141,6 +141,13 @@ public:
     std::vector<std::pair<std::string, std::string>> compileOptions;
     /// 1.2: the KJIT_LAUNCH_* bits the backend honours (0: unknown).
     uint32_t launchFlags = 0;
+    /// 1.3: the backend's own specialization attributes, in bit order.
+    struct SpecAttribute {
+      std::string name;
+      /// KJIT_SPEC_ON_* bits.
+      uint32_t kinds = 0;
+    };
+    std::vector<SpecAttribute> specAttributes;
   };
   /// Launch settings beyond the grid and warps of a LaunchInfo.
   struct LaunchAttributes {
@@ -182,6 +189,12 @@ public:
   absl::Status launch(void *kernel, const LaunchInfo &info) const {
     return launch(kernel, info, LaunchAttributes());
   }
+  /// 1.3: the attribute bits (describe's spec_attributes) that hold for
+  /// one launch value of parameter `param`; only for a backend that
+  /// describes attributes (which then has the entry).
+  absl::StatusOr<uint32_t> specialize(int32_t device, uint32_t param,
+                                      int32_t dtype, uint32_t flags,
+                                      uint64_t bits) const;
   /// The launch path of the runtime: `args` is already in the ABI's form
   /// (the runtime keeps per-kernel templates of its kjit_args), so nothing
   /// is converted or allocated. Flags or clusters for a backend built

@@ -105,6 +105,11 @@ struct Backend {
   std::vector<std::pair<std::string, std::string>> compileOptions;
   /// The KJIT_LAUNCH_* bits the backend honours (describe's launch_flags).
   uint32_t launchFlags = 0;
+  /// The backend's own specialization attributes (describe's
+  /// spec_attributes, plugin ABI 1.3), in bit order, and each one's
+  /// KJIT_SPEC_ON_* kinds; empty for most backends.
+  std::vector<std::string> specAttributes;
+  std::vector<uint32_t> specAttributeKinds;
 };
 
 /// Owns plugins, backends and the compiler. Thread-safe. Modules loaded into

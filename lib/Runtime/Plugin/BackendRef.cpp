@@ -23,6 +23,57 @@ absl::Status callBackend(LoadedPlugin &p, const char *entry, Fn &&fn) {
   return toAbsl(p, entry, status);
 }
 
+/// describe's 1.3 spec_attributes into `out`; what is wrong with them, or
+/// "". A name is what records and keys spell, so it is held to the
+/// spelling of a JSON key and a key part: [a-z0-9_]+.
+std::string
+readSpecAttributes(const LoadedPlugin &p,
+                   const kjit_backend_describe_args &args,
+                   std::vector<BackendRef::Description::SpecAttribute> &out) {
+  size_t count = args.num_spec_attributes;
+  if (count == 0)
+    return std::string();
+  if (count > KJIT_MAX_SPEC_ATTRIBUTES)
+    return strCat("spec_attributes has ", count,
+                  " entries, more than the limit of ",
+                  KJIT_MAX_SPEC_ATTRIBUTES);
+  if (!args.spec_attributes)
+    return strCat("spec_attributes is NULL with ", count, " entries");
+  if (!p.backend.specialize)
+    return "it describes spec_attributes but has no specialize entry";
+  constexpr uint32_t kKnownKinds =
+      KJIT_SPEC_ON_POINTERS | KJIT_SPEC_ON_INTEGERS;
+  for (size_t i = 0; i < count; ++i) {
+    const kjit_spec_attribute *a = args.spec_attributes[i];
+    std::string what = strCat("spec attribute #", i);
+    if (!a)
+      return strCat(what, " is NULL");
+    if (std::string bad = checkName(a->name, a->name_len, what + "'s name");
+        !bad.empty())
+      return bad;
+    std::string name(a->name, a->name_len);
+    bool spelled = !name.empty() && name.size() <= 64;
+    for (char c : name)
+      spelled &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!spelled)
+      return strCat(what, "'s name '", kjit::escapeControl(name),
+                    "' is not [a-z0-9_]+ of at most 64 bytes");
+    if (name == "divisibility_16" || name == "equal_to_1")
+      return strCat(what, " is named '", name,
+                    "', which the runtime's own attributes use");
+    for (const auto &earlier : out)
+      if (earlier.name == name)
+        return strCat("spec attribute '", name, "' is described twice");
+    if (a->kinds == 0 || (a->kinds & ~kKnownKinds))
+      return strCat("spec attribute '", name, "' has kinds 0x",
+                    absl::Hex(a->kinds),
+                    "; KJIT_SPEC_ON_POINTERS (1) and KJIT_SPEC_ON_INTEGERS "
+                    "(2) are the kinds there are");
+    out.push_back({std::move(name), a->kinds});
+  }
+  return std::string();
+}
+
 } // namespace
 
 std::string_view BackendRef::name() const {
@@ -108,6 +159,8 @@ BackendRef::describe(int32_t device) const {
                                strCat("compile option #", i, "'s value"));
       out.compileOptions.emplace_back(std::move(optionName), std::move(value));
     }
+  if (bad.empty())
+    bad = readSpecAttributes(p, args, out.specAttributes);
   if (!bad.empty()) {
     // Logged too: a caller that looks for another target skips this backend,
     // and a broken plugin must not go unnoticed.
@@ -241,6 +294,25 @@ absl::Status BackendRef::launch(void *kernel, const LaunchInfo &launch,
   for (int i = 0; i < 3; ++i)
     args.cluster[i] = attributes.cluster[i];
   return launchPrepared(args);
+}
+
+absl::StatusOr<uint32_t> BackendRef::specialize(int32_t device, uint32_t param,
+                                                int32_t dtype, uint32_t flags,
+                                                uint64_t bits) const {
+  LoadedPlugin &p = *plugin;
+  if (!p.backend.specialize)
+    return unsupported(p, "backend", "specialize");
+  auto args = zeroed<kjit_backend_specialize_args>();
+  args.device = device;
+  args.param_index = param;
+  args.dtype = dtype;
+  args.flags = flags;
+  args.bits = bits;
+  if (absl::Status s = callBackend(
+          p, "specialize", [&] { return p.backend.specialize(p.self, &args); });
+      !s.ok())
+    return s;
+  return args.attributes;
 }
 
 absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
