@@ -119,7 +119,13 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
   std::string storeKey = RemoteCache::storeKey(key, kind);
   absl::StatusOr<std::optional<std::string>> value = store_.get(storeKey, 0);
   if (!value.ok()) {
-    storeError(value.status(), "get");
+    // OUT_OF_RANGE: the store holds a value above its size limit and would
+    // not hand it over. That is a bad value, as one that fails the checks
+    // below is, not a failing store: count it as a rejection.
+    if (value.status().code() == absl::StatusCode::kOutOfRange)
+      reject(key, std::string(value.status().message()));
+    else
+      storeError(value.status(), "get");
     return std::nullopt;
   }
   if (!*value) {

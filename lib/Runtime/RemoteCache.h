@@ -55,9 +55,11 @@ public:
 
   /// A verified entry of `kind` stored under `key` (the disk cache's key),
   /// or nullopt: a miss, a store error or a rejected value (each counted,
-  /// errors and rejections logged). `*replaceable`: the store holds a bad
-  /// value that a good one should replace; never one signed with another
-  /// secret, which may be another fleet's (or a forger's) and is left alone.
+  /// errors and rejections logged; a value the store would not hand over
+  /// for its size, OUT_OF_RANGE, is a rejection). `*replaceable`: the store
+  /// holds a bad value that a good one should replace; never one signed
+  /// with another secret, which may be another fleet's (or a forger's) and
+  /// is left alone.
   std::optional<cache::EntryData>
   get(std::string_view key, bool *replaceable = nullptr,
       cache::EntryKind kind = cache::EntryKind::Artifact);

@@ -7,7 +7,9 @@
 |*                                                                            *|
 |* What the host relies on is the status code: DEADLINE_EXCEEDED a timeout,  *|
 |* UNAVAILABLE refused/reset/closed, DATA_LOSS a reply that is not Redis's,  *|
-|* PERMISSION_DENIED an ACL or password refusal, CANCELLED "not asked". A    *|
+|* PERMISSION_DENIED an ACL or password refusal, CANCELLED "not asked",      *|
+|* OUT_OF_RANGE a stored value above the maximum size (not handed over; the  *|
+|* runtime counts a rejected value, as for one that fails verification). A   *|
 |* connection-level failure opens a circuit breaker: the failing call says   *|
 |* so ("; remote cache off for 30 s") and every call until the window ends   *|
 |* returns CANCELLED at once, so an outage costs one timeout per window. A   *|
@@ -437,7 +439,9 @@ static kjit_status *redis_get(void *self, kjit_cache_get_args *args) {
   }
   if (reply->type == REDIS_REPLY_STRING) {
     if (reply->len > s->max_value) {
-      status = make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED,
+      /* OUT_OF_RANGE: the runtime counts a rejected value, as it does for
+       * one that fails verification, not a store error. */
+      status = make_status(s->host, KJIT_STATUS_OUT_OF_RANGE,
                            "redis %s:%d: GET: a value of %zu bytes, more "
                            "than KJIT_REDIS_MAX_VALUE_SIZE (%llu)",
                            s->server, s->port, reply->len,
