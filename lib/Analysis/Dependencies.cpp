@@ -907,6 +907,27 @@ DependencyAnalysis::getRecord(FunctionOpInterface fn) {
   return impl->getRecord(fn);
 }
 
+FailureOr<std::vector<std::pair<std::string, std::string>>>
+DependencyAnalysis::getSourceDigests(FunctionOpInterface fn) {
+  if (failed(getRecord(fn)))
+    return failure();
+  // getRecord walked the closure: every state below is hashed.
+  std::vector<std::pair<std::string, std::string>> digests;
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  SmallVector<Operation *> work = {fn};
+  seen.insert(fn);
+  while (!work.empty()) {
+    FunctionState &state = impl->getState(work.pop_back_val());
+    digests.emplace_back(SymbolTable::getSymbolName(state.fn).getValue().str(),
+                         toHex(state.ownDigest));
+    for (Operation *callee : state.callees)
+      if (seen.insert(callee).second)
+        work.push_back(callee);
+  }
+  llvm::sort(digests);
+  return digests;
+}
+
 FailureOr<DependencyAnalysis::FunctionRecords>
 DependencyAnalysis::getAllRecords() {
   FunctionRecords records;

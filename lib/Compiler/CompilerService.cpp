@@ -376,6 +376,12 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
     entry.dependencyKey = (*record)->key;
     for (const kjit::GlobalUse &use : (*record)->globals)
       entry.usedGlobals.push_back(globalName(use.name));
+    FailureOr<std::vector<std::pair<std::string, std::string>>> digests =
+        analysis.getSourceDigests(kernel);
+    if (failed(digests))
+      return session.userError("cannot analyse kernel '" +
+                               kernel.getSymName().str() + "'");
+    entry.sourceDigests = std::move(*digests);
     result.kernels.push_back(std::move(entry));
   }
   WalkResult walk = module->walk([&](kjit::GlobalOp global) {

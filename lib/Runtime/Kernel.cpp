@@ -85,9 +85,9 @@ const absl::StatusOr<const Backend *> &Kernel::Impl::getBackend() {
 // Kernel
 //===----------------------------------------------------------------------===//
 
-absl::StatusOr<std::unique_ptr<Kernel>>
-makeKernel(Module::Impl *module, KernelManifest manifest,
-           std::string dependencyKey, std::vector<std::string> usedGlobals) {
+absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
+                                                   KernelAnalysis analysis) {
+  KernelManifest &manifest = analysis.manifest;
   auto impl = std::make_unique<Kernel::Impl>();
   impl->id = nextKernelId.fetch_add(1);
   impl->module = module;
@@ -98,12 +98,13 @@ makeKernel(Module::Impl *module, KernelManifest manifest,
     return plan.status();
   impl->plan.emplace(std::move(*plan));
   impl->manifest = std::move(manifest);
-  impl->dependencyKey = std::move(dependencyKey);
-  for (const std::string &name : usedGlobals)
+  impl->dependencyKey = std::move(analysis.dependencyKey);
+  impl->sourceDigests = std::move(analysis.sourceDigests);
+  for (const std::string &name : analysis.usedGlobals)
     if (!module->globalIndex.contains(name))
       return absl::InternalError(strCat("kernel '", impl->manifest.name,
                                         "' reads unknown global '", name, "'"));
-  impl->usedGlobals = std::move(usedGlobals);
+  impl->usedGlobals = std::move(analysis.usedGlobals);
   return std::unique_ptr<Kernel>(new Kernel(std::move(impl)));
 }
 

@@ -109,14 +109,14 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   description.record = &record;
   std::string repr = rt::repr(record), json = compileJson(description);
   if (runtime.logsRecompiles()) {
-    SpecializationFacts facts =
-        specializationFacts(record, bakedGlobals, device);
-    std::string why;
-    {
-      std::lock_guard<std::mutex> lock(specializationsMutex);
-      why = explainRecompile(manifest.name, facts, specializations);
-      specializations.push_back(std::move(facts));
-    }
+    CompileFacts what;
+    what.record = &record;
+    what.globals = &bakedGlobals;
+    what.device = device;
+    what.fingerprint = *fingerprint;
+    what.sourceDigests = &sourceDigests;
+    std::string why = runtime.recompileHistory().add(
+        module->sourceName, manifest.name, specializationFacts(what));
     if (!why.empty())
       host.log(plugin::LogLevel::Info, "kjit", why);
   }

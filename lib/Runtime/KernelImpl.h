@@ -86,6 +86,9 @@ struct Kernel::Impl {
   KernelManifest manifest;
   std::optional<BindPlan> plan;
   std::string dependencyKey;
+  /// Each function the kernel uses with the digest of its own IR (empty
+  /// for a module from a manifest of an older kjit): the recompile log.
+  std::vector<std::pair<std::string, std::string>> sourceDigests;
   /// The globals the kernel reads, with the bits it bakes in: the values at
   /// its first launch (or warmup, or preload), as the reference records
   /// them when it first computes a kernel's key.
@@ -129,10 +132,6 @@ struct Kernel::Impl {
   std::atomic<uint64_t> diskHits{0};
   /// Entries loaded from the fleet cache (not found on disk).
   std::atomic<uint64_t> remoteHits{0};
-  /// With RuntimeOptions::logRecompiles: what each compile was for
-  /// (RecompileLog.h), to say what differs when the kernel compiles again.
-  std::mutex specializationsMutex;
-  std::vector<SpecializationFacts> specializations;
 
   Binding &threadBinding();
   absl::Status checkGlobals();

@@ -158,7 +158,8 @@ namespace {
 
 /// A module's analysis without its bytecode, as a manifest entry's
 /// metadata: {"source": NAME, "kernels": [{"manifest": "<manifest JSON>",
-/// "dependency_key": KEY, "used_globals": [NAME...]}...], "globals":
+/// "dependency_key": KEY, "used_globals": [NAME...], "source_digests":
+/// [[FUNCTION, DIGEST]...]}...], "globals":
 /// [{"name": NAME, "type": DTYPE, "bits": N}...]}.
 std::string analysisToJson(const ModuleAnalysis &analysis,
                            std::string_view sourceName) {
@@ -176,6 +177,9 @@ std::string analysisToJson(const ModuleAnalysis &analysis,
         .beginArray();
     for (const std::string &name : kernel.usedGlobals)
       json.string(name);
+    json.endArray().key("source_digests").beginArray();
+    for (const auto &[function, digest] : kernel.sourceDigests)
+      json.beginArray().string(function).string(digest).endArray();
     json.endArray().endObject();
   }
   json.endArray().key("invalid_kernels").beginArray();
@@ -230,6 +234,18 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
       if (!name.isString())
         return bad("a used global is not a name");
       entry.usedGlobals.push_back(name.text());
+    }
+    // Optional: manifests written before the recompile log named functions.
+    if (const JsonValue *digests = kernel.find("source_digests")) {
+      if (!digests->isArray())
+        return bad("source_digests is not a list");
+      for (const JsonValue &pair : digests->elements()) {
+        if (!pair.isArray() || pair.elements().size() != 2 ||
+            !pair.elements()[0].isString() || !pair.elements()[1].isString())
+          return bad("a source digest is not a [function, digest] pair");
+        entry.sourceDigests.emplace_back(pair.elements()[0].text(),
+                                         pair.elements()[1].text());
+      }
     }
     analysis.kernels.push_back(std::move(entry));
   }
@@ -323,9 +339,8 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
     std::shared_ptr<Module> module(new Module(std::move(impl)));
     for (KernelAnalysis &entry : analysis.kernels) {
       std::string name = entry.manifest.name;
-      absl::StatusOr<std::unique_ptr<Kernel>> kernel = makeKernel(
-          module->impl_.get(), std::move(entry.manifest),
-          std::move(entry.dependencyKey), std::move(entry.usedGlobals));
+      absl::StatusOr<std::unique_ptr<Kernel>> kernel =
+          makeKernel(module->impl_.get(), std::move(entry));
       // One bad kernel does not make its module unusable.
       if (!kernel.ok())
         module->impl_->invalidKernels.push_back(

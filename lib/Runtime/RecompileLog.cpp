@@ -2,15 +2,21 @@
 
 #include "RecompileLog.h"
 
+#include "Digest.h"
 #include "kjit/Model/LaunchOptions.h"
 #include "kjit/Support/StrCat.h"
 
+#include "absl/container/flat_hash_set.h"
+
 namespace kjit::rt {
 
-SpecializationFacts specializationFacts(
-    const SpecializationRecord &record,
-    const std::vector<std::pair<std::string, uint64_t>> &globals,
-    int32_t device) {
+namespace {
+/// Enough of a digest to tell two apart in a log line.
+constexpr size_t kShortDigest = 12;
+} // namespace
+
+SpecializationFacts specializationFacts(const CompileFacts &in) {
+  const SpecializationRecord &record = *in.record;
   SpecializationFacts facts;
   for (const LaunchOptionInfo &info : launchOptionTable()) {
     int64_t raw = record.options.raw(info.option);
@@ -26,13 +32,25 @@ SpecializationFacts specializationFacts(
       value = toString(p.type);
       if (p.specKey != SpecKey::None)
         kjit::strAppend(&value, " (", toString(p.specKey), ")");
+      for (size_t bit = 0; bit < record.backendAttributes.size(); ++bit)
+        if (p.backendAttrs & (1u << bit))
+          kjit::strAppend(&value, " +", record.backendAttributes[bit]);
     }
     facts.emplace_back(kjit::strCat(p.name, ":"), std::move(value));
   }
-  for (const auto &[name, bits] : globals)
-    facts.emplace_back(kjit::strCat("global ", name),
-                       kjit::strCat("bits 0x", absl::Hex(bits)));
-  facts.emplace_back("device", kjit::strCat(device));
+  if (in.globals)
+    for (const auto &[name, bits] : *in.globals)
+      facts.emplace_back(kjit::strCat("global ", name),
+                         kjit::strCat("bits 0x", absl::Hex(bits)));
+  facts.emplace_back("device", kjit::strCat(in.device));
+  KeyDigest fingerprint;
+  fingerprint.add("fingerprint", in.fingerprint);
+  facts.emplace_back("backend fingerprint",
+                     fingerprint.finishHex().substr(0, kShortDigest));
+  if (in.sourceDigests)
+    for (const auto &[function, digest] : *in.sourceDigests)
+      facts.emplace_back(kjit::strCat("source of @", function),
+                         digest.substr(0, kShortDigest));
   return facts;
 }
 
@@ -41,35 +59,55 @@ std::string explainRecompile(std::string_view kernel,
                              const std::vector<SpecializationFacts> &previous) {
   if (previous.empty())
     return std::string();
-  // The nearest: fewest differing parts (all facts of one kernel have the
-  // same parts in the same order).
-  size_t best = 0, bestDiffs = SIZE_MAX;
-  for (size_t i = 0; i < previous.size(); ++i) {
-    size_t diffs = 0;
-    for (size_t k = 0; k < now.size() && k < previous[i].size(); ++k)
-      diffs += now[k].second != previous[i][k].second;
-    if (diffs < bestDiffs) {
-      bestDiffs = diffs;
-      best = i;
+  // Parts by name: a kernel of a reloaded file may use other functions.
+  auto differences = [&](const SpecializationFacts &then) {
+    absl::flat_hash_map<std::string_view, std::string_view> old;
+    for (const auto &[part, value] : then)
+      old.emplace(part, value);
+    std::vector<std::string> out;
+    for (const auto &[part, value] : now) {
+      auto it = old.find(part);
+      std::string_view before = it == old.end() ? "none" : it->second;
+      if (before != value)
+        out.push_back(kjit::strCat(part, " ", before, " -> ", value));
+      if (it != old.end())
+        old.erase(it);
     }
-  }
-  std::string out = kjit::strCat("recompiling ", kernel, ": ");
+    for (const auto &[part, value] : then)
+      if (old.contains(part))
+        out.push_back(kjit::strCat(part, " ", value, " -> none"));
+    return out;
+  };
+  // The nearest: fewest differing parts.
+  std::vector<std::string> best;
   bool first = true;
-  const SpecializationFacts &near = previous[best];
-  for (size_t k = 0; k < now.size() && k < near.size(); ++k) {
-    if (now[k].second == near[k].second)
-      continue;
-    kjit::strAppend(&out, first ? "" : ", ", now[k].first, " ", near[k].second,
-                    " -> ", now[k].second);
+  for (const SpecializationFacts &then : previous) {
+    std::vector<std::string> diffs = differences(then);
+    if (first || diffs.size() < best.size())
+      best = std::move(diffs);
     first = false;
   }
-  if (first)
+  std::string out = kjit::strCat("recompiling ", kernel, ": ");
+  if (best.empty())
     out += "nothing differs from a compiled specialization (its entry was "
            "dropped, e.g. by a changed global)";
+  for (size_t i = 0; i < best.size(); ++i)
+    kjit::strAppend(&out, i ? ", " : "", best[i]);
   kjit::strAppend(&out, " (nearest of ", previous.size(), " compiled ",
                   previous.size() == 1 ? "specialization" : "specializations",
                   ")");
   return out;
+}
+
+std::string RecompileHistory::add(std::string_view file,
+                                  std::string_view kernel,
+                                  SpecializationFacts facts) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<SpecializationFacts> &compiled =
+      byKernel_[kjit::strCat(file, "\n", kernel)];
+  std::string why = explainRecompile(kernel, facts, compiled);
+  compiled.push_back(std::move(facts));
+  return why;
 }
 
 } // namespace kjit::rt

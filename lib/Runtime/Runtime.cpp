@@ -4,6 +4,7 @@
 
 #include "CacheContext.h"
 #include "CompilerClient.h"
+#include "RecompileLog.h"
 #include "kjit/Cache/BuildId.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
@@ -56,6 +57,7 @@ struct Runtime::Impl {
   std::string target;
   bool interpreting = false;
   bool logRecompiles = false;
+  RecompileHistory recompileHistory;
   LaunchOptions launchDefaults;
   std::string compilerPath;
   CompilerExtensions extensions;
@@ -250,6 +252,10 @@ plugin::PluginHost &Runtime::plugins() { return *impl_->host; }
 const std::string &Runtime::target() const { return impl_->target; }
 bool Runtime::interpreting() const { return impl_->interpreting; }
 bool Runtime::logsRecompiles() const { return impl_->logRecompiles; }
+
+RecompileHistory &Runtime::recompileHistory() {
+  return impl_->recompileHistory;
+}
 const LaunchOptions &Runtime::defaultLaunchOptions() const {
   return impl_->launchDefaults;
 }

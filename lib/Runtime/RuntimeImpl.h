@@ -62,9 +62,8 @@ struct Module::Impl {
 std::string describeGlobal(std::string_view name);
 
 /// Builds a Kernel of `module` from the compiler's analysis.
-absl::StatusOr<std::unique_ptr<Kernel>>
-makeKernel(Module::Impl *module, KernelManifest manifest,
-           std::string dependencyKey, std::vector<std::string> usedGlobals);
+absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
+                                                   KernelAnalysis analysis);
 
 /// The bits of `value` as a global of type `type`, or an error naming the
 /// global.

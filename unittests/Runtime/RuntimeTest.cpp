@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,6 +26,13 @@ namespace {
 
 std::string example(const char *name) {
   return std::string(KJIT_EXAMPLES_DIR) + "/" + name;
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 Argument tensor(const std::vector<float> &data) {
@@ -595,6 +604,57 @@ TEST(Runtime, DiskCacheServesALaterRuntime) {
 }
 
 } // namespace
+
+// The file reloaded with one function edited (on its own line, so that no
+// other function moves): the recompile names the function whose source
+// changed, and only it, against the first load's compile.
+TEST(RecompileLog, NamesTheFunctionWhoseSourceChanged) {
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.logRecompiles = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
+                        std::string_view message) {
+    if (message.find("recompiling") != std::string_view::npos)
+      lines.emplace_back(message);
+  };
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  std::string text = readFile(example("scaled_residual.mlir"));
+  std::string edited = text;
+  const std::string fma = "math.fma %v, %s, %t";
+  size_t at = edited.find(fma);
+  ASSERT_NE(at, std::string::npos);
+  edited.replace(at, fma.size(), "math.fma %s, %v, %t");
+  std::vector<float> x(256, 1.0f), y(256, 0.0f);
+  auto launch = [&](const std::string &source) {
+    auto module = Module::fromText(**runtime, source, "scaled_residual.mlir");
+    ASSERT_TRUE(module.ok()) << module.status();
+    Kernel *kernel = *(*module)->kernel("scaled_residual");
+    Argument args[] = {tensor(x), tensor(y), Argument::integer(256)};
+    LaunchConfig config;
+    config.grid = {1, 1, 1};
+    auto result = kernel->launch(config, args);
+    ASSERT_TRUE(result.ok()) << result.status();
+  };
+  launch(text);
+  EXPECT_TRUE(lines.empty());
+  launch(edited);
+  ASSERT_EQ(lines.size(), 1u);
+  const std::string prefix = "recompiling scaled_residual: source of @scale ";
+  EXPECT_EQ(lines[0].rfind(prefix, 0), 0u) << lines[0];
+  EXPECT_EQ(lines[0].find(", "), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(" (nearest of 1 compiled specialization)"),
+            std::string::npos)
+      << lines[0];
+  // The same text once more: its specialization is the second load's, so
+  // nothing differs (the module's own cache was new).
+  launch(edited);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[1].rfind("recompiling scaled_residual: nothing differs", 0),
+            0u)
+      << lines[1];
+}
 
 // KJIT_LOG=recompiles (RuntimeOptions::logRecompiles): each compile of a
 // kernel that already has compiled specializations says what differs from

@@ -23,6 +23,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kjit {
 
@@ -94,6 +96,14 @@ public:
   using FunctionRecords = llvm::SmallVector<
       std::pair<mlir::FunctionOpInterface, const DependencyRecord *>>;
   mlir::FailureOr<FunctionRecords> getAllRecords();
+
+  /// `fn` and every function it names, transitively (callees and functions
+  /// referenced as values), each as (symbol name, hex digest of its own IR
+  /// alone), sorted by name: unlike the content hashes, a digest changes
+  /// only with its own function, so comparing two lists says which function
+  /// changed. Fails where getRecord(fn) fails.
+  mlir::FailureOr<std::vector<std::pair<std::string, std::string>>>
+  getSourceDigests(mlir::FunctionOpInterface fn);
 
   /// Number of functions whose IR has been hashed so far (each at most once
   /// per analysis).

@@ -50,6 +50,9 @@ struct KernelAnalysis {
   std::string dependencyKey;
   /// The globals it (or a callee) reads, by GlobalInfo::name.
   std::vector<std::string> usedGlobals;
+  /// The kernel and every function it uses, each with the digest of its own
+  /// IR, sorted by name: the recompile log's "source of @f" parts.
+  std::vector<std::pair<std::string, std::string>> sourceDigests;
 };
 
 /// A module after one parse.

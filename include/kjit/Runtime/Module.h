@@ -32,6 +32,7 @@
 namespace kjit::rt {
 
 class Kernel;
+struct KernelAnalysis;
 class Runtime;
 
 /// The same tensor seen as another dtype, without a copy (the reference's
@@ -161,8 +162,7 @@ public:
 
 private:
   friend absl::StatusOr<std::unique_ptr<Kernel>>
-  makeKernel(Module::Impl *module, KernelManifest manifest,
-             std::string dependencyKey, std::vector<std::string> usedGlobals);
+  makeKernel(Module::Impl *module, KernelAnalysis analysis);
   explicit Kernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

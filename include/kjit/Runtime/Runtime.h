@@ -44,6 +44,7 @@ class DiskCache;
 namespace kjit::rt {
 
 class CompilerService;
+class RecompileHistory;
 class RemoteCache;
 
 /// How a runtime is set up. Unset fields come from the environment.
@@ -139,6 +140,9 @@ public:
   bool interpreting() const;
   /// Whether recompiles are explained in the log (RuntimeOptions).
   bool logsRecompiles() const;
+  /// Internal (lib/Runtime/RecompileLog.h): what each kernel was compiled
+  /// for, kept while logsRecompiles() for the next compile's explanation.
+  RecompileHistory &recompileHistory();
   /// Launch option defaults (debug from KJIT_DEBUG).
   const LaunchOptions &defaultLaunchOptions() const;
 
