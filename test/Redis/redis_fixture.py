@@ -25,8 +25,9 @@ writes to DIR/<name>.port, runs detached, and stops by itself after
                                          and closes that connection
     redis_fixture.py record DIR          forwards everything to DIR's
                                          redis-server and logs each request to
-                                         DIR/record.log, values (arguments of
-                                         over 64 bytes) as "<N bytes>"
+                                         DIR/record.log, SET's value (and any
+                                         argument over 200 bytes) as
+                                         "<N bytes>"
     redis_fixture.py die DIR             forwards the first request to DIR's
                                          redis-server and answers it, then
                                          exits as a killed server would (its
@@ -197,7 +198,10 @@ def log(directory, kind, line):
 
 
 def describe(parts):
-    return " ".join(p.decode() if len(p) <= 64 else "<%d bytes>" % len(p) for p in parts)
+    """A request as text: SET's value, and any argument over 200 bytes, as
+    its size."""
+    return " ".join("<%d bytes>" % len(p) if len(p) > 200 or (i == 2 and parts[0].upper() == b"SET")
+                    else p.decode(errors="replace") for i, p in enumerate(parts))
 
 
 def proxy(kind, directory, connection, first):
@@ -268,6 +272,14 @@ def serve(kind, directory):
         remember(directory, kind, port, pid)
         return
     os.setsid()
+    # Detached: lit's pipes must not wait for this process when a test
+    # fails before its stop.
+    null = os.open(os.devnull, os.O_RDWR)
+    errors = os.open(os.path.join(directory, kind + ".err"),
+                     os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.dup2(errors, 2)
     signal.alarm(LIFETIME)
     if kind == "blackhole":
         signal.pause()  # holds the listener and the fillers until the alarm
