@@ -233,6 +233,9 @@ kjit::specializationFromRecord(const rt::SpecializationRecord &record,
       }
       ps.signatureType = rt::toString(param.type);
       ps.divisibleBy16 = param.specKey == rt::SpecKey::Divisible16;
+      for (size_t bit = 0; bit < record.backendAttributes.size(); ++bit)
+        if (param.backendAttrs & (1u << bit))
+          ps.backendAttributes.push_back(record.backendAttributes[bit]);
     }
     spec.params.push_back(std::move(ps));
   }
@@ -439,6 +442,13 @@ LogicalResult Specializer::bindParam(unsigned index,
              << " cannot take the D spec key";
     kernel.setArgAttr(index, KjitDialect::kDivisibilityAttrName,
                       builder.getI64IntegerAttr(16));
+  }
+  if (!ps.backendAttributes.empty()) {
+    SmallVector<Attribute> names;
+    for (const std::string &attribute : ps.backendAttributes)
+      names.push_back(builder.getStringAttr(attribute));
+    kernel.setArgAttr(index, KjitDialect::kSpecAttrsAttrName,
+                      builder.getArrayAttr(names));
   }
   // What the launch passes, where the type cannot say it (the host
   // lowering writes the launch signature from it). A `kjit.const`

@@ -35,6 +35,9 @@ struct ParamSpecialization {
   mlir::Attribute constant;
   /// The `D` spec key: divisible by 16.
   bool divisibleBy16 = false;
+  /// The launch backend's own attributes that hold for the value (plugin
+  /// ABI 1.3): `kjit.spec_attrs`.
+  llvm::SmallVector<std::string> backendAttributes;
   /// The signature type a launch passes for a non-constexpr parameter, as
   /// the runtime spells it ("*kfp32", "*i8" for None, "u64"); empty for a
   /// constexpr. It decides `kjit.signature_type` where `type` cannot say it.

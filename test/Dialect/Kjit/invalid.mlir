@@ -25,7 +25,7 @@ kjit.kernel @k(%p: !kjit.ptr<i7>) { kjit.return }
 // Parameter attributes
 //===----------------------------------------------------------------------===//
 
-// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.unsigned, kjit.default, kjit.divisibility and kjit.signature_type}}
+// expected-error @below {{'kjit.kernel' op unknown parameter attribute 'kjit.constant' on parameter #0; kjit knows kjit.constexpr, kjit.do_not_specialize, kjit.do_not_specialize_on_alignment, kjit.const, kjit.unsigned, kjit.default, kjit.divisibility, kjit.signature_type and kjit.spec_attrs}}
 kjit.kernel @k(%n: i32 {kjit.constant}) { kjit.return }
 
 // -----
@@ -37,6 +37,21 @@ kjit.func @f(%n: i32 {kjit.constexpr}) { kjit.return }
 
 // expected-error @below {{'kjit.kernel' op 'kjit.const' on parameter #0 is a flag and takes no value}}
 kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.const = true}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.spec_attrs' on parameter #0 must be a non-empty array of attribute names (["pointer_range_32"]), not []}}
+kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.spec_attrs = []}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.kernel' op 'kjit.spec_attrs' on parameter #0 must be a non-empty array of attribute names (["pointer_range_32"]), not ["pointer_range_32", 3]}}
+kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.spec_attrs = ["pointer_range_32", 3]}) { kjit.return }
+
+// -----
+
+// expected-error @below {{'kjit.func' op 'kjit.spec_attrs' applies to kernel parameters only}}
+kjit.func @f(%p: !kjit.ptr<f32> {kjit.spec_attrs = ["pointer_range_32"]}) { kjit.return }
 
 // -----
 

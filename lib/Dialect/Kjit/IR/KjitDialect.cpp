@@ -116,14 +116,16 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
                                true)
                         .Default(false);
   if (!isUnitFlag && name != kDefaultAttrName &&
-      name != kDivisibilityAttrName && name != kSignatureTypeAttrName)
+      name != kDivisibilityAttrName && name != kSignatureTypeAttrName &&
+      name != kSpecAttrsAttrName)
     return op->emitOpError()
            << "unknown parameter attribute '" << name << "' on parameter #"
            << argIndex << "; kjit knows " << kConstexprAttrName << ", "
            << kDoNotSpecializeAttrName << ", "
            << kDoNotSpecializeOnAlignmentAttrName << ", " << kConstAttrName
            << ", " << kUnsignedAttrName << ", " << kDefaultAttrName << ", "
-           << kDivisibilityAttrName << " and " << kSignatureTypeAttrName;
+           << kDivisibilityAttrName << ", " << kSignatureTypeAttrName << " and "
+           << kSpecAttrsAttrName;
   if (!isa<KernelOp>(op))
     return op->emitOpError()
            << "'" << name << "' applies to kernel parameters only";
@@ -136,6 +138,20 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
       return op->emitOpError()
              << "'" << name << "' on parameter #" << argIndex
              << " must be a signature type string (\"*kfp32\"), not "
+             << attribute.getValue();
+  }
+  if (name == kSpecAttrsAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attribute.getValue());
+    bool wellFormed = names && !names.empty();
+    for (Attribute entry : names ? names.getValue() : ArrayRef<Attribute>()) {
+      auto text = dyn_cast<StringAttr>(entry);
+      wellFormed &= text && !text.empty();
+    }
+    if (!wellFormed)
+      return op->emitOpError()
+             << "'" << name << "' on parameter #" << argIndex
+             << " must be a non-empty array of attribute names "
+                "([\"pointer_range_32\"]), not "
              << attribute.getValue();
   }
   if (name == kDivisibilityAttrName) {

@@ -54,6 +54,11 @@ def Kjit_Dialect : Dialect {
     /// read-only tensor), "*i8" (None), "u64" (an unsigned integer).
     static constexpr ::llvm::StringLiteral kSignatureTypeAttrName =
         "kjit.signature_type";
+    /// Set by specialization: the launch backend's own attributes (plugin
+    /// ABI 1.3) that hold for the parameter's value, by name
+    /// (["pointer_range_32"]), for a lowering or pass plugin to use.
+    static constexpr ::llvm::StringLiteral kSpecAttrsAttrName =
+        "kjit.spec_attrs";
 
   private:
     void registerTypes();
