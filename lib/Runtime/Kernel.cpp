@@ -168,11 +168,17 @@ Kernel::warmup(absl::Span<const Argument> positional,
       /*compiled=*/nullptr);
   if (!status.ok())
     return status;
-  // Where the record was made, for preload to check in another process.
+  // Where the record was made, for preload to check in another process:
+  // the device's arch, which the entry was compiled for (the entry is
+  // ready, so the backend and the device's description were found).
   if (const absl::StatusOr<const Backend *> &backend = impl.getBackend();
       backend.ok()) {
+    absl::StatusOr<const DeviceDescription *> described =
+        impl.module->runtime->device(**backend, device);
+    if (!described.ok())
+      return described.status();
     record.target = (*backend)->target;
-    record.arch = (*backend)->arch;
+    record.arch = (*described)->arch;
   }
   record.sourceHash = impl.dependencyKey;
   return record;
@@ -188,17 +194,26 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return absl::InvalidArgumentError(
         strCat("the record is for kernel '", escapeControl(record->name),
                "', not '", impl.manifest.name, "'"));
+  if (absl::Status valid = checkDevice(device); !valid.ok())
+    return valid;
   if (!record->target.empty()) {
     const absl::StatusOr<const Backend *> &backend = impl.getBackend();
     if (!backend.ok())
       return backend.status();
+    // Checked against the device it is preloaded on: a record warmed up on
+    // a device of another arch would compile code that device cannot run.
+    absl::StatusOr<const DeviceDescription *> described =
+        impl.module->runtime->device(**backend, device);
+    if (!described.ok())
+      return described.status();
     if (record->target != (*backend)->target ||
-        record->arch != (*backend)->arch)
-      return absl::FailedPreconditionError(strCat(
-          "the record of kernel '", impl.manifest.name,
-          "' was made for target '", escapeControl(record->target), "' (",
-          escapeControl(record->arch), "), but this runtime launches on '",
-          (*backend)->target, "' (", (*backend)->arch, ")"));
+        record->arch != (*described)->arch)
+      return absl::FailedPreconditionError(
+          strCat("the record of kernel '", impl.manifest.name,
+                 "' was made for target '", escapeControl(record->target),
+                 "' (", escapeControl(record->arch),
+                 "), but this runtime launches on '", (*backend)->target, "' (",
+                 (*described)->arch, ") on device ", device));
   }
   if (!record->sourceHash.empty() && record->sourceHash != impl.dependencyKey)
     return absl::FailedPreconditionError(strCat(
@@ -213,8 +228,6 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return key.status();
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
-  if (absl::Status valid = checkDevice(device); !valid.ok())
-    return valid;
   absl::Status status;
   impl.ensureEntry(
       device, key->view(), [&] { return *record; }, /*isWarmup=*/true, status,

@@ -42,14 +42,25 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   const absl::StatusOr<const Backend *> &backend = getBackend();
   if (!backend.ok())
     return finish(Entry::State::Failed, backend.status());
+  // The device's own description, not device 0's: two devices of one
+  // backend may differ in arch (and the compile options that follow it),
+  // and the key, the compile and the stored entry must all be for the
+  // device this entry is loaded on (docs/MultiDevice.md).
+  absl::StatusOr<const DeviceDescription *> described =
+      module->runtime->device(**backend, device);
+  if (!described.ok())
+    return finish(Entry::State::Failed, described.status());
+  const DeviceDescription &forDevice = **described;
   absl::StatusOr<std::string> fingerprint =
       module->runtime->fingerprint(**backend, device);
   if (!fingerprint.ok())
     return finish(Entry::State::Failed, fingerprint.status());
   // One digest over everything the code depends on (CacheKey.h): the kjit
   // build (runtime and compiler, by build id), the environment variables
-  // that change code, the backend (its target, formats, compile options and
-  // fingerprint: toolchain, arch, CPU features), the kernel's dependency
+  // that change code, the backend's target and the device's description
+  // (arch, formats, compile options) and fingerprint (toolchain, arch, CPU
+  // features; no device identity, so that two devices of one kind share
+  // disk entries), the kernel's dependency
   // key, the specialization and the baked global values (they may differ
   // from the ones the dependency key was computed with when the host
   // changed a global before the first launch). The memory cache, the hooks
@@ -63,9 +74,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   keyInputs.environment = runtime.codegenEnvironment();
   keyInputs.compilerExtensions = runtime.compilerExtensions();
   keyInputs.target = (*backend)->target;
-  keyInputs.arch = (*backend)->arch;
-  keyInputs.formats = (*backend)->formats;
-  keyInputs.compileOptions = (*backend)->compileOptions;
+  keyInputs.arch = forDevice.arch;
+  keyInputs.formats = forDevice.formats;
+  keyInputs.compileOptions = forDevice.compileOptions;
   keyInputs.fingerprint = *fingerprint;
   keyInputs.dependencyKey = dependencyKey;
   keyInputs.specializationKey = record.key;
@@ -138,16 +149,18 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   cache::DiskCache *disk = runtime.diskCache();
   cache::DiskCache::KeyLock lock;
   if (disk) {
-    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/false))
+    if (loadFromDisk(*disk, entry, device, **backend, forDevice,
+                     /*countMiss=*/false))
       return finish(Entry::State::Ready);
     lock = disk->lock(entry.key);
-    if (loadFromDisk(*disk, entry, device, **backend, /*countMiss=*/true))
+    if (loadFromDisk(*disk, entry, device, **backend, forDevice,
+                     /*countMiss=*/true))
       return finish(Entry::State::Ready);
   }
   RemoteCache *remote = runtime.remoteCache();
   bool remoteReplaceable = false;
   if (remote && loadFromRemote(*remote, disk, entry, device, **backend,
-                               remoteReplaceable))
+                               forDevice, remoteReplaceable))
     return finish(Entry::State::Ready);
 
   absl::StatusOr<CompilerService *> compiler = runtime.compiler();
@@ -165,9 +178,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   request.record = &record;
   request.globals = globals;
   request.target = (*backend)->target;
-  request.acceptedFormats = (*backend)->formats;
-  request.arch = (*backend)->arch;
-  request.backendOptions = (*backend)->compileOptions;
+  request.acceptedFormats = forDevice.formats;
+  request.arch = forDevice.arch;
+  request.backendOptions = forDevice.compileOptions;
   absl::StatusOr<CompiledArtifact> artifact = (*compiler)->compile(request);
   if (!artifact.ok())
     // The code stays the compiler's: a fault of the user's kernel and one of
@@ -212,7 +225,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
         .key("target")
         .string((*backend)->target)
         .key("arch")
-        .string((*backend)->arch)
+        .string(forDevice.arch)
         .key("format")
         .string(artifact->format)
         .key("source")
@@ -248,6 +261,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
 
 bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
                               int32_t device, const Backend &backend,
+                              const DeviceDescription &forDevice,
                               std::string &why) {
   // The key covers all of this; checking costs nothing and catches a key
   // that someday does not.
@@ -258,11 +272,11 @@ bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
     return value && value->isString() ? value->text() : std::string("?");
   };
   if (!metadata.ok() || field("kernel") != manifest.name ||
-      field("target") != backend.target || field("arch") != backend.arch) {
+      field("target") != backend.target || field("arch") != forDevice.arch) {
     why = metadata.ok() ? strCat("it holds kernel '", field("kernel"), "' for ",
                                  field("target"), "/", field("arch"), ", not '",
                                  manifest.name, "' for ", backend.target, "/",
-                                 backend.arch)
+                                 forDevice.arch)
                         : strCat("its metadata is not JSON: ",
                                  statusText(metadata.status()));
     return false;
@@ -280,13 +294,14 @@ bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
 
 bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
                                 int32_t device, const Backend &backend,
+                                const DeviceDescription &forDevice,
                                 bool countMiss) {
   cache::DiskCache::Lookup lookup =
       disk.get(cache::EntryKind::Artifact, entry.key, countMiss);
   if (lookup.result != cache::DiskCache::Lookup::Result::Hit)
     return false;
   std::string why;
-  if (!loadCached(lookup.entry, entry, device, backend, why)) {
+  if (!loadCached(lookup.entry, entry, device, backend, forDevice, why)) {
     disk.reject(entry.key, why);
     return false;
   }
@@ -297,14 +312,16 @@ bool Kernel::Impl::loadFromDisk(cache::DiskCache &disk, Entry &entry,
 
 bool Kernel::Impl::loadFromRemote(RemoteCache &remote, cache::DiskCache *disk,
                                   Entry &entry, int32_t device,
-                                  const Backend &backend, bool &replaceable) {
+                                  const Backend &backend,
+                                  const DeviceDescription &forDevice,
+                                  bool &replaceable) {
   // Verified (signature, echo, digest, entry checksum) before anything of
   // it reaches the loader or the disk.
   std::optional<cache::EntryData> cached = remote.get(entry.key, &replaceable);
   if (!cached)
     return false;
   std::string why;
-  if (!loadCached(*cached, entry, device, backend, why)) {
+  if (!loadCached(*cached, entry, device, backend, forDevice, why)) {
     // It verified, so a fleet member signed it: one that loads replaces it.
     replaceable = true;
     remote.reject(entry.key, why);

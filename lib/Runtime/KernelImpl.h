@@ -151,18 +151,21 @@ struct Kernel::Impl {
   /// Loads `entry` from the disk cache; false on a miss (an unusable entry
   /// is rejected, which counts and removes it).
   bool loadFromDisk(cache::DiskCache &disk, Entry &entry, int32_t device,
-                    const Backend &backend, bool countMiss);
+                    const Backend &backend, const DeviceDescription &forDevice,
+                    bool countMiss);
   /// Loads `entry` from the fleet cache, and writes what loaded to `disk`
   /// (may be null); false on a miss. `replaceable`: the store holds a bad
   /// value for the key that the compile's entry should replace
   /// (RemoteCache::get).
   bool loadFromRemote(RemoteCache &remote, cache::DiskCache *disk, Entry &entry,
                       int32_t device, const Backend &backend,
-                      bool &replaceable);
-  /// Loads a cached entry's kernel into `entry`; false, with why in `why`,
-  /// when its metadata does not fit the kernel or the backend refuses it.
+                      const DeviceDescription &forDevice, bool &replaceable);
+  /// Loads a cached entry's kernel into `entry` on `device` (described by
+  /// `forDevice`); false, with why in `why`, when its metadata does not fit
+  /// the kernel or the device, or the backend refuses it.
   bool loadCached(const cache::EntryData &cached, Entry &entry, int32_t device,
-                  const Backend &backend, std::string &why);
+                  const Backend &backend, const DeviceDescription &forDevice,
+                  std::string &why);
   absl::Status waitFor(Entry &entry);
   /// The entry of `key` on `device`, ready or failed: the miss path (cache
   /// hook, compile, load) runs here once per key however many threads ask;

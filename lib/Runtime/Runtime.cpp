@@ -67,6 +67,11 @@ struct Runtime::Impl {
   std::mutex mutex; // guards what follows
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends;
   std::map<std::pair<const Backend *, int32_t>, std::string> fingerprints;
+  /// Runtime::device's answers. Never erased: entries compiled for a device
+  /// hold on to its description for as long as the runtime lives.
+  std::map<std::pair<const Backend *, int32_t>,
+           std::unique_ptr<const DeviceDescription>>
+      devices;
   std::once_flag compilerOnce;
   absl::StatusOr<std::unique_ptr<CompilerService>> compiler =
       absl::UnknownError("not opened");
@@ -294,6 +299,44 @@ absl::StatusOr<std::string> Runtime::fingerprint(const Backend &backend,
     return bytes.status();
   impl_->fingerprints.emplace(key, *bytes);
   return *bytes;
+}
+
+absl::StatusOr<const DeviceDescription *>
+Runtime::device(const Backend &backend, int32_t device) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto key = std::make_pair(&backend, device);
+  auto it = impl_->devices.find(key);
+  if (it != impl_->devices.end())
+    return it->second.get();
+  auto described = std::make_unique<DeviceDescription>();
+  if (device == 0) {
+    // The backend was found by describing device 0: its answer is at hand.
+    described->arch = backend.arch;
+    described->formats = backend.formats;
+    described->compileOptions = backend.compileOptions;
+  } else {
+    // Not cached on failure, as fingerprints are not: the caller reports it
+    // (a device the backend does not have is its error to word).
+    absl::StatusOr<plugin::BackendRef::Description> description =
+        backend.ref.describe(device);
+    if (!description.ok())
+      return description.status();
+    // The backend was chosen for its target, and the compiler target, the
+    // key's target and the records follow it: a device that would need
+    // another compiler target cannot be served as this backend's.
+    if (description->target != backend.target)
+      return absl::FailedPreconditionError(kjit::strCat(
+          "device ", device, " of the backend for target '", backend.target,
+          "' describes target '", description->target,
+          "'; a backend serves one target on every device (",
+          backend.ref.pluginDescription(), ")"));
+    described->arch = std::move(description->arch);
+    described->formats = std::move(description->formats);
+    described->compileOptions = std::move(description->compileOptions);
+  }
+  const DeviceDescription *result = described.get();
+  impl_->devices.emplace(key, std::move(described));
+  return result;
 }
 
 absl::StatusOr<CompilerService *> Runtime::compiler() {

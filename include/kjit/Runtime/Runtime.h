@@ -91,24 +91,44 @@ struct RuntimeOptions {
   bool readEnvironment = true;
 };
 
-/// A backend as the runtime uses it: the plugin's table and what its
-/// `describe` said about device 0.
-struct Backend {
-  plugin::BackendRef ref;
-  /// The described target, which names the compiler target too.
-  std::string target;
+/// What a backend's `describe` says about one of its devices that the code
+/// compiled for that device depends on. Per device: two GPUs driven by one
+/// backend may be of different architectures, and the cuda backend's
+/// compile options (the PTX version) follow the architecture
+/// (docs/MultiDevice.md).
+struct DeviceDescription {
   /// The described architecture ("sm_90", "x86_64").
   std::string arch;
   /// Accepted artifact formats, most preferred first.
   std::vector<std::string> formats;
-  /// `name=value` options every compile for this backend passes to the
+  /// `name=value` options every compile for this device passes to the
   /// compiler target (describe's compile_options).
   std::vector<std::pair<std::string, std::string>> compileOptions;
-  /// The KJIT_LAUNCH_* bits the backend honours (describe's launch_flags).
+};
+
+/// A backend as the runtime uses it: the plugin's table and what its
+/// `describe` said about device 0. What is per device (arch, formats,
+/// compile options) the runtime takes from Runtime::device for the device
+/// a launch is for; the fields here are device 0's, for tools that show
+/// the backend.
+struct Backend {
+  plugin::BackendRef ref;
+  /// The described target, which names the compiler target too. The same
+  /// on every device (Runtime::device refuses a device that says another).
+  std::string target;
+  /// Device 0's architecture ("sm_90", "x86_64").
+  std::string arch;
+  /// Device 0's accepted artifact formats, most preferred first.
+  std::vector<std::string> formats;
+  /// Device 0's compile options (describe's compile_options).
+  std::vector<std::pair<std::string, std::string>> compileOptions;
+  /// The KJIT_LAUNCH_* bits the backend honours (describe's launch_flags),
+  /// as device 0 describes them.
   uint32_t launchFlags = 0;
   /// The backend's own specialization attributes (describe's
   /// spec_attributes, plugin ABI 1.3), in bit order, and each one's
-  /// KJIT_SPEC_ON_* kinds; empty for most backends.
+  /// KJIT_SPEC_ON_* kinds; empty for most backends. Device 0's: they shape
+  /// the key of every launch of the backend.
   std::vector<std::string> specAttributes;
   std::vector<uint32_t> specAttributeKinds;
 };
@@ -157,6 +177,12 @@ public:
   /// cache key of code compiled for it.
   absl::StatusOr<std::string> fingerprint(const Backend &backend,
                                           int32_t device);
+  /// What `backend` describes for `device` (cached per backend and device,
+  /// like the fingerprint; kept for the runtime's life): the arch, formats
+  /// and compile options of code compiled for it. An error when the backend
+  /// cannot describe the device, or describes another target for it.
+  absl::StatusOr<const DeviceDescription *> device(const Backend &backend,
+                                                   int32_t device);
 
   /// The compiler, opening the library on first use.
   absl::StatusOr<CompilerService *> compiler();
