@@ -82,8 +82,13 @@ protected:
     options.cacheDirectory = cacheName.empty() ? "" : dir_ + "/" + cacheName;
     options.target = "host";
     options.plugins = {KJIT_TWO_DEVICES_PLUGIN};
-    options.logSink = [](kjit::plugin::LogLevel, std::string_view source,
-                         std::string_view message) {
+    options.logRecompiles = true;
+    options.logSink = [this](kjit::plugin::LogLevel, std::string_view source,
+                             std::string_view message) {
+      if (message.rfind("recompiling ", 0) == 0) {
+        recompiles_.emplace_back(message);
+        return;
+      }
       std::fprintf(stderr, "%.*s: %.*s\n", int(source.size()), source.data(),
                    int(message.size()), message.data());
     };
@@ -205,6 +210,8 @@ protected:
   }
 
   std::string dir_, logPath_;
+  /// The runtime's KJIT_LOG=recompiles lines.
+  std::vector<std::string> recompiles_;
   std::unique_ptr<Runtime> runtime_;
   std::shared_ptr<Module> module_;
   Kernel *kernel_ = nullptr;
@@ -500,6 +507,33 @@ TEST_F(MultiDevice, ADeviceOfAnotherTargetIsRefused) {
   auto zero = add(0, 1);
   ASSERT_TRUE(zero.ok()) << zero.status();
   EXPECT_EQ(loadsOn(1), 0);
+}
+
+// KJIT_LOG=recompiles names the device, and the backend's fingerprint
+// where the devices' differ: the second device's compile is explained by
+// what sets it apart from the first's.
+TEST_F(MultiDevice, RecompileLogNamesTheDeviceAndTheFingerprint) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_TRUE(add(0, 1).ok());
+  ASSERT_TRUE(add(1, 2).ok());
+  ASSERT_EQ(recompiles_.size(), 1u);
+  EXPECT_EQ(recompiles_[0], "recompiling add: device 0 -> 1 (nearest of 1 "
+                            "compiled specialization)");
+  stop();
+  recompiles_.clear();
+
+  setenv("KJIT_TEST_TWO_DEVICES_FINGERPRINT1", ";stepping=2", 1);
+  ASSERT_NO_FATAL_FAILURE(start());
+  ASSERT_TRUE(add(0, 1).ok());
+  ASSERT_TRUE(add(1, 2).ok());
+  ASSERT_EQ(recompiles_.size(), 1u);
+  const std::string prefix =
+      "recompiling add: device 0 -> 1, backend fingerprint ";
+  EXPECT_EQ(recompiles_[0].rfind(prefix, 0), 0u) << recompiles_[0];
+  // Two short digests, different.
+  std::string digests = recompiles_[0].substr(prefix.size(), 28);
+  EXPECT_EQ(digests.substr(12, 4), " -> ") << recompiles_[0];
+  EXPECT_NE(digests.substr(0, 12), digests.substr(16, 12));
 }
 
 } // namespace
