@@ -37,6 +37,7 @@
  * pending launch holds two events). */
 enum { CUDA_TIMED_MAX_IN_FLIGHT = 4096 };
 static const uint64_t calibration_max_age_ns = 1000000000u;
+enum { CUDA_CALIBRATION_TRIES = 3 };
 
 struct cuda_timed {
   cuda_timed *next;
@@ -61,6 +62,10 @@ typedef struct cuda_timer {
   size_t in_flight;
   /* Owned by the thread after start-up. */
   CUstream stream;
+  /* One event per try: an event keeps only its last record's time, so the
+   * try that is kept must be read from its own event. `calibration` is
+   * the kept one (one of `tries`). */
+  CUevent tries[CUDA_CALIBRATION_TRIES];
   CUevent calibration;
   uint64_t calibration_ns, calibrated_at_ns;
   int warned; /* atomic: the one warning of this device was logged */
@@ -123,20 +128,28 @@ static void release(cuda_timer *timer, cuda_timed *t) {
 
 static void calibrate(cuda_timer *timer) {
   uint64_t best_window = UINT64_MAX, best_ns = 0;
-  int attempt;
-  for (attempt = 0; attempt < 3; ++attempt) {
-    uint64_t before = cuda_now_ns(), after;
-    if (cu.cuEventRecord(timer->calibration, timer->stream) != CUDA_SUCCESS ||
-        cu.cuEventSynchronize(timer->calibration) != CUDA_SUCCESS)
+  int attempt, best = -1;
+  for (attempt = 0; attempt < CUDA_CALIBRATION_TRIES; ++attempt) {
+    CUevent event = timer->tries[attempt];
+    uint64_t before, after;
+    /* Never the event the current calibration reads: a failed try must
+     * leave it as it is. */
+    if (event == timer->calibration)
+      continue;
+    before = cuda_now_ns();
+    if (cu.cuEventRecord(event, timer->stream) != CUDA_SUCCESS ||
+        cu.cuEventSynchronize(event) != CUDA_SUCCESS)
       break;
     after = cuda_now_ns();
     if (after - before < best_window) {
       best_window = after - before;
       best_ns = after;
+      best = attempt;
     }
   }
-  if (best_window == UINT64_MAX)
+  if (best < 0)
     return; /* keep the previous one; with none, times stay unreported */
+  timer->calibration = timer->tries[best];
   timer->calibration_ns = best_ns;
   timer->calibrated_at_ns = best_ns;
 }
@@ -232,7 +245,9 @@ static cuda_timer *get_timer(const cuda_instance *self, cuda_device *dev) {
       what = "out of memory";
     else if ((r = cu.cuStreamCreate(&timer->stream, CU_STREAM_NON_BLOCKING)))
       what = "cuStreamCreate failed";
-    else if ((r = cu.cuEventCreate(&timer->calibration, 0)))
+    else if ((r = cu.cuEventCreate(&timer->tries[0], 0)) ||
+             (r = cu.cuEventCreate(&timer->tries[1], 0)) ||
+             (r = cu.cuEventCreate(&timer->tries[2], 0)))
       what = "cuEventCreate failed";
     if (!what) {
       timer->dev = dev;
@@ -243,8 +258,10 @@ static cuda_timer *get_timer(const cuda_instance *self, cuda_device *dev) {
         what = "cannot start the timer thread";
     }
     if (what) {
-      if (timer && timer->calibration)
-        cu.cuEventDestroy(timer->calibration);
+      int i;
+      for (i = 0; timer && i < CUDA_CALIBRATION_TRIES; ++i)
+        if (timer->tries[i])
+          cu.cuEventDestroy(timer->tries[i]);
       if (timer && timer->stream)
         cu.cuStreamDestroy(timer->stream);
       free(timer);
@@ -352,6 +369,7 @@ void cuda_timing_drain(const cuda_instance *self) {
 
 void cuda_timing_shutdown(void) {
   int32_t i;
+  int k;
   for (i = 0; i < cuda_num_devices; ++i) {
     cuda_timer *timer = cuda_devices[i].timer;
     cuda_timed *t;
@@ -369,7 +387,8 @@ void cuda_timing_shutdown(void) {
       cu.cuEventDestroy(t->end);
       free(t);
     }
-    cu.cuEventDestroy(timer->calibration);
+    for (k = 0; k < CUDA_CALIBRATION_TRIES; ++k)
+      cu.cuEventDestroy(timer->tries[k]);
     cu.cuStreamDestroy(timer->stream);
     pthread_cond_destroy(&timer->wake);
     pthread_cond_destroy(&timer->idle);
