@@ -815,7 +815,9 @@ typedef struct kjit_backend_table {
  * error is a miss, never a failed launch. Its code matters:
  * KJIT_STATUS_DEADLINE_EXCEEDED is a timeout; KJIT_STATUS_CANCELLED means
  * "not attempted" (an open circuit breaker) and is counted, not logged;
- * any other code is logged with the store's message.
+ * KJIT_STATUS_OUT_OF_RANGE from get is a stored value the store refused
+ * to hand over (above its size limit) and counts as a rejected value; any
+ * other code is logged with the store's message.
  *
  * Timeouts: the host cannot interrupt a call. Honouring timeout_ms, and
  * answering a miss or an error when it runs out, is the store's duty.
