@@ -154,8 +154,6 @@ Module::fromText(std::string text, std::string sourceName) {
 // Manifests in the disk cache
 //===----------------------------------------------------------------------===//
 
-namespace {
-
 /// A module's analysis without its bytecode, as a manifest entry's
 /// metadata: {"source": NAME, "kernels": [{"manifest": "<manifest JSON>",
 /// "dependency_key": KEY, "used_globals": [NAME...], "source_digests":
@@ -277,8 +275,6 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
   }
   return analysis;
 }
-
-} // namespace
 
 absl::Status Module::Impl::ensureBytecode() {
   std::call_once(bytecodeOnce, [&] {

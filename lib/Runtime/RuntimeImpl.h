@@ -65,6 +65,13 @@ std::string describeGlobal(std::string_view name);
 absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
                                                    KernelAnalysis analysis);
 
+/// A module's analysis without its bytecode, as a warm-start manifest's
+/// metadata (JSON), and back; reading checks every member and fails with
+/// DataLoss ("manifest entry: ...") on what a kjit could not have written.
+std::string analysisToJson(const ModuleAnalysis &analysis,
+                           std::string_view sourceName);
+absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text);
+
 /// The bits of `value` as a global of type `type`, or an error naming the
 /// global.
 absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
