@@ -28,6 +28,7 @@
 
 #define _GNU_SOURCE 1
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -413,16 +414,28 @@ static CUresult fake_cuStreamDestroy(void *stream) {
 
 /*===--- modules and functions -----------------------------------------===*/
 
+/* Like the real driver, the fake owns a module's functions (freed with the
+ * module) and every loaded module (a sticky context refuses
+ * cuModuleUnload, and the plugin then drops its handle: the modules stay
+ * with the driver until the process ends, on the list below). */
+typedef struct fake_function fake_function;
+
 typedef struct fake_module {
   char *text;
+  fake_function *functions;
+  struct fake_module *prev, *next;
 } fake_module;
 
-typedef struct fake_function {
+struct fake_function {
   fake_module *module;
+  fake_function *next;
   char name[128];
   size_t sizes[64];
   int num_params; /* -1: no "// params" line */
-} fake_function;
+};
+
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static fake_module *modules;
 
 static CUresult fake_cuModuleLoadData(void **module, const void *image) {
   const unsigned char *b = image;
@@ -439,7 +452,7 @@ static CUresult fake_cuModuleLoadData(void **module, const void *image) {
         (uint32_t)b[7] << 24;
   if (len > (1u << 24))
     return INVALID_IMAGE;
-  m = malloc(sizeof *m);
+  m = calloc(1, sizeof *m);
   m->text = malloc(len + 1);
   memcpy(m->text, b + 8, len);
   m->text[len] = '\0';
@@ -448,6 +461,11 @@ static CUresult fake_cuModuleLoadData(void **module, const void *image) {
     free(m);
     return INVALID_IMAGE;
   }
+  pthread_mutex_lock(&modules_lock);
+  if ((m->next = modules))
+    modules->prev = m;
+  modules = m;
+  pthread_mutex_unlock(&modules_lock);
   *module = m;
   LOG("cuModuleLoadData %u bytes: %.*s", len, (int)strcspn(m->text, "\n"),
       m->text);
@@ -459,6 +477,19 @@ static CUresult fake_cuModuleUnload(void *module) {
   if (sticky)
     return sticky;
   LOG("cuModuleUnload");
+  pthread_mutex_lock(&modules_lock);
+  if (m->prev)
+    m->prev->next = m->next;
+  else
+    modules = m->next;
+  if (m->next)
+    m->next->prev = m->prev;
+  pthread_mutex_unlock(&modules_lock);
+  while (m->functions) {
+    fake_function *f = m->functions;
+    m->functions = f->next;
+    free(f);
+  }
   free(m->text);
   free(m);
   return OK;
@@ -507,6 +538,10 @@ static CUresult fake_cuModuleGetFunction(void **function, void *module,
       p = end;
     }
   }
+  pthread_mutex_lock(&modules_lock);
+  f->next = m->functions;
+  m->functions = f;
+  pthread_mutex_unlock(&modules_lock);
   *function = f;
   return OK;
 }

@@ -324,7 +324,16 @@ int main(int argc, char **argv) {
     expect_error(first, "is unusable after", "synchronize finds the trap");
     expect_error(later, "is unusable after", "later launches fail the same");
     check(async_errors == 1, "reported once through report_async_error");
+    {
+      /* The lost context took the module with it: unload only drops the
+       * handle, and succeeds. */
+      kjit_backend_unload_args u;
+      INIT(u);
+      u.kernel = trap;
+      expect_ok(be->unload(self, &u), "unload trap_kernel after the trap");
+    }
     io.plugin->fini(self);
+    free(ptx);
     return failures;
   }
   INIT(dc);
