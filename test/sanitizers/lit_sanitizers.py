@@ -3,9 +3,41 @@
 # with its reason; a plain build gets none of them.
 import os
 
+# abort_on_error: a finding ends the process with SIGABRT, which a test's
+# `not` does not turn into a pass (a plain non-zero exit it would).
+COMMON = ["abort_on_error=1", "print_stacktrace=1"]
+
+
+def asan_options():
+    return ":".join(COMMON + [
+        # The host backend installs its own SIGSEGV/SIGBUS/SIGFPE/SIGILL
+        # handlers for kernel faults (plugins/host/Faults.c, tests R02-R04)
+        # and chains any other fault to the handler it found, ASan's:
+        # ASan must let it (handle_segv stays on, so kjit's own faults
+        # are still ASan reports).
+        "allow_user_segv_handler=1",
+        # ASan gives every thread it starts an alternate signal stack;
+        # the backend uses one it finds, and needs one for stack
+        # overflows on fibers and workers (R04).
+        "use_sigaltstack=1",
+        "detect_leaks=1",
+    ])
+
 
 def configure(config):
     sanitizers = [s for s in config.kjit_sanitize.split(",") if s]
+    # `env %preload-env LD_PRELOAD=SHIM PROGRAM`: what a test that preloads
+    # one of its (uninstrumented) shims into a kjit program adds to the
+    # environment. Under ASan: the runtime would refuse to start when a
+    # preloaded library comes before it ("ASan runtime does not come first
+    # in initial library list"). The check guards against a runtime loaded
+    # late, by dlopen into a program without it; a kjit program links the
+    # runtime, and the test shims (test/Cache: MapsProbe, FaultShim) define
+    # no allocator, so only for them is it turned off.
+    preload_env = ""
+    if "address" in sanitizers:
+        preload_env = "ASAN_OPTIONS=%s:verify_asan_link_order=0" % asan_options()
+    config.substitutions.append(("%preload-env", preload_env))
     if not sanitizers:
         return
     # Tests that cannot run under a sanitizer say `UNSUPPORTED: asan` (or
@@ -13,24 +45,10 @@ def configure(config):
     names = {"address": "asan", "undefined": "ubsan", "thread": "tsan"}
     for s in sanitizers:
         config.available_features.add(names[s])
-    # abort_on_error: a finding ends the process with SIGABRT, which a test's
-    # `not` does not turn into a pass (a plain non-zero exit it would).
-    common = ["abort_on_error=1", "print_stacktrace=1"]
+    common = COMMON
     suppressions = os.path.join(config.kjit_source_dir, "test", "sanitizers")
     if "address" in sanitizers:
-        config.environment["ASAN_OPTIONS"] = ":".join(common + [
-            # The host backend installs its own SIGSEGV/SIGBUS/SIGFPE/SIGILL
-            # handlers for kernel faults (plugins/host/Faults.c, tests R02-R04)
-            # and chains any other fault to the handler it found, ASan's:
-            # ASan must let it (handle_segv stays on, so kjit's own faults
-            # are still ASan reports).
-            "allow_user_segv_handler=1",
-            # ASan gives every thread it starts an alternate signal stack;
-            # the backend uses one it finds, and needs one for stack
-            # overflows on fibers and workers (R04).
-            "use_sigaltstack=1",
-            "detect_leaks=1",
-        ])
+        config.environment["ASAN_OPTIONS"] = asan_options()
         config.environment["LSAN_OPTIONS"] = ":".join([
             "suppressions=" + os.path.join(suppressions, "lsan.supp"),
             "print_suppressions=0"])
