@@ -15,10 +15,13 @@
 //       ITERATIONS times (default 1000): a child process puts entries made
 //       from KEY's (8 keys; payloads of 8 to 256 KiB, under a 256 KiB cap
 //       that makes it evict too) in a loop, and is killed with SIGKILL after
-//       a random 0-5 ms. After each kill the parent reads every key: each
-//       must be absent or a hit with exactly the bytes put under it, never
-//       invalid. At the end, temporary files the kills left are counted and
-//       removed by prune(stale age 0).
+//       a random 0-5 ms, or up to what a writer takes to start and finish
+//       two puts where that is longer (a sanitizer build, a loaded
+//       machine: the kills must land inside puts and evictions, not only in
+//       the writer's start). After each kill the parent reads every key:
+//       each must be absent or a hit with exactly the bytes put under it,
+//       never invalid. At the end, temporary files the kills left are
+//       counted and removed by prune(stale age 0).
 //
 // Prints what it did; exits 1 on the first broken promise.
 //
@@ -27,7 +30,9 @@
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -274,22 +279,53 @@ int crash(const std::string &dir, const std::string &key, long iterations) {
     std::remove(reader->entryPath(keyOf(i)).c_str());
   for (int i = 0; i < kKeys; ++i)
     reader->put(makeEntry(*base, i, 0));
+  // How long a writer takes from fork to two finished puts (each evicts:
+  // the cache is past its cap), the slowest of three.
+  auto writerPuts = [&](uint64_t seed, int puts) {
+    std::unique_ptr<DiskCache> writer = openCache(dir, uint64_t(256) << 10);
+    std::mt19937_64 mine(seed);
+    for (int n = 0; puts == 0 || n < puts; ++n) {
+      int i = int(mine() % kKeys);
+      writer->put(makeEntry(*base, i, uint32_t(mine() % kVersions)));
+    }
+  };
+  long long twoPutsUs = 0;
+  for (int trial = 0; trial < 3; ++trial) {
+    auto start = std::chrono::steady_clock::now();
+    pid_t child = fork();
+    if (child < 0)
+      fail("fork failed");
+    if (child == 0) {
+      writerPuts(uint64_t(trial), 2);
+      _exit(0);
+    }
+    int status;
+    waitpid(child, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      fail("a writer of two puts failed");
+    twoPutsUs = std::max<long long>(
+        twoPutsUs, std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - start)
+                       .count());
+  }
+  const unsigned windowUs = unsigned(
+      std::max<long long>(5000, std::min<long long>(twoPutsUs, 1000000)));
+  std::fprintf(stderr, "kill window: 0-%u us (two puts: %lld us)\n", windowUs,
+               twoPutsUs);
+  // Only the killed writers' evictions count.
+  const uint64_t evictionsBefore = reader->stats()[Counter::Evictions];
   std::mt19937_64 random(777);
   uint64_t hits = 0, absent = 0, temporariesSeen = 0;
   for (long round = 0; round < iterations; ++round) {
-    unsigned delayUs = unsigned(random() % 5000);
+    unsigned delayUs = unsigned(random() % windowUs);
     uint64_t seed = random();
     pid_t child = fork();
     if (child < 0)
       fail("fork failed");
     if (child == 0) {
       // The writer: a cap of 256 KiB, so that its puts evict as well.
-      std::unique_ptr<DiskCache> writer = openCache(dir, uint64_t(256) << 10);
-      std::mt19937_64 mine(seed);
-      for (;;) {
-        int i = int(mine() % kKeys);
-        writer->put(makeEntry(*base, i, uint32_t(mine() % kVersions)));
-      }
+      writerPuts(seed, 0);
+      _exit(0); // not reached
     }
     usleep(delayUs);
     kill(child, SIGKILL);
@@ -331,7 +367,8 @@ int crash(const std::string &dir, const std::string &key, long iterations) {
               "invalid\n",
               iterations, (unsigned long long)hits, (unsigned long long)absent);
   std::printf("evictions by the killed writers: %s\n",
-              reader->stats()[Counter::Evictions] ? "some" : "none");
+              reader->stats()[Counter::Evictions] > evictionsBefore ? "some"
+                                                                    : "none");
   std::printf("temporary files seen after kills: %s\n",
               temporariesSeen ? "some" : "none");
   DiskCache::PruneResult pruned =
