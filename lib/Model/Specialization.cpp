@@ -5,6 +5,7 @@
 #include "JsonFields.h"
 #include "ValueRules.h"
 
+#include "kjit-c/Plugin.h"
 #include "kjit/Model/Json.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -106,6 +107,14 @@ std::vector<std::string> SpecializationRecord::equalTo1() const {
     if (p.specKey == SpecKey::EqualTo1)
       result.push_back(p.name);
   return result;
+}
+
+bool isBackendAttributeName(std::string_view name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  });
 }
 
 std::vector<std::string>
@@ -215,8 +224,6 @@ std::string repr(const SpecializationRecord &record) {
 namespace {
 
 constexpr int kRecordVersion = 1;
-/// KJIT_MAX_SPEC_ATTRIBUTES of the plugin ABI.
-constexpr size_t kMaxBackendAttributes = 8;
 
 constexpr std::string_view kRootMembers[] = {
     "version",   "name",  "params",  "signature", "spec",
@@ -544,14 +551,11 @@ private:
   /// parameters it holds for.
   absl::Status readBackendAttribute(const JsonMember &m) {
     std::string path = r_.join("attrs", m.key);
-    bool spelled = !m.key.empty() && m.key.size() <= 64;
-    for (char c : m.key)
-      spelled &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!spelled)
+    if (!isBackendAttributeName(m.key))
       return r_.error(path, "a backend attribute's name is [a-z0-9_]+ of at "
                             "most 64 bytes");
-    if (record_.backendAttributes.size() >= kMaxBackendAttributes)
-      return r_.error(path, kjit::strCat("more than ", kMaxBackendAttributes,
+    if (record_.backendAttributes.size() >= KJIT_MAX_SPEC_ATTRIBUTES)
+      return r_.error(path, kjit::strCat("more than ", KJIT_MAX_SPEC_ATTRIBUTES,
                                          " backend attributes"));
     if (!m.value.isArray())
       return r_.error(path, kjit::strCat("expected an array, got ",

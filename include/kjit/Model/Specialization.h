@@ -153,6 +153,12 @@ std::string toJson(const SpecializationRecord &record);
 absl::StatusOr<SpecializationRecord>
 specializationFromJson(std::string_view json);
 
+/// Whether `name` is spelled as a backend's specialization attribute must
+/// be ([a-z0-9_]+, at most 64 bytes): records use it as a JSON key and the
+/// key text as a part, so describe (plugin ABI 1.3) and the record reader
+/// hold names to this one rule.
+bool isBackendAttributeName(std::string_view name);
+
 /// Renders a constant as keys and reprs print it: "1024", "1.5", "true",
 /// "none", "fp16" (a dtype).
 std::string formatConstant(const Argument &value);

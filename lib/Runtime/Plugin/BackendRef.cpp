@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PluginInternal.h"
+#include "kjit/Model/Specialization.h"
 
 #include <vector>
 
@@ -52,10 +53,7 @@ readSpecAttributes(const LoadedPlugin &p,
         !bad.empty())
       return bad;
     std::string name(a->name, a->name_len);
-    bool spelled = !name.empty() && name.size() <= 64;
-    for (char c : name)
-      spelled &= (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    if (!spelled)
+    if (!kjit::rt::isBackendAttributeName(name))
       return strCat(what, "'s name '", kjit::escapeControl(name),
                     "' is not [a-z0-9_]+ of at most 64 bytes");
     if (name == "divisibility_16" || name == "equal_to_1")
