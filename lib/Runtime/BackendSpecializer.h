@@ -73,18 +73,13 @@ public:
 private:
   /// The bits of the attributes that apply to values of `type`.
   uint32_t applicable(SigType type) const {
-    uint32_t kind = 0;
     if (type.kind == SigType::Kind::Pointer ||
         type.kind == SigType::Kind::ConstPointer)
-      kind = KJIT_SPEC_ON_POINTERS;
-    else if (type.kind == SigType::Kind::Scalar && isInteger(type.dtype) &&
-             type.dtype != DType::I1)
-      kind = KJIT_SPEC_ON_INTEGERS;
-    uint32_t bits = 0;
-    for (size_t i = 0; i < backend_.specAttributeKinds.size(); ++i)
-      if (backend_.specAttributeKinds[i] & kind)
-        bits |= 1u << i;
-    return bits;
+      return backend_.specPointerAttributes;
+    if (type.kind == SigType::Kind::Scalar && isInteger(type.dtype) &&
+        type.dtype != DType::I1)
+      return backend_.specIntegerAttributes;
+    return 0;
   }
 
   const Backend &backend_;

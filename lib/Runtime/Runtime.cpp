@@ -125,8 +125,12 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->compileOptions = description->compileOptions;
       backend->launchFlags = description->launchFlags;
       for (const auto &attribute : description->specAttributes) {
+        uint32_t bit = 1u << backend->specAttributes.size();
+        if (attribute.kinds & KJIT_SPEC_ON_POINTERS)
+          backend->specPointerAttributes |= bit;
+        if (attribute.kinds & KJIT_SPEC_ON_INTEGERS)
+          backend->specIntegerAttributes |= bit;
         backend->specAttributes.push_back(attribute.name);
-        backend->specAttributeKinds.push_back(attribute.kinds);
       }
       found = std::move(backend);
     }

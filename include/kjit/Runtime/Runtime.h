@@ -126,11 +126,14 @@ struct Backend {
   /// as device 0 describes them.
   uint32_t launchFlags = 0;
   /// The backend's own specialization attributes (describe's
-  /// spec_attributes, plugin ABI 1.3), in bit order, and each one's
-  /// KJIT_SPEC_ON_* kinds; empty for most backends. Device 0's: they shape
-  /// the key of every launch of the backend.
+  /// spec_attributes, plugin ABI 1.3), in bit order; empty for most
+  /// backends. Device 0's: they shape the key of every launch of the
+  /// backend.
   std::vector<std::string> specAttributes;
-  std::vector<uint32_t> specAttributeKinds;
+  /// The bits of those that apply to pointers (KJIT_SPEC_ON_POINTERS) and
+  /// to integers (KJIT_SPEC_ON_INTEGERS), so a launch need not look at
+  /// each attribute's kinds.
+  uint32_t specPointerAttributes = 0, specIntegerAttributes = 0;
 };
 
 /// Owns plugins, backends and the compiler. Thread-safe. Modules loaded into
