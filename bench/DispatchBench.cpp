@@ -82,19 +82,27 @@ void oneArgument(benchmark::State &state) {
   dispatch(state, "one", {Argument::tensor(uintptr_t(buffer), DType::FP32)});
 }
 
-void eightArguments(benchmark::State &state) {
+/// The eight arguments of kernel `eight`: four pointers, two i32, an f32
+/// and an i64.
+std::vector<Argument> eightValues() {
   Argument p = Argument::tensor(uintptr_t(buffer), DType::FP32);
-  dispatch(state, "eight",
-           {p, p, p, p, Argument::integer(4096), Argument::integer(17),
-            Argument::fp(0.5), Argument::integer(1)});
+  return {p,
+          p,
+          p,
+          p,
+          Argument::integer(4096),
+          Argument::integer(17),
+          Argument::fp(0.5),
+          Argument::integer(1)};
+}
+
+void eightArguments(benchmark::State &state) {
+  dispatch(state, "eight", eightValues());
 }
 
 // As kjit-gpu-dispatch launches (bench/gpu): num_warps as a keyword.
 void eightArgumentsNumWarps(benchmark::State &state) {
-  Argument p = Argument::tensor(uintptr_t(buffer), DType::FP32);
-  dispatch(state, "eight",
-           {p, p, p, p, Argument::integer(4096), Argument::integer(17),
-            Argument::fp(0.5), Argument::integer(1)},
+  dispatch(state, "eight", eightValues(),
            {{"num_warps", Argument::integer(1)}});
 }
 
