@@ -130,4 +130,52 @@ absl::Status encodeArgument(SigType type, const Argument &given,
   return absl::OkStatus();
 }
 
+void detail::encodeOtherValue(SigType type, const Argument &value,
+                              kjit_arg &arg) {
+  // The binder accepted the value for this type: a bool or an integer in
+  // range for integer types, any number for float types.
+  switch (type.dtype) {
+  case DType::I1:
+    arg.bits = value.kind() == ArgKind::Bool ? uint64_t(value.asBool())
+                                             : uint64_t(value.asInt() != 0);
+    arg.kind = KJIT_ARG_BOOL;
+    arg.int_value = int64_t(arg.bits);
+    return;
+  case DType::FP16:
+  case DType::BF16:
+  case DType::FP32:
+  case DType::FP64: {
+    double real = value.kind() == ArgKind::Float  ? value.asFloat()
+                  : value.kind() == ArgKind::Bool ? double(value.asBool())
+                                                  : double(value.asInt());
+    arg.kind = KJIT_ARG_FLOAT;
+    arg.float_value = real;
+    if (type.dtype == DType::FP16) {
+      arg.bits = fp16FromDouble(real);
+    } else if (type.dtype == DType::BF16) {
+      arg.bits = bf16FromDouble(real);
+    } else if (type.dtype == DType::FP32) {
+      float narrow = float(real); // rounds to nearest even
+      uint32_t bits;
+      std::memcpy(&bits, &narrow, sizeof(bits));
+      arg.bits = bits;
+    } else {
+      std::memcpy(&arg.bits, &real, sizeof(real));
+    }
+    return;
+  }
+  default: {
+    // An integer type given a bool: as 0 or 1.
+    unsigned size = byteWidth(type.dtype);
+    uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
+    Argument integer = value.kind() == ArgKind::Bool
+                           ? Argument::integer(value.asBool() ? 1 : 0)
+                           : value;
+    detail::fillKind(integer, arg);
+    arg.bits = uint64_t(integer.asInt()) & mask;
+    return;
+  }
+  }
+}
+
 } // namespace kjit::rt

@@ -86,10 +86,11 @@ constexpr DeprecatedKeyword kDeprecated[] = {
 } // namespace
 
 struct BindPlan::Impl {
+  /// What every bind reads of a parameter: 12 bytes, so that a launch's
+  /// walk over the parameters touches few cache lines.
   struct Param {
     ParamRules rules;
     bool hasDefault = false;
-    Argument defaultValue;
     /// First key word of this parameter.
     uint32_t word = 0;
   };
@@ -97,18 +98,25 @@ struct BindPlan::Impl {
   KernelManifest manifest;
   LaunchOptions defaults;
   std::vector<Param> params;
+  /// Each parameter's default value (None where it has none), read only
+  /// when a launch leaves the parameter out.
+  std::vector<Argument> defaultValues;
   /// Parameters before the first one with a default (defaults are trailing).
   size_t numRequired = 0;
   size_t numWords = 0;
-  /// Sum of the mixed default option words.
-  uint64_t defaultOptionsSum = 0;
   absl::flat_hash_map<std::string, int32_t> keywords;
 
   absl::Status argumentError(size_t index, const Argument &original,
                              ValueError error) const;
+  /// The keyword a keyword-table code stands for (not a deprecated one).
+  std::string_view nameOf(int32_t code) const {
+    if (code < kOptionCode)
+      return manifest.params[code].name;
+    return launchOptionInfo(static_cast<LaunchOption>(code - kOptionCode)).name;
+  }
   absl::Status bindKeywords(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
-                            Binding &binding, uint64_t &sum) const;
+                            Binding &binding) const;
 };
 
 absl::Status BindPlan::Impl::argumentError(size_t index,
@@ -136,10 +144,10 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
     word += kp.isConstexpr ? 3 : 1;
     if (kp.defaultValue) {
       param.hasDefault = true;
-      param.defaultValue = *kp.defaultValue;
       impl->numRequired = std::min(impl->numRequired, i);
     }
     impl->params.push_back(param);
+    impl->defaultValues.push_back(kp.defaultValue.value_or(Argument::none()));
     impl->keywords.emplace(kp.name, static_cast<int32_t>(i));
   }
   impl->numWords = word;
@@ -148,8 +156,6 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
     // A parameter of the same name would shadow the option; verifyManifest
     // rejects that, so emplace never collides here.
     impl->keywords.emplace(info.name, kOptionCode + index);
-    impl->defaultOptionsSum +=
-        detail::mixWord(static_cast<uint64_t>(defaults.values()[index]), index);
   }
   for (size_t i = 0; i < std::size(kDeprecated); ++i)
     // A parameter called `device` binds as a parameter: emplace keeps it.
@@ -157,6 +163,13 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
                            kDeprecatedCode + static_cast<int32_t>(i));
   impl->manifest = std::move(manifest);
   return BindPlan(std::move(impl));
+}
+
+uint64_t Binding::hashWords(absl::Span<const uint64_t> words) {
+  uint64_t sum = 0;
+  for (size_t i = 0; i < words.size(); ++i)
+    sum += detail::mixWord(words[i], i);
+  return detail::finishHash(sum, words.size());
 }
 
 const KernelManifest &BindPlan::manifest() const { return impl_->manifest; }
@@ -178,19 +191,32 @@ Binding BindPlan::makeBinding() const {
 absl::Status
 BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
                              absl::Span<const KeywordArgument> keywordArgs,
-                             Binding &binding, uint64_t &sum) const {
+                             Binding &binding) const {
   size_t n = params.size();
   for (size_t i = 0; i < n; ++i)
     binding.states_[i].given = i < positional.size();
   bool optionGiven[kNumLaunchOptions] = {};
-  for (const KeywordArgument &kw : keywordArgs) {
-    // Debian's absl::string_view is not std::string_view.
-    auto it = keywords.find(absl::string_view(kw.name.data(), kw.name.size()));
-    if (it == keywords.end())
-      return absl::InvalidArgumentError(kjit::strCat(
-          "kernel '", manifest.name, "': unknown keyword argument '", kw.name,
-          "' (neither a parameter nor a launch option)"));
-    int32_t code = it->second;
+  for (size_t k = 0; k < keywordArgs.size(); ++k) {
+    const KeywordArgument &kw = keywordArgs[k];
+    // A launch loop names the same keywords in the same places: what the
+    // k-th keyword was last time is tried first, by its name.
+    int32_t *remembered =
+        k < Binding::kRememberedKeywords ? &binding.keywordCodes_[k] : nullptr;
+    int32_t code;
+    if (remembered && *remembered >= 0 && nameOf(*remembered) == kw.name) {
+      code = *remembered;
+    } else {
+      // Debian's absl::string_view is not std::string_view.
+      auto it =
+          keywords.find(absl::string_view(kw.name.data(), kw.name.size()));
+      if (it == keywords.end())
+        return absl::InvalidArgumentError(kjit::strCat(
+            "kernel '", manifest.name, "': unknown keyword argument '", kw.name,
+            "' (neither a parameter nor a launch option)"));
+      code = it->second;
+      if (remembered && code < kDeprecatedCode)
+        *remembered = code;
+    }
     if (code >= kDeprecatedCode) {
       const DeprecatedKeyword &dep = kDeprecated[code - kDeprecatedCode];
       return absl::InvalidArgumentError(
@@ -214,9 +240,6 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
       // environment: KJIT_DEBUG=1 cannot be switched off per launch.
       if (option == LaunchOption::Debug)
         value = value || defaults.debug();
-      uint64_t old = binding.words_[index];
-      sum += detail::mixWord(static_cast<uint64_t>(value), index) -
-             detail::mixWord(old, index);
       binding.words_[index] = static_cast<uint64_t>(value);
       binding.options_.setRaw(option, value);
       continue;
@@ -234,7 +257,7 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     if (binding.states_[i].given)
       continue;
     if (params[i].hasDefault) {
-      binding.args_[i] = params[i].defaultValue;
+      binding.args_[i] = defaultValues[i];
       continue;
     }
     // Only an error allocates.
@@ -268,27 +291,38 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
     binding.args_.resize(n);
     binding.states_.resize(n);
     binding.words_.resize(plan.numWords);
+    binding.wordsValid_ = false; // a key of another kernel, if any
   }
   Argument *args = binding.args_.data();
   uint64_t *words = binding.words_.data();
+  // Each key word is compared with the one it replaces, so that the caller
+  // learns whether the key changed without comparing keys (keyUnchanged).
+  // Until this bind succeeds the words are not a key.
+  const bool hadKey = binding.wordsValid_;
+  binding.wordsValid_ = false;
+  binding.keyUnchanged_ = false;
+  binding.hashed_ = false;
+  uint64_t changed = 0;
+  uint64_t oldOptions[kNumLaunchOptions];
+  std::memcpy(oldOptions, words, sizeof(oldOptions));
   std::copy(positional.begin(), positional.end(), args);
   std::memcpy(words, plan.defaults.values().data(),
               sizeof(uint64_t) * kNumLaunchOptions);
   binding.options_ = plan.defaults;
-  uint64_t sum = plan.defaultOptionsSum;
 
   if (!keywords.empty() || positional.size() < plan.numRequired) {
-    if (absl::Status status =
-            plan.bindKeywords(positional, keywords, binding, sum);
+    if (absl::Status status = plan.bindKeywords(positional, keywords, binding);
         ABSL_PREDICT_FALSE(!status.ok()))
       return status;
   } else {
     // Positional only, every required parameter given: the rest are
     // defaults.
     for (size_t i = positional.size(); i < n; ++i)
-      args[i] = plan.params[i].defaultValue;
+      args[i] = plan.defaultValues[i];
   }
 
+  for (int i = 0; i < kNumLaunchOptions; ++i)
+    changed |= oldOptions[i] ^ words[i];
   Binding::ParamState *states = binding.states_.data();
   for (size_t i = 0; i < n; ++i) {
     const Impl::Param &param = plan.params[i];
@@ -301,10 +335,9 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
       if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
         return plan.argumentError(i, arg, error);
       states[i].specKey = SpecKey::None;
+      uint64_t old[3] = {w[0], w[1], w[2]};
       detail::constexprWords(arg, w);
-      sum += detail::mixWord(w[0], param.word) +
-             detail::mixWord(w[1], param.word + 1) +
-             detail::mixWord(w[2], param.word + 2);
+      changed |= (old[0] ^ w[0]) | (old[1] ^ w[1]) | (old[2] ^ w[2]);
       continue;
     }
     SigType type;
@@ -314,7 +347,7 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
       return plan.argumentError(i, arg, error);
     states[i].type = type;
     states[i].specKey = spec;
-    *w = detail::paramWord(type, spec);
+    uint64_t word = detail::paramWord(type, spec);
     states[i].backendAttrs = 0;
     if (attributes && attributes->asks(type)) {
       absl::StatusOr<uint32_t> bits = attributes->of(i, type, arg);
@@ -325,11 +358,13 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
                                          "' of kernel '", plan.manifest.name,
                                          "': ", bits.status().message()));
       states[i].backendAttrs = uint8_t(*bits);
-      *w |= detail::backendAttributeBits(*bits);
+      word |= detail::backendAttributeBits(*bits);
     }
-    sum += detail::mixWord(*w, param.word);
+    changed |= *w ^ word;
+    *w = word;
   }
-  binding.hash_ = detail::finishHash(sum, plan.numWords);
+  binding.wordsValid_ = true;
+  binding.keyUnchanged_ = hadKey && changed == 0;
   return absl::OkStatus();
 }
 
@@ -399,11 +434,8 @@ BindPlan::keyForRecord(const SpecializationRecord &record,
       return mismatch("it does not say where backend attribute '", name,
                       "' holds (a record made for another backend?)");
   std::vector<uint64_t> words(plan.numWords);
-  uint64_t sum = 0;
-  for (int i = 0; i < kNumLaunchOptions; ++i) {
+  for (int i = 0; i < kNumLaunchOptions; ++i)
     words[i] = static_cast<uint64_t>(record.options.values()[i]);
-    sum += detail::mixWord(words[i], i);
-  }
   for (size_t i = 0; i < m.params.size(); ++i) {
     const SpecializedParam &rp = record.params[i];
     const KernelParam &kp = m.params[i];
@@ -425,9 +457,6 @@ BindPlan::keyForRecord(const SpecializationRecord &record,
             "parameter '", kp.name,
             "': ", detail::describeValueError(error, param.rules, rp.value));
       detail::constexprWords(value, w);
-      sum += detail::mixWord(w[0], param.word) +
-             detail::mixWord(w[1], param.word + 1) +
-             detail::mixWord(w[2], param.word + 2);
       continue;
     }
     // The record's type must be one a launch could have produced.
@@ -462,10 +491,8 @@ BindPlan::keyForRecord(const SpecializationRecord &record,
       if (rp.backendAttrs & (1u << bit))
         bits |= toBackendBit[bit];
     *w |= detail::backendAttributeBits(bits);
-    sum += detail::mixWord(*w, param.word);
   }
-  return SpecializationKey(
-      KeyView{detail::finishHash(sum, plan.numWords), words});
+  return SpecializationKey(KeyView{Binding::hashWords(words), words});
 }
 
 } // namespace kjit::rt

@@ -177,11 +177,19 @@ inline ValueError specializeValue(const ParamRules &rules, Argument &arg,
       spec = SpecKey::Divisible16;
     break;
   case ParamType::Kind::Scalar: {
+    type = {SigType::Kind::Scalar, rules.type.dtype};
+    // The common case inline: an int for an integer type.
+    if (kind == ArgKind::Int && isInteger(rules.type.dtype) &&
+        !isBool(rules.type.dtype)) {
+      if (!fitsInteger(arg.asInt(), rules.type.dtype))
+        return ValueError::IntRange;
+      spec = integerSpecKey(arg.asInt(), rules.align);
+      break;
+    }
     bool wasBool = kind == ArgKind::Bool;
     if (ValueError error = normalizeScalar(rules.type.dtype, arg);
         error != ValueError::Ok)
       return error;
-    type = {SigType::Kind::Scalar, rules.type.dtype};
     // Booleans never take D or 1, whatever the declared type.
     if (arg.kind() == ArgKind::Int && !wasBool)
       spec = integerSpecKey(arg.asInt(), rules.align);

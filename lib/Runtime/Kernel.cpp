@@ -1,8 +1,8 @@
-//===- Kernel.cpp - a kernel: binding, globals, warmup, preload -----------===//
+//===- Kernel.cpp - a kernel: globals, warmup, preload --------------------===//
 //
 // The kernel object and what is not the cache (KernelCache.cpp), the miss
-// (KernelCompile.cpp) or the hit path (KernelLaunch.cpp): the per-thread
-// binding, the globals check, warmup and preload.
+// (KernelCompile.cpp) or the hit path (KernelLaunch.cpp): the globals
+// check, warmup and preload.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,16 +28,6 @@ Argument reinterpret(const Argument &tensor, DType dtype) {
           ? Argument::mockTensor(dtype, tensor.isReadOnly())
           : Argument::tensor(tensor.address(), dtype, tensor.isReadOnly());
   return result;
-}
-
-Binding &Kernel::Impl::threadBinding() {
-  // Each thread binds into its own storage, sized once per kernel. (Entries
-  // of destroyed kernels stay until the thread exits: a few bytes each.)
-  thread_local absl::flat_hash_map<uint64_t, Binding> bindings;
-  auto it = bindings.find(id);
-  if (it == bindings.end())
-    it = bindings.emplace(id, plan->makeBinding()).first;
-  return it->second;
 }
 
 absl::Status Kernel::Impl::checkGlobals() {
@@ -77,7 +67,13 @@ absl::Status Kernel::Impl::checkGlobals() {
 }
 
 const absl::StatusOr<const Backend *> &Kernel::Impl::getBackend() {
-  std::call_once(backendOnce, [&] { backend = module->runtime->backend(); });
+  // Every launch asks: once found, one load (call_once is a library call).
+  if (backendFound.load(std::memory_order_acquire))
+    return backend;
+  std::call_once(backendOnce, [&] {
+    backend = module->runtime->backend();
+    backendFound.store(true, std::memory_order_release);
+  });
   return backend;
 }
 

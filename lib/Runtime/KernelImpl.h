@@ -39,6 +39,7 @@ inline std::string statusText(const absl::Status &status) {
 /// One compiled specialization. Created pending by the first thread that
 /// misses; the others wait for it (single flight).
 class RemoteCache;
+struct LaunchArguments;
 
 struct Entry {
   enum class State { Pending, Ready, Failed, Skipped };
@@ -113,6 +114,7 @@ struct Kernel::Impl {
   std::vector<std::shared_ptr<Entry>> allEntries;
   /// The runtime's backend, found once and kept (the runtime owns it).
   std::once_flag backendOnce;
+  std::atomic<bool> backendFound{false};
   absl::StatusOr<const Backend *> backend = nullptr;
   /// The runtime's plugin host.
   plugin::PluginHost *host = nullptr;
@@ -133,7 +135,9 @@ struct Kernel::Impl {
   /// Entries loaded from the fleet cache (not found on disk).
   std::atomic<uint64_t> remoteHits{0};
 
-  Binding &threadBinding();
+  /// What a thread keeps for this kernel between launches
+  /// (KernelLaunch.cpp).
+  struct ThreadState;
   absl::Status checkGlobals();
   /// The pre-run hooks with the launch's arguments as given; the first
   /// hook error, which aborts the launch or warmup.
@@ -176,8 +180,15 @@ struct Kernel::Impl {
                      absl::FunctionRef<SpecializationRecord()> record,
                      bool isWarmup, absl::Status &status, bool *compiled,
                      bool *diskHit = nullptr, bool *remoteHit = nullptr);
+  /// A launch after the pre-run hooks, with `state` and `arguments` the
+  /// thread's (or, for a nested launch, its own).
+  absl::StatusOr<LaunchResult>
+  launchWith(ThreadState &state, LaunchArguments &arguments,
+             const LaunchConfig &config, absl::Span<const Argument> positional,
+             absl::Span<const KeywordArgument> keywords);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
-                           const LaunchConfig &config);
+                           const LaunchConfig &config,
+                           LaunchArguments &arguments);
 };
 
 } // namespace kjit::rt

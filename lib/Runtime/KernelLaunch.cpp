@@ -2,7 +2,9 @@
 //
 // A launch: pre-run hooks, bind (no allocation), the globals check, the
 // cache, the arguments in the plugin ABI's form and the backend's launch
-// with the launch hooks around it.
+// with the launch hooks around it. What a thread keeps between launches
+// (its binding per kernel, the entry its last launch used, the ABI's
+// argument array) is one thread-local object, reached once per launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,7 @@
 #include "kjit/Model/ArgEncoding.h"
 
 #include "absl/container/inlined_vector.h"
+#include "absl/container/node_hash_map.h"
 
 #include <climits>
 #include <cstring>
@@ -20,11 +23,6 @@ namespace kjit::rt {
 using kjit::strAppend;
 using kjit::strCat;
 
-/// How deep this thread is in launches: a launch from a hook, the grid
-/// callback or the launch-metadata callback is a nested one.
-thread_local int launchDepth = 0;
-
-namespace {
 /// A launch's arguments in the ABI's form, with the serial of the entry
 /// whose template they hold.
 struct LaunchArguments {
@@ -42,11 +40,68 @@ struct LaunchArguments {
     serial = entry.serial;
   }
 };
+
+/// What a thread keeps for one kernel between its launches: the binding
+/// it binds into (sized once), and the entry its last launch used, with
+/// the device and the cache map it was found in. While a bind reports the
+/// key unchanged and that map is still the device's published one, the
+/// entry is what a lookup would find: maps are never changed once
+/// published, and a replaced one is retired, never freed, so its address
+/// is not reused while the kernel lives.
+struct Kernel::Impl::ThreadState {
+  Binding binding;
+  int32_t device = -1;
+  const Cache *cache = nullptr;
+  Entry *entry = nullptr;
+
+  bool remembers(int32_t launchDevice, const Cache *published) const {
+    return entry && binding.keyUnchanged() && device == launchDevice &&
+           cache == published && published;
+  }
+};
+
+namespace {
+/// Everything a thread keeps between launches.
+struct ThreadLaunchState {
+  /// How deep this thread is in launches: a launch from a hook, the grid
+  /// callback or the launch-metadata callback is a nested one, which uses
+  /// its own binding and arguments so that it cannot overwrite those of the
+  /// launch around it.
+  int depth = 0;
+  /// The outermost launch's arguments: they keep the template of the entry
+  /// last launched, so a loop that launches one kernel rewrites only the
+  /// values.
+  LaunchArguments arguments;
+  /// Per kernel id (unique in the process, so a destroyed kernel's state
+  /// is never taken for a new one's; it stays until the thread exits, a
+  /// few hundred bytes), pointer-stable; the last one asked is remembered.
+  absl::node_hash_map<uint64_t, Kernel::Impl::ThreadState> kernels;
+  uint64_t lastKernel = 0;
+  Kernel::Impl::ThreadState *last = nullptr;
+
+  Kernel::Impl::ThreadState &forKernel(const Kernel::Impl &impl) {
+    if (lastKernel != impl.id) {
+      auto it = kernels.find(impl.id);
+      if (it == kernels.end())
+        it = kernels
+                 .try_emplace(
+                     impl.id,
+                     Kernel::Impl::ThreadState{impl.plan->makeBinding()})
+                 .first;
+      lastKernel = impl.id;
+      last = &it->second;
+    }
+    return *last;
+  }
+};
+
+thread_local ThreadLaunchState threadLaunchState;
 } // namespace
 
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                                        const Binding &binding,
-                                       const LaunchConfig &config) {
+                                       const LaunchConfig &config,
+                                       LaunchArguments &arguments) {
   const Backend &backend = *entry.backend;
   absl::Span<const Argument> bound = binding.arguments();
   Grid grid = config.gridFn ? config.gridFn(bound) : config.grid;
@@ -67,15 +122,7 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                      "most 2147483647"));
 
   // The launch arguments in the ABI's form: the entry's template with this
-  // launch's values. The outermost launch of a thread reuses its thread's
-  // array, which keeps the template of the entry it last launched (a loop
-  // that launches one kernel rewrites only the values); a nested launch
-  // (from a hook or callback) copies the template onto its own stack, so
-  // that it cannot overwrite the arguments of the launch around it.
-  thread_local LaunchArguments threadArguments;
-  LaunchArguments nestedArguments;
-  LaunchArguments &arguments =
-      launchDepth > 1 ? nestedArguments : threadArguments;
+  // launch's values.
   arguments.prepare(entry);
   absl::Span<kjit_arg> cArgs = absl::MakeSpan(arguments.args);
   for (size_t j = 0; j < cArgs.size(); ++j) {
@@ -206,6 +253,58 @@ Kernel::Impl::runPreRunHooks(absl::Span<const Argument> positional,
 }
 
 absl::StatusOr<LaunchResult>
+Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
+                         const LaunchConfig &config,
+                         absl::Span<const Argument> positional,
+                         absl::Span<const KeywordArgument> keywords) {
+  Binding &binding = state.binding;
+  // A backend's own specialization attributes (plugin ABI 1.3) join the
+  // key: only a backend that describes some is asked.
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(getBackend(), config.device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          plan->bind(positional, keywords, binding, attributes);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = checkGlobals(); !globals.ok())
+    return globals;
+
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
+  LaunchResult result;
+  // The same key as this thread's last launch of the kernel, on the same
+  // device and map: its entry, without hashing the key or looking it up.
+  const Cache *published =
+      caches[config.device].load(std::memory_order_acquire);
+  Entry *entry =
+      state.remembers(config.device, published) ? state.entry : nullptr;
+  if (!entry) {
+    state.entry = nullptr;
+    absl::Status status;
+    entry = ensureEntry(
+        config.device, binding.key(),
+        [&] { return plan->makeRecord(binding, attributes); },
+        /*isWarmup=*/false, status, &result.compiled, &result.diskHit,
+        &result.remoteHit);
+    if (!status.ok())
+      return status;
+    if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
+      return result;
+    // Found in `published` on a hit; after a miss the map has changed, and
+    // the next launch looks up once more before it remembers.
+    state.device = config.device;
+    state.cache = published;
+    state.entry = entry;
+  }
+  if (absl::Status status = launchEntry(*entry, binding, config, arguments);
+      !status.ok())
+    return status;
+  result.launched = true;
+  return result;
+}
+
+absl::StatusOr<LaunchResult>
 Kernel::launch(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords) {
@@ -213,47 +312,21 @@ Kernel::launch(const LaunchConfig &config,
   if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
       !hooks.ok())
     return hooks;
-
+  ThreadLaunchState &thread = threadLaunchState;
+  struct Depth {
+    int &depth;
+    explicit Depth(int &depth) : depth(depth) { ++depth; }
+    ~Depth() { --depth; }
+  } depth(thread.depth);
   // The outermost launch of a thread binds into reusable per-thread
   // storage; a nested one (from a callback or hook) into its own.
-  struct Depth {
-    Depth() { ++launchDepth; }
-    ~Depth() { --launchDepth; }
-  } depth;
-  std::optional<Binding> nested;
-  if (launchDepth > 1)
-    nested.emplace(impl.plan->makeBinding());
-  Binding &binding = nested ? *nested : impl.threadBinding();
-  // A backend's own specialization attributes (plugin ABI 1.3) join the
-  // key: only a backend that describes some is asked.
-  std::optional<BackendSpecializer> specializer =
-      BackendSpecializer::forBackend(impl.getBackend(), config.device);
-  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
-  if (absl::Status bound =
-          impl.plan->bind(positional, keywords, binding, attributes);
-      !bound.ok())
-    return bound;
-  if (absl::Status globals = impl.checkGlobals(); !globals.ok())
-    return globals;
-
-  if (absl::Status valid = checkDevice(config.device); !valid.ok())
-    return valid;
-  LaunchResult result;
-  absl::Status status;
-  Entry *entry = impl.ensureEntry(
-      config.device, binding.key(),
-      [&] { return impl.plan->makeRecord(binding, attributes); },
-      /*isWarmup=*/false, status, &result.compiled, &result.diskHit,
-      &result.remoteHit);
-  if (!status.ok())
-    return status;
-  if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
-    return result;
-  if (absl::Status status = impl.launchEntry(*entry, binding, config);
-      !status.ok())
-    return status;
-  result.launched = true;
-  return result;
+  if (ABSL_PREDICT_TRUE(thread.depth == 1))
+    return impl.launchWith(thread.forKernel(impl), thread.arguments, config,
+                           positional, keywords);
+  auto nested = std::make_unique<std::pair<Impl::ThreadState, LaunchArguments>>(
+      Impl::ThreadState{impl.plan->makeBinding()}, LaunchArguments());
+  return impl.launchWith(nested->first, nested->second, config, positional,
+                         keywords);
 }
 
 } // namespace kjit::rt

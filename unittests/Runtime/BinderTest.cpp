@@ -698,6 +698,103 @@ std::vector<Argument> richArgs() {
           Argument::dtypeValue(DType::BF16)};
 }
 
+// keyUnchanged is what lets a launch reuse its last entry without a lookup:
+// it must say "changed" whenever the key words differ, after an error, and
+// for a first bind, and "unchanged" exactly when every word is the same.
+TEST(Binder, KeyUnchangedTracksEveryWord) {
+  BindPlan plan = richPlan();
+  Binding b = plan.makeBinding();
+  std::vector<Argument> args = richArgs();
+  auto bindAndCompare = [&](std::vector<Argument> given,
+                            std::vector<KeywordArgument> kw = {}) {
+    SpecializationKey before(b.key());
+    EXPECT_TRUE(plan.bind(given, kw, b).ok());
+    bool same = SpecializationKey(b.key()) == before;
+    EXPECT_EQ(b.keyUnchanged(), same);
+    return b.keyUnchanged();
+  };
+  EXPECT_FALSE(bindAndCompare(args)) << "a first bind has no earlier key";
+  EXPECT_TRUE(bindAndCompare(args));
+  // Another address of the same alignment, another plain integer: the
+  // same key.
+  std::vector<Argument> same = args;
+  same[0] = Argument::tensor(0x2000, DType::FP32);
+  same[3] = Argument::integer(33);
+  EXPECT_TRUE(bindAndCompare(same));
+  // Each kind of word: a pointer's alignment, a scalar's spec key, a
+  // constexpr's payload and its kind, an option, a default given.
+  std::vector<Argument> unaligned = args;
+  unaligned[0] = Argument::tensor(0x1004, DType::FP32);
+  EXPECT_FALSE(bindAndCompare(unaligned));
+  EXPECT_FALSE(bindAndCompare(args));
+  std::vector<Argument> one = args;
+  one[4] = Argument::integer(1);
+  EXPECT_FALSE(bindAndCompare(one));
+  std::vector<Argument> block = args;
+  block[6] = Argument::integer(2048);
+  EXPECT_FALSE(bindAndCompare(block));
+  std::vector<Argument> dtype = args;
+  dtype[7] = Argument::dtypeValue(DType::FP16);
+  EXPECT_FALSE(bindAndCompare(dtype));
+  EXPECT_FALSE(bindAndCompare(args));
+  EXPECT_FALSE(bindAndCompare(args, {{"num_warps", Argument::integer(8)}}));
+  EXPECT_TRUE(bindAndCompare(args, {{"num_warps", Argument::integer(8)}}));
+  EXPECT_FALSE(bindAndCompare(args));
+  EXPECT_FALSE(bindAndCompare(args, {{"EPS", Argument::fp(1e-6)}}));
+  EXPECT_TRUE(bindAndCompare(args, {{"EPS", Argument::fp(1e-6)}}));
+  // An error in between: the next bind, even with the same arguments,
+  // says changed (the words may be half rewritten).
+  EXPECT_TRUE(bindAndCompare(args, {{"EPS", Argument::fp(1e-6)}}));
+  std::vector<Argument> bad = args;
+  bad[2] = Argument::fp(0.5); // n is an i32
+  ASSERT_FALSE(plan.bind(bad, {{"EPS", Argument::fp(1e-6)}}, b).ok());
+  EXPECT_FALSE(plan.bind(args, {{"EPS", Argument::fp(1e-6)}}, b).ok() &&
+               b.keyUnchanged());
+}
+
+// The binder tries the code the k-th keyword had last time before the
+// table: another name in that place must still bind by its own name.
+TEST(Binder, KeywordsThatMoveBindByName) {
+  BindPlan plan = makePlan({param("x"), param("y"), param("z")});
+  Binding b = plan.makeBinding();
+  Binding fresh = plan.makeBinding();
+  std::vector<Argument> x = {Argument::integer(7)};
+  std::vector<KeywordArgument> first = {{"y", Argument::integer(1)},
+                                        {"z", Argument::integer(16)},
+                                        {"num_warps", Argument::integer(2)}};
+  std::vector<KeywordArgument> swapped = {{"num_warps", Argument::integer(2)},
+                                          {"z", Argument::integer(1)},
+                                          {"y", Argument::integer(16)}};
+  ASSERT_TRUE(plan.bind(x, first, b).ok());
+  ASSERT_TRUE(plan.bind(x, swapped, b).ok());
+  ASSERT_TRUE(plan.bind(x, swapped, fresh).ok());
+  EXPECT_EQ(b.key(), fresh.key());
+  EXPECT_EQ(b.arguments()[1].asInt(), 16);
+  EXPECT_EQ(b.arguments()[2].asInt(), 1);
+  EXPECT_EQ(b.options().numWarps(), 2);
+  // A keyword in a remembered place that names nothing is still refused,
+  // and one of the same length as the remembered one is not mistaken for
+  // it.
+  std::vector<KeywordArgument> unknown = {{"q", Argument::integer(1)}};
+  absl::Status status = plan.bind(x, unknown, b);
+  EXPECT_EQ(status.message(), "kernel 'k': unknown keyword argument 'q' "
+                              "(neither a parameter nor a launch option)");
+  // More keywords than the binder remembers places for.
+  BindPlan wide =
+      makePlan({param("a"), param("b"), param("c"), param("d"), param("e")});
+  Binding w = wide.makeBinding();
+  std::vector<KeywordArgument> five = {{"e", Argument::integer(5)},
+                                       {"d", Argument::integer(4)},
+                                       {"c", Argument::integer(3)},
+                                       {"b", Argument::integer(2)},
+                                       {"a", Argument::integer(1)}};
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(wide.bind({}, five, w).ok());
+    for (int i = 0; i < 5; ++i)
+      EXPECT_EQ(w.arguments()[i].asInt(), i + 1);
+  }
+}
+
 TEST(Preload, KeyForRecordMatchesBind) {
   BindPlan plan = richPlan();
   Binding b = plan.makeBinding();

@@ -352,6 +352,77 @@ TEST(Runtime, AlternatingEntriesEachLaunchWithTheirOwnArguments) {
   EXPECT_EQ(add->stats().compiles, 2u);
 }
 
+// A thread reuses the entry its last launch of a kernel used while the key
+// is unchanged and the device's cache map is the same one (KernelLaunch.cpp):
+// a recompile after a changed global, a failed bind in between and a key
+// that comes back must each find the right entry.
+TEST(Runtime, ARememberedEntryIsReusedOnlyWhileKeyAndMapHold) {
+  auto module = Module::load(example("scaled_residual.mlir"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("scaled_residual");
+  kernel->setGlobalChangePolicy(GlobalChangePolicy::Recompile);
+  const int n = 40;
+  std::vector<float> x(n), y(n);
+  for (int i = 0; i < n; ++i)
+    x[i] = float(i);
+  Argument args[] = {tensor(x), tensor(y), Argument::integer(n)};
+  // Compiled, or found on disk (a cache directory may be set): not found
+  // in memory.
+  auto missed = [](const LaunchResult &r) { return r.compiled || r.diskHit; };
+  auto check = [&](float scale, const char *when) {
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(y[i], x[i] * scale + 1.0f) << when << " at " << i;
+    std::fill(y.begin(), y.end(), 0.0f);
+  };
+  for (int i = 0; i < 3; ++i) {
+    auto launched = kernel->launch(LaunchConfig(), args);
+    ASSERT_TRUE(launched.ok()) << launched.status();
+    EXPECT_EQ(missed(*launched), i == 0);
+    check(0.5f, "before the change");
+  }
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(2.0)).ok());
+  auto recompiled = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(recompiled.ok()) << recompiled.status();
+  EXPECT_TRUE(missed(*recompiled));
+  check(2.0f, "after the change");
+  ASSERT_TRUE(kernel->launch(LaunchConfig(), args).ok());
+  check(2.0f, "after the change, again");
+
+  // Another thread recompiles after a change: this thread's remembered
+  // entry (of the old value) is in a replaced map, so it looks up again.
+  ASSERT_TRUE((*module)->setGlobal("SCALE", Argument::fp(3.0)).ok());
+  std::thread other([&] {
+    auto there = kernel->launch(LaunchConfig(), args);
+    EXPECT_TRUE(there.ok() && missed(*there));
+  });
+  other.join();
+  check(3.0f, "on the other thread");
+  auto here = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(here.ok()) << here.status();
+  EXPECT_FALSE(missed(*here));
+  check(3.0f, "after another thread recompiled");
+
+  // A bind that fails, then the same key again.
+  Argument wrong[] = {tensor(x), tensor(y), Argument::fp(0.5)};
+  EXPECT_FALSE(kernel->launch(LaunchConfig(), wrong).ok());
+  auto again = kernel->launch(LaunchConfig(), args);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(missed(*again));
+  check(3.0f, "after a failed bind");
+
+  // Another key (n == 1) and back: two entries, each launched as itself.
+  Argument single[] = {tensor(x), tensor(y), Argument::integer(1)};
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(kernel->launch(LaunchConfig(), single).ok());
+    EXPECT_EQ(y[0], x[0] * 3.0f + 1.0f);
+    EXPECT_EQ(y[1], 0.0f) << "n == 1 wrote past the first element";
+    y[0] = 0.0f;
+    ASSERT_TRUE(kernel->launch(LaunchConfig(), args).ok());
+    check(3.0f, "after n == 1");
+  }
+  EXPECT_EQ(kernel->stats().compiles + kernel->stats().diskHits, 4u);
+}
+
 TEST(Runtime, HalfPrecisionGlobalsRoundOnceFromTheValue) {
   auto module = parse(R"mlir(
 kjit.global @H : f16 = 1.0004882822

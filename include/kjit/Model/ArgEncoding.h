@@ -17,12 +17,9 @@
 #include "kjit/Model/DType.h"
 #include "kjit/Model/Specialization.h"
 
-#include "kjit/Model/FloatFormats.h"
-
 #include "absl/status/status.h"
 
 #include <cstdint>
-#include <cstring>
 #include <optional>
 
 namespace kjit::rt {
@@ -96,7 +93,14 @@ inline void fillKind(const Argument &value, kjit_arg &arg) {
 }
 } // namespace detail
 
-// Inline: it runs for every argument of every launch.
+namespace detail {
+/// encodeBoundValue for the values its inline part leaves: bools, floats,
+/// and integers of a bool or float type.
+void encodeOtherValue(SigType type, const Argument &value, kjit_arg &arg);
+} // namespace detail
+
+// Inline, for pointers and integers: it runs for every argument of every
+// launch.
 inline void encodeBoundValue(SigType type, const Argument &value,
                              kjit_arg &arg) {
   arg.int_value = 0;
@@ -104,55 +108,25 @@ inline void encodeBoundValue(SigType type, const Argument &value,
   arg.float_value = 0;
   arg.bits = 0;
   if (type.isPointer()) {
-    detail::fillKind(value, arg);
-    if (value.kind() == ArgKind::Tensor)
+    if (value.kind() == ArgKind::Tensor) {
+      arg.kind = KJIT_ARG_POINTER;
+      arg.uint_value = value.address();
       arg.bits = value.address();
-    return;
-  }
-  // The binder accepted the value for this type: a bool or an integer in
-  // range for integer types, any number for float types.
-  switch (type.dtype) {
-  case DType::I1:
-    arg.bits = value.kind() == ArgKind::Bool ? uint64_t(value.asBool())
-                                             : uint64_t(value.asInt() != 0);
-    arg.kind = KJIT_ARG_BOOL;
-    arg.int_value = int64_t(arg.bits);
-    return;
-  case DType::FP16:
-  case DType::BF16:
-  case DType::FP32:
-  case DType::FP64: {
-    double real = value.kind() == ArgKind::Float  ? value.asFloat()
-                  : value.kind() == ArgKind::Bool ? double(value.asBool())
-                                                  : double(value.asInt());
-    arg.kind = KJIT_ARG_FLOAT;
-    arg.float_value = real;
-    if (type.dtype == DType::FP16) {
-      arg.bits = fp16FromDouble(real);
-    } else if (type.dtype == DType::BF16) {
-      arg.bits = bf16FromDouble(real);
-    } else if (type.dtype == DType::FP32) {
-      float narrow = float(real); // rounds to nearest even
-      uint32_t bits;
-      std::memcpy(&bits, &narrow, sizeof(bits));
-      arg.bits = bits;
     } else {
-      std::memcpy(&arg.bits, &real, sizeof(real));
+      arg.kind = KJIT_ARG_NONE;
     }
     return;
   }
-  default: {
+  if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
+      type.dtype != DType::I1) {
     // Two's complement in `size` bytes: the value fits (the binder checked).
     unsigned size = byteWidth(type.dtype);
     uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
-    Argument integer = value.kind() == ArgKind::Bool
-                           ? Argument::integer(value.asBool() ? 1 : 0)
-                           : value;
-    detail::fillKind(integer, arg);
-    arg.bits = uint64_t(integer.asInt()) & mask;
+    detail::fillKind(value, arg);
+    arg.bits = uint64_t(value.asInt()) & mask;
     return;
   }
-  }
+  detail::encodeOtherValue(type, value, arg);
 }
 
 } // namespace kjit::rt

@@ -123,8 +123,22 @@ public:
   }
   /// The launch options, defaults included.
   const LaunchOptions &options() const { return options_; }
-  /// The key of the last successful bind.
-  KeyView key() const { return {hash_, words_}; }
+  /// The key of the last successful bind. Its hash is computed on the first
+  /// call after a bind: a launch that finds its entry without a lookup
+  /// (keyUnchanged) never pays for it.
+  KeyView key() const {
+    if (!hashed_) {
+      hash_ = hashWords(words_);
+      hashed_ = true;
+    }
+    return {hash_, words_};
+  }
+  /// Whether the last bind succeeded with the same key as the successful
+  /// bind before it into this Binding (false after a failed bind, and for
+  /// the first). The binder compares each key word as it writes it, so a
+  /// caller that remembers what the previous key found can skip the cache
+  /// lookup without comparing keys itself.
+  bool keyUnchanged() const { return keyUnchanged_; }
 
 private:
   friend class BindPlan;
@@ -136,11 +150,24 @@ private:
     uint8_t backendAttrs = 0;
   };
 
+  /// The hash of a key's words (mixed per position and summed, so that
+  /// equal words give equal hashes whatever path produced them).
+  static uint64_t hashWords(absl::Span<const uint64_t> words);
+
+  /// The keyword table codes of the first keywords of the last bind, by
+  /// position (-1: none), tried before the table.
+  static constexpr size_t kRememberedKeywords = 4;
+  int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1};
+
   std::vector<Argument> args_;
   std::vector<ParamState> states_;
   std::vector<uint64_t> words_;
   LaunchOptions options_;
-  uint64_t hash_ = 0;
+  mutable uint64_t hash_ = 0;
+  mutable bool hashed_ = false;
+  /// Whether words_ hold the key of a successful bind.
+  bool wordsValid_ = false;
+  bool keyUnchanged_ = false;
 };
 
 /// A kernel's binding plan: everything about binding that depends only on

@@ -207,7 +207,9 @@ struct LoadedPlugin {
     const LoadedPlugin *plugin;
     const CallFrame *outer;
   };
-  static thread_local const CallFrame *innermostCall;
+  /// Defined here with its constant initializer, so that every call reads
+  /// it directly instead of through a thread-local wrapper function.
+  static inline thread_local const CallFrame *innermostCall = nullptr;
 
   /// How many of this plugin's calls this thread is inside of.
   int callsOnThisThread() const {

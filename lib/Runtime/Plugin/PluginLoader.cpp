@@ -19,9 +19,6 @@ using namespace kjit::plugin::detail;
 using kjit::strAppend;
 using kjit::strCat;
 
-thread_local const LoadedPlugin::CallFrame *LoadedPlugin::innermostCall =
-    nullptr;
-
 namespace {
 
 /// The smallest plugin table this host accepts: everything ABI 1.0 defined.
