@@ -323,9 +323,13 @@ Kernel::launch(const LaunchConfig &config,
   if (ABSL_PREDICT_TRUE(thread.depth == 1))
     return impl.launchWith(thread.forKernel(impl), thread.arguments, config,
                            positional, keywords);
-  auto nested = std::make_unique<std::pair<Impl::ThreadState, LaunchArguments>>(
-      Impl::ThreadState{impl.plan->makeBinding()}, LaunchArguments());
-  return impl.launchWith(nested->first, nested->second, config, positional,
+  struct NestedLaunch {
+    Impl::ThreadState state;
+    LaunchArguments arguments;
+  };
+  auto nested = std::make_unique<NestedLaunch>();
+  nested->state.binding = impl.plan->makeBinding();
+  return impl.launchWith(nested->state, nested->arguments, config, positional,
                          keywords);
 }
 
