@@ -258,6 +258,70 @@ TEST(TargetTest, CudaCompilesThroughTheService) {
             R"("libdevice":true})");
 }
 
+/// The exp kernel without the exp: nothing for libdevice to define.
+constexpr const char *kStoreKernel = R"(
+kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
+  %pid = kjit.program_id x
+  %v = arith.sitofp %n : i32 to f32
+  kjit.store %v, %x[%pid] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}
+)";
+
+/// Compiles run in contexts kept from earlier compiles (CompilerService.cpp,
+/// ContextPool): each compile of a kernel gives the same PTX, and a failed
+/// compile's message is its own, whatever the context compiled before.
+TEST(TargetTest, CudaCompilesInKeptContextsAreIndependent) {
+  kjit_compiler_create_service_fn create = factory();
+  ASSERT_NE(create, nullptr) << dlerror();
+  const char *error = nullptr;
+  std::unique_ptr<kjit::rt::CompilerService> service(
+      create(kjit::rt::kCompilerServiceVersion, &error));
+  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<kjit::rt::ModuleAnalysis> store =
+      service->analyze(kStoreKernel, "store.mlir");
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<kjit::rt::ModuleAnalysis> exp =
+      service->analyze(kExpKernel, "exp.mlir");
+  ASSERT_TRUE(exp.ok()) << exp.status();
+  absl::StatusOr<kjit::rt::SpecializationRecord> record =
+      kjit::rt::specializationFromJson(kExpRecord);
+  ASSERT_TRUE(record.ok()) << record.status();
+  std::vector<std::string> formats = {"ptx"};
+  std::vector<std::pair<std::string, std::string>> options = {{"ptx", "80"}};
+  auto compile = [&](const kjit::rt::ModuleAnalysis &analysis,
+                     std::string_view name) {
+    kjit::rt::CompileRequest request;
+    request.bytecode = analysis.bytecode;
+    request.sourceName = name;
+    request.record = &*record;
+    request.target = "cuda";
+    request.acceptedFormats = formats;
+    request.arch = "sm_90";
+    request.backendOptions = options;
+    return service->compile(request);
+  };
+  absl::StatusOr<kjit::rt::CompiledArtifact> first =
+      compile(*store, "store.mlir");
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_NE(first->bytes.find(".visible .entry k("), std::string::npos);
+  absl::StatusOr<kjit::rt::CompiledArtifact> failed = compile(*exp, "exp.mlir");
+  ASSERT_FALSE(failed.ok());
+  std::string message(failed.status().message());
+  EXPECT_EQ(message.find("store.mlir"), std::string::npos) << message;
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<kjit::rt::CompiledArtifact> again =
+        compile(*store, "store.mlir");
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->bytes, first->bytes);
+    EXPECT_EQ(again->metadataJson, first->metadataJson);
+  }
+  // Now in a context that compiled the store kernel: the same message.
+  failed = compile(*exp, "exp.mlir");
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(std::string(failed.status().message()), message);
+}
+
 TEST(TargetTest, TheModuleRefusesAnotherBuildsRuntime) {
   kjit_compiler_create_service_fn create = factory();
   ASSERT_NE(create, nullptr) << dlerror();
