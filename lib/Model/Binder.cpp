@@ -292,6 +292,9 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
     binding.states_.resize(n);
     binding.words_.resize(plan.numWords);
     binding.wordsValid_ = false; // a key of another kernel, if any
+    // Keyword codes of another plan index its parameters, not these.
+    std::fill(std::begin(binding.keywordCodes_),
+              std::end(binding.keywordCodes_), -1);
   }
   Argument *args = binding.args_.data();
   uint64_t *words = binding.words_.data();

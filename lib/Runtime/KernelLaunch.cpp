@@ -47,7 +47,9 @@ struct LaunchArguments {
 /// key unchanged and that map is still the device's published one, the
 /// entry is what a lookup would find: maps are never changed once
 /// published, and a replaced one is retired, never freed, so its address
-/// is not reused while the kernel lives.
+/// is not reused while the kernel lives. `entry` is null unless it is the
+/// entry of the binding's key (launchWith forgets it when a bind changes
+/// the key).
 struct Kernel::Impl::ThreadState {
   Binding binding;
   int32_t device = -1;
@@ -267,6 +269,12 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
           plan->bind(positional, keywords, binding, attributes);
       !bound.ok())
     return bound;
+  // The remembered entry is the last looked-up key's: a new key forgets it
+  // now, as a launch that fails before the lookup (a changed global, a
+  // device out of range) would otherwise leave it for the next bind of the
+  // same new key, which the binder reports unchanged.
+  if (!binding.keyUnchanged())
+    state.entry = nullptr;
   if (absl::Status globals = checkGlobals(); !globals.ok())
     return globals;
 
