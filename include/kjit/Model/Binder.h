@@ -106,7 +106,9 @@ public:
 /// The output of one bind: bound arguments in parameter order (defaults
 /// applied, values converted to the declared type: an int for a float
 /// parameter becomes a float), per-parameter type and spec key, the options
-/// and the key. Make one with BindPlan::makeBinding and reuse it.
+/// and the key. Make one with BindPlan::makeBinding and reuse it. A Binding
+/// is used by one thread at a time (even key(), which computes and keeps
+/// the hash); the runtime keeps one per thread and kernel.
 class Binding {
 public:
   Binding() = default;
