@@ -1,4 +1,4 @@
-//===- HitPathReviewTest.cpp - the remembered entry of the hit path -------===//
+//===- RememberedEntryTest.cpp - the remembered entry of the hit path -----===//
 //
 // A thread reuses the entry its last launch of a kernel used while the key,
 // the device and the device's map hold (docs/Runtime.md, "A thread
@@ -81,7 +81,7 @@ Loaded load(Runtime *runtime = nullptr) {
 // the cache (a device out of range) must not leave the entry of the old key
 // remembered: the next launch binds the same new key, so the binder reports
 // it unchanged, on the same device and map as the old entry.
-TEST(HitPathReview, AKeyThatChangedBeforeAFailedLaunchIsLookedUp) {
+TEST(RememberedEntry, AKeyThatChangedBeforeAFailedLaunchIsLookedUp) {
   Loaded k = load();
   ASSERT_NE(k.kernel, nullptr);
   EXPECT_EQ(launchC(*k.kernel, 1), 1);
@@ -102,7 +102,7 @@ TEST(HitPathReview, AKeyThatChangedBeforeAFailedLaunchIsLookedUp) {
 // The same with the globals check: a changed global fails the launch of a
 // new key (GlobalChangePolicy::Error); the global is set back, and the new
 // key is launched.
-TEST(HitPathReview, AKeyThatChangedBeforeAGlobalsErrorIsLookedUp) {
+TEST(RememberedEntry, AKeyThatChangedBeforeAGlobalsErrorIsLookedUp) {
   Loaded k = load();
   ASSERT_NE(k.kernel, nullptr);
   EXPECT_EQ(launchC(*k.kernel, 1), 1);
@@ -121,7 +121,7 @@ TEST(HitPathReview, AKeyThatChangedBeforeAGlobalsErrorIsLookedUp) {
 // outer loop changes its own key every other launch: the nested launches
 // change the map under the outer one and must not touch its binding, and
 // each outer launch runs its own key's entry.
-TEST(HitPathReview, NestedLaunchesOfTheSameKernelLeaveTheOuterLoopIntact) {
+TEST(RememberedEntry, NestedLaunchesOfTheSameKernelLeaveTheOuterLoopIntact) {
   Loaded k = load();
   ASSERT_NE(k.kernel, nullptr);
   int32_t nestedCell = -1;
@@ -162,7 +162,7 @@ TEST(HitPathReview, NestedLaunchesOfTheSameKernelLeaveTheOuterLoopIntact) {
 // Warmup and preload between launches of one thread insert entries (the map
 // changes) without touching the thread's binding; the launches that follow
 // find what they inserted, and each runs its own key's entry.
-TEST(HitPathReview, WarmupAndPreloadBetweenLaunches) {
+TEST(RememberedEntry, WarmupAndPreloadBetweenLaunches) {
   Loaded k = load();
   Loaded donor = load();
   ASSERT_NE(k.kernel, nullptr);
@@ -200,7 +200,7 @@ TEST(HitPathReview, WarmupAndPreloadBetweenLaunches) {
 // One runtime, two devices (the test backend of test/Runtime, which
 // refuses a handle loaded on one device launched on the other's stream):
 // one key launched on both in turn runs each device's own entry.
-TEST(HitPathReview, OneKeyOnTwoDevicesInTurn) {
+TEST(RememberedEntry, OneKeyOnTwoDevicesInTurn) {
   const char *const variables[] = {"KJIT_TEST_TWO_DEVICES_ARCH0",
                                    "KJIT_TEST_TWO_DEVICES_ARCH1",
                                    "KJIT_TEST_TWO_DEVICES_FINGERPRINT0",
@@ -237,7 +237,7 @@ TEST(HitPathReview, OneKeyOnTwoDevicesInTurn) {
 // parameters it was built with (a resize keeps the storage), so the stale
 // code 5 would find "f" there and bind a parameter that does not exist,
 // instead of refusing the keyword (out of range even without that setup).
-TEST(HitPathReview, ABindingSizedForAnotherPlanForgetsItsKeywords) {
+TEST(RememberedEntry, ABindingSizedForAnotherPlanForgetsItsKeywords) {
   auto named = [](const char *name) {
     KernelParam p;
     p.name = name;
