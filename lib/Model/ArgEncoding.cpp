@@ -164,17 +164,14 @@ void detail::encodeOtherValue(SigType type, const Argument &value,
     }
     return;
   }
-  default: {
+  default:
     // An integer type given a bool: as 0 or 1.
-    unsigned size = byteWidth(type.dtype);
-    uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
-    Argument integer = value.kind() == ArgKind::Bool
-                           ? Argument::integer(value.asBool() ? 1 : 0)
-                           : value;
-    detail::fillKind(integer, arg);
-    arg.bits = uint64_t(integer.asInt()) & mask;
+    detail::encodeInteger(type.dtype,
+                          value.kind() == ArgKind::Bool
+                              ? Argument::integer(value.asBool() ? 1 : 0)
+                              : value,
+                          arg);
     return;
-  }
   }
 }
 

@@ -91,11 +91,19 @@ inline void fillKind(const Argument &value, kjit_arg &arg) {
     break; // refused before this is called
   }
 }
-} // namespace detail
 
-namespace detail {
-/// encodeBoundValue for the values its inline part leaves: bools, floats,
-/// and integers of a bool or float type.
+/// An Int value of integer type `dtype` (not i1): ABI 1.0's kind and value,
+/// and two's complement in the type's width as the bits (the value fits:
+/// the binder checked).
+inline void encodeInteger(DType dtype, const Argument &integer, kjit_arg &arg) {
+  unsigned size = byteWidth(dtype);
+  uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
+  fillKind(integer, arg);
+  arg.bits = uint64_t(integer.asInt()) & mask;
+}
+
+/// encodeBoundValue for what its inline part leaves: i1, the float types,
+/// and a bool given for an integer type.
 void encodeOtherValue(SigType type, const Argument &value, kjit_arg &arg);
 } // namespace detail
 
@@ -108,22 +116,14 @@ inline void encodeBoundValue(SigType type, const Argument &value,
   arg.float_value = 0;
   arg.bits = 0;
   if (type.isPointer()) {
-    if (value.kind() == ArgKind::Tensor) {
-      arg.kind = KJIT_ARG_POINTER;
-      arg.uint_value = value.address();
+    detail::fillKind(value, arg);
+    if (value.kind() == ArgKind::Tensor)
       arg.bits = value.address();
-    } else {
-      arg.kind = KJIT_ARG_NONE;
-    }
     return;
   }
   if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
       type.dtype != DType::I1) {
-    // Two's complement in `size` bytes: the value fits (the binder checked).
-    unsigned size = byteWidth(type.dtype);
-    uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
-    detail::fillKind(value, arg);
-    arg.bits = uint64_t(value.asInt()) & mask;
+    detail::encodeInteger(type.dtype, value, arg);
     return;
   }
   detail::encodeOtherValue(type, value, arg);
