@@ -43,22 +43,22 @@ struct LaunchArguments {
 
 /// What a thread keeps for one kernel between its launches: the binding
 /// it binds into (sized once), and the entry its last launch used, with
-/// the device and the cache map it was found in. While a bind reports the
-/// key unchanged and that map is still the device's published one, the
-/// entry is what a lookup would find: maps are never changed once
-/// published, and a replaced one is retired, never freed, so its address
-/// is not reused while the kernel lives. `entry` is null unless it is the
-/// entry of the binding's key (launchWith forgets it when a bind changes
-/// the key).
+/// the device and the cache map it was found in. `entry` is null unless it
+/// is the entry of the binding's key (launchWith forgets it when a bind
+/// changes the key); while that map is still the device's published one,
+/// it is what a lookup would find: maps are never changed once published,
+/// and a replaced one is retired, never freed, so its address is not
+/// reused while the kernel lives.
 struct Kernel::Impl::ThreadState {
   Binding binding;
   int32_t device = -1;
   const Cache *cache = nullptr;
   Entry *entry = nullptr;
 
+  /// (A null map is never one the entry was found in: an entry remembered
+  /// after a miss in an empty map must not match a map cleared since.)
   bool remembers(int32_t launchDevice, const Cache *published) const {
-    return entry && binding.keyUnchanged() && device == launchDevice &&
-           cache == published && published;
+    return entry && device == launchDevice && cache == published && published;
   }
 };
 
@@ -288,7 +288,6 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
   Entry *entry =
       state.remembers(config.device, published) ? state.entry : nullptr;
   if (!entry) {
-    state.entry = nullptr;
     absl::Status status;
     entry = ensureEntry(
         config.device, binding.key(),
