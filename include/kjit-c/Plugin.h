@@ -63,8 +63,11 @@ extern "C" {
  *       memory (allocate, deallocate, copy), launch times measured on the
  *       device (KJIT_LAUNCH_TIMED, report_device_time, launch_complete).
  *  1.3: a backend's own specialization attributes (describe's
- *       spec_attributes, the specialize entry). */
-#define KJIT_ABI_MINOR 3
+ *       spec_attributes, the specialize entry).
+ *  1.4: launches that pass only the values: load takes the kernel's
+ *       argument template and may answer takes_values; such a kernel's
+ *       launches may pass values in place of args. */
+#define KJIT_ABI_MINOR 4
 
 /** Size of struct T up to and including its field `last`: the struct_size a
  *  producer that knew T only up to `last` would have set. */
@@ -637,6 +640,19 @@ typedef struct kjit_backend_load_args {
   size_t kernel_name_len;
   int32_t device; /**< in */
   void *kernel;   /**< out: plugin-owned, freed with unload */
+  /** @since 1.4. in: the arguments every launch of this kernel will pass,
+   *  in launch order, as a template: the signature fields (name, type,
+   *  dtype, flags, bits_size) are set, the values are not. The host's
+   *  compiled kernels pass it; a caller that does not know the launches
+   *  passes NULL and 0. Borrowed for the call. */
+  size_t num_args;
+  const kjit_arg *const *args;
+  /** @since 1.4. out: 1 when the backend checked `args` against the loaded
+   *  kernel once and for all, so that a launch of it may pass `values` in
+   *  place of `args` (kjit_backend_launch_args); 0 (the default): launches
+   *  pass `args`. */
+  uint32_t takes_values;
+  uint32_t reserved1; /**< @since 1.4. Zero. */
 } kjit_backend_load_args;
 
 /** @since 1.1. Bits of kjit_backend_launch_args.flags. A backend refuses a
@@ -676,6 +692,13 @@ typedef struct kjit_backend_launch_args {
   /** @since 1.2. in: the launch's correlation id (the launch hooks'), for
    *  report_device_time; 0 when no hook follows launches. */
   uint64_t correlation_id;
+  /** @since 1.4. in: NULL, or, only for a kernel whose load answered
+   *  takes_values, each argument's storage (what kjit_arg.bits would hold:
+   *  the value in the low bits_size bytes, the bytes above zero), num_args
+   *  of them in the order of the load's template. `args` is then NULL: the
+   *  signature fields are the template's. The host passes it while no
+   *  launch hook needs the arguments described. */
+  const uint64_t *values;
 } kjit_backend_launch_args;
 
 /** PROVISIONAL. unload: release a kernel handle. */

@@ -130,47 +130,68 @@ absl::Status encodeArgument(SigType type, const Argument &given,
   return absl::OkStatus();
 }
 
-void detail::encodeOtherValue(SigType type, const Argument &value,
-                              kjit_arg &arg) {
+namespace {
+/// A number the binder accepted for a float type, as a double.
+double realOf(const Argument &value) {
+  return value.kind() == ArgKind::Float  ? value.asFloat()
+         : value.kind() == ArgKind::Bool ? double(value.asBool())
+                                         : double(value.asInt());
+}
+
+/// A bool given for an integer type is 0 or 1.
+Argument asInteger(const Argument &value) {
+  return value.kind() == ArgKind::Bool
+             ? Argument::integer(value.asBool() ? 1 : 0)
+             : value;
+}
+} // namespace
+
+uint64_t detail::otherBits(SigType type, const Argument &value) {
   // The binder accepted the value for this type: a bool or an integer in
   // range for integer types, any number for float types.
   switch (type.dtype) {
   case DType::I1:
-    arg.bits = value.kind() == ArgKind::Bool ? uint64_t(value.asBool())
-                                             : uint64_t(value.asInt() != 0);
+    return value.kind() == ArgKind::Bool ? uint64_t(value.asBool())
+                                         : uint64_t(value.asInt() != 0);
+  case DType::FP16:
+    return fp16FromDouble(realOf(value));
+  case DType::BF16:
+    return bf16FromDouble(realOf(value));
+  case DType::FP32: {
+    float narrow = float(realOf(value)); // rounds to nearest even
+    uint32_t bits;
+    std::memcpy(&bits, &narrow, sizeof(bits));
+    return bits;
+  }
+  case DType::FP64: {
+    double real = realOf(value);
+    uint64_t bits;
+    std::memcpy(&bits, &real, sizeof(bits));
+    return bits;
+  }
+  default:
+    return uint64_t(asInteger(value).asInt()) & storageMask(type.dtype);
+  }
+}
+
+void detail::encodeOtherValue(SigType type, const Argument &value,
+                              kjit_arg &arg) {
+  switch (type.dtype) {
+  case DType::I1:
     arg.kind = KJIT_ARG_BOOL;
+    arg.bits = otherBits(type, value);
     arg.int_value = int64_t(arg.bits);
     return;
   case DType::FP16:
   case DType::BF16:
   case DType::FP32:
-  case DType::FP64: {
-    double real = value.kind() == ArgKind::Float  ? value.asFloat()
-                  : value.kind() == ArgKind::Bool ? double(value.asBool())
-                                                  : double(value.asInt());
+  case DType::FP64:
     arg.kind = KJIT_ARG_FLOAT;
-    arg.float_value = real;
-    if (type.dtype == DType::FP16) {
-      arg.bits = fp16FromDouble(real);
-    } else if (type.dtype == DType::BF16) {
-      arg.bits = bf16FromDouble(real);
-    } else if (type.dtype == DType::FP32) {
-      float narrow = float(real); // rounds to nearest even
-      uint32_t bits;
-      std::memcpy(&bits, &narrow, sizeof(bits));
-      arg.bits = bits;
-    } else {
-      std::memcpy(&arg.bits, &real, sizeof(real));
-    }
+    arg.float_value = realOf(value);
+    arg.bits = otherBits(type, value);
     return;
-  }
   default:
-    // An integer type given a bool: as 0 or 1.
-    detail::encodeInteger(type.dtype,
-                          value.kind() == ArgKind::Bool
-                              ? Argument::integer(value.asBool() ? 1 : 0)
-                              : value,
-                          arg);
+    encodeInteger(type.dtype, asInteger(value), arg);
     return;
   }
 }

@@ -15,6 +15,7 @@
 #include "kjit/Model/Json.h"
 #include "kjit/Runtime/BuildConfig.h"
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 
 #include <chrono>
@@ -194,12 +195,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
       device, artifact->format, artifact->bytes, manifest.name);
   if (!loadable.ok())
     return finish(Entry::State::Failed, loadable.status());
-  absl::StatusOr<void *> handle =
-      (*backend)->ref.load(device, *loadable, manifest.name);
-  if (!handle.ok())
-    return finish(Entry::State::Failed, handle.status());
-  entry.backendKernel = *handle;
-  entry.backend = *backend;
+  absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
+      loadEntry(**backend, device, *loadable, entry);
+  if (!loaded.ok())
+    return finish(Entry::State::Failed, loaded.status());
   compiles.fetch_add(1, std::memory_order_relaxed);
   uint64_t compileNanos =
       uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -259,6 +258,22 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   finish(Entry::State::Ready);
 }
 
+absl::StatusOr<plugin::BackendRef::LoadedKernel>
+Kernel::Impl::loadEntry(const Backend &backend, int32_t device,
+                        std::string_view loadable, Entry &entry) {
+  absl::InlinedVector<const kjit_arg *, 8> argTemplate;
+  for (const kjit_arg &arg : entry.argTemplate)
+    argTemplate.push_back(&arg);
+  absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
+      backend.ref.load(device, loadable, manifest.name, argTemplate);
+  if (loaded.ok()) {
+    entry.backendKernel = loaded->kernel;
+    entry.takesValues = loaded->takesValues;
+    entry.backend = &backend;
+  }
+  return loaded;
+}
+
 bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
                               int32_t device, const Backend &backend,
                               const DeviceDescription &forDevice,
@@ -281,14 +296,12 @@ bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
                                  statusText(metadata.status()));
     return false;
   }
-  absl::StatusOr<void *> handle =
-      backend.ref.load(device, cached.payload, manifest.name);
-  if (!handle.ok()) {
-    why = strCat("the backend cannot load it: ", statusText(handle.status()));
+  absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
+      loadEntry(backend, device, cached.payload, entry);
+  if (!loaded.ok()) {
+    why = strCat("the backend cannot load it: ", statusText(loaded.status()));
     return false;
   }
-  entry.backendKernel = *handle;
-  entry.backend = &backend;
   return true;
 }
 

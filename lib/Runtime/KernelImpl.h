@@ -57,8 +57,12 @@ struct Entry {
   std::vector<size_t> launchParams;
   std::vector<std::string> launchTypes;
   /// The ABI form of the launch arguments with everything but the values
-  /// filled in; each launch copies it and sets the values.
+  /// filled in; the load hands it to the backend, and a launch that passes
+  /// kjit_args copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
+  /// The backend checked the template at load (ABI 1.4's takes_values):
+  /// launches pass only each argument's storage bits.
+  bool takesValues = false;
   std::string key;
   /// Where the loaded kernel came from.
   enum class Origin { Compiled, Disk, Remote } origin = Origin::Compiled;
@@ -170,6 +174,11 @@ struct Kernel::Impl {
   bool loadCached(const cache::EntryData &cached, Entry &entry, int32_t device,
                   const Backend &backend, const DeviceDescription &forDevice,
                   std::string &why);
+  /// Loads `loadable` on `device` into `entry` (its handle and backend),
+  /// handing the backend the entry's argument template.
+  absl::StatusOr<plugin::BackendRef::LoadedKernel>
+  loadEntry(const Backend &backend, int32_t device, std::string_view loadable,
+            Entry &entry);
   absl::Status waitFor(Entry &entry);
   /// The entry of `key` on `device`, ready or failed: the miss path (cache
   /// hook, compile, load) runs here once per key however many threads ask;

@@ -17,15 +17,18 @@
 
 #include <climits>
 #include <cstring>
+#include <memory>
 
 namespace kjit::rt {
 
 using kjit::strAppend;
 using kjit::strCat;
 
-/// A launch's arguments in the ABI's form, with the serial of the entry
-/// whose template they hold.
+/// A launch's arguments in the ABI's forms: the values alone (for a kernel
+/// whose backend took its template at load), or kjit_args with the serial
+/// of the entry whose template they hold.
 struct LaunchArguments {
+  absl::InlinedVector<uint64_t, 16> values;
   uint64_t serial = 0;
   absl::InlinedVector<kjit_arg, 8> args;
   absl::InlinedVector<const kjit_arg *, 8> pointers;
@@ -97,7 +100,25 @@ struct ThreadLaunchState {
   }
 };
 
-thread_local ThreadLaunchState threadLaunchState;
+/// This thread's launch state. The pointer is what every launch reads, so
+/// it lives in the static TLS block (initial-exec: one instruction, no
+/// call to __tls_get_addr, at the price of 8 bytes there, which a library
+/// opened later can still get); the state itself is owned by `owned`,
+/// reached only once per thread.
+[[gnu::tls_model(
+    "initial-exec")]] thread_local ThreadLaunchState *threadLaunchState =
+    nullptr;
+
+ABSL_ATTRIBUTE_NOINLINE ThreadLaunchState &makeThreadLaunchState() {
+  struct Owner {
+    std::unique_ptr<ThreadLaunchState> state;
+    ~Owner() { threadLaunchState = nullptr; }
+  };
+  thread_local Owner owned;
+  owned.state = std::make_unique<ThreadLaunchState>();
+  threadLaunchState = owned.state.get();
+  return *threadLaunchState;
+}
 } // namespace
 
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
@@ -123,27 +144,17 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
                      "): program ids are i32, so each extent is at "
                      "most 2147483647"));
 
-  // The launch arguments in the ABI's form: the entry's template with this
-  // launch's values.
-  arguments.prepare(entry);
-  absl::Span<kjit_arg> cArgs = absl::MakeSpan(arguments.args);
-  for (size_t j = 0; j < cArgs.size(); ++j) {
-    size_t param = entry.launchParams[j];
-    // The binder accepted the value for the entry's signature type (the
-    // binding's key selected the entry), so only the value is encoded.
-    encodeBoundValue(binding.type(param), bound[param], cArgs[j]);
-  }
-  kjit_backend_launch_args launch;
-  std::memset(&launch, 0, sizeof(launch));
+  // Value-initialized rather than memset: the compiler writes the zeros
+  // with a few vector stores instead of a `rep stos`, which is slow to start.
+  kjit_backend_launch_args launch = {};
   launch.struct_size = sizeof(launch);
   launch.kernel = entry.backendKernel;
   for (int axis = 0; axis < 3; ++axis)
     launch.grid[axis] = grid[axis];
-  launch.num_warps = uint32_t(binding.options().numWarps());
-  launch.stream = config.stream;
-  launch.num_args = cArgs.size();
-  launch.args = arguments.pointers.data();
   const LaunchOptions &options = binding.options();
+  launch.num_warps = uint32_t(options.numWarps());
+  launch.stream = config.stream;
+  launch.num_args = entry.launchParams.size();
   launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
                       ? KJIT_LAUNCH_COOPERATIVE
                       : 0) |
@@ -152,8 +163,32 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   // Without launch hooks nobody reads the launch's description, so the
   // launch-metadata callback is not run either (it is lazy, as in Triton,
   // which calls launch_metadata only for a launch-enter hook): a cache hit
-  // allocates nothing.
-  if (!host->hasLaunchHooks())
+  // allocates nothing. A backend that took the entry's template at load
+  // gets the values alone.
+  const bool hooked = host->hasLaunchHooks();
+  if (entry.takesValues && !hooked) {
+    arguments.values.resize(launch.num_args);
+    uint64_t *values = arguments.values.data();
+    for (size_t j = 0; j < launch.num_args; ++j) {
+      size_t param = entry.launchParams[j];
+      // The binder accepted the value for the entry's signature type (the
+      // binding's key selected the entry): only the value is encoded.
+      values[j] = encodeBoundBits(binding.type(param), bound[param]);
+    }
+    launch.values = values;
+    return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
+  }
+
+  // The launch arguments as kjit_args: the entry's template with this
+  // launch's values.
+  arguments.prepare(entry);
+  absl::Span<kjit_arg> cArgs = absl::MakeSpan(arguments.args);
+  for (size_t j = 0; j < cArgs.size(); ++j) {
+    size_t param = entry.launchParams[j];
+    encodeBoundValue(binding.type(param), bound[param], cArgs[j]);
+  }
+  launch.args = arguments.pointers.data();
+  if (!hooked)
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
 
   // With hooks, the launch is also described to them.
@@ -319,7 +354,9 @@ Kernel::launch(const LaunchConfig &config,
   if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
       !hooks.ok())
     return hooks;
-  ThreadLaunchState &thread = threadLaunchState;
+  ThreadLaunchState &thread = ABSL_PREDICT_TRUE(threadLaunchState != nullptr)
+                                  ? *threadLaunchState
+                                  : makeThreadLaunchState();
   struct Depth {
     int &depth;
     explicit Depth(int &depth) : depth(depth) { ++depth; }

@@ -280,6 +280,7 @@ static kjit_status *cuda_finalize(void *self,
 static void free_kernel(cuda_kernel *k) {
   free(k->param_sizes);
   free(k->pointer_cache);
+  free(k->value_slots);
   free(k);
 }
 
@@ -310,6 +311,43 @@ static void read_params(cuda_kernel *k) {
   }
   k->param_sizes = sizes;
   k->num_params = n;
+}
+
+/* Checks once what copy_args checks of every launch's signature fields
+ * (ABI 1.4): with a template that passes, launches may give values alone.
+ * One that does not is not taken (launches then pass kjit_args and fail
+ * with copy_args' message). Returns whether it was taken. */
+static int take_template(cuda_kernel *k, const kjit_arg *const *args,
+                         size_t n) {
+  cuda_value_slot *slots;
+  size_t i;
+  if (!args || n == 0 || (k->num_params != SIZE_MAX && n != k->num_params))
+    return 0;
+  for (i = 0; i < n; ++i) {
+    const kjit_arg *a = args[i];
+    if (!a || !KJIT_HAS_FIELD(a, kjit_arg, bits_size) || a->is_constexpr ||
+        (a->bits_size != 1 && a->bits_size != 2 && a->bits_size != 4 &&
+         a->bits_size != 8) ||
+        (k->num_params != SIZE_MAX && a->bits_size != k->param_sizes[i]))
+      return 0;
+  }
+  if (!(slots = calloc(n, sizeof *slots)))
+    return 0; /* launches pass kjit_args */
+  for (i = 0; i < n; ++i) {
+    const kjit_arg *a = args[i];
+    size_t len = a->name ? a->name_len : 0;
+    slots[i].name = cuda_intern_name(a->name ? a->name : "", len);
+    if (!slots[i].name) {
+      free(slots);
+      return 0;
+    }
+    slots[i].name_len = (uint32_t)len;
+    slots[i].is_pointer =
+        (a->flags & KJIT_ARG_FLAG_POINTER) && !(a->flags & KJIT_ARG_FLAG_NULL);
+  }
+  k->value_slots = slots;
+  k->num_values = n;
+  return 1;
 }
 
 static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
@@ -381,6 +419,9 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
     free_kernel(k);
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   }
+  if (KJIT_HAS_FIELD(args, kjit_backend_load_args, takes_values) &&
+      take_template(k, args->args, args->num_args))
+    args->takes_values = 1;
   args->kernel = k;
   return NULL;
 }
@@ -492,11 +533,46 @@ static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
   return 0;
 }
 
+/* Checks that pointer argument `n` (`name`), not in the slot's cache, is
+ * device memory, caches it, and replaces *bits with the device's address
+ * of it (which may differ for memory the driver maps). */
+static kjit_status *check_pointer(const cuda_instance *self, cuda_kernel *k,
+                                  size_t n, const char *name, int len,
+                                  uint64_t *bits) {
+  CUdeviceptr device_address = 0;
+  CUresult r = cu.cuPointerGetAttribute(
+      &device_address, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, *bits);
+  if (r == CUDA_ERROR_INVALID_VALUE)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': Pointer argument (at %zu) "
+                      "cannot be accessed from Triton (cpu tensor?): "
+                      "'%.*s' is 0x%llx, which is not CUDA memory",
+                      k->name, n, len, name, (unsigned long long)*bits);
+  if (r != CUDA_SUCCESS) {
+    char what[512];
+    snprintf(what, sizeof what,
+             "launch of kernel '%s': checking pointer argument %zu "
+             "('%.*s' = 0x%llx) failed: cuPointerGetAttribute",
+             k->name, n, len, name, (unsigned long long)*bits);
+    return cuda_call_error(self, k->dev, r, "a pointer check", what);
+  }
+  if (device_address == *bits && n < k->cache_slots) {
+    uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
+    uint64_t way =
+        __atomic_fetch_add(&ways[CUDA_POINTER_WAYS], 1, __ATOMIC_RELAXED) %
+        CUDA_POINTER_WAYS;
+    __atomic_store_n(&ways[way], *bits, __ATOMIC_RELAXED);
+  }
+  *bits = device_address;
+  return NULL;
+}
+
 /* Copies the arguments into slots (and params), checking them against the
  * kernel's parameters; validates pointers (cached per slot). */
 static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
                               const kjit_backend_launch_args *args,
                               uint64_t *slots, void **params, size_t *count) {
+  kjit_status *status;
   size_t i, n = 0;
   for (i = 0; i < args->num_args; ++i) {
     const kjit_arg *a = args->args ? args->args[i] : NULL;
@@ -545,33 +621,9 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
       bits &= (UINT64_C(1) << (8 * a->bits_size)) - 1;
     if ((a->flags & KJIT_ARG_FLAG_POINTER) &&
         !(a->flags & KJIT_ARG_FLAG_NULL) && bits != 0 &&
-        !pointer_cached(k, n, bits)) {
-      CUdeviceptr device_address = 0;
-      CUresult r = cu.cuPointerGetAttribute(
-          &device_address, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, bits);
-      if (r == CUDA_ERROR_INVALID_VALUE)
-        return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
-                          "launch of kernel '%s': Pointer argument (at %zu) "
-                          "cannot be accessed from Triton (cpu tensor?): "
-                          "'%.*s' is 0x%llx, which is not CUDA memory",
-                          k->name, n, len, name, (unsigned long long)bits);
-      if (r != CUDA_SUCCESS) {
-        char what[512];
-        snprintf(what, sizeof what,
-                 "launch of kernel '%s': checking pointer argument %zu "
-                 "('%.*s' = 0x%llx) failed: cuPointerGetAttribute",
-                 k->name, n, len, name, (unsigned long long)bits);
-        return cuda_call_error(self, k->dev, r, "a pointer check", what);
-      }
-      if (device_address == bits && n < k->cache_slots) {
-        uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
-        uint64_t way =
-            __atomic_fetch_add(&ways[CUDA_POINTER_WAYS], 1, __ATOMIC_RELAXED) %
-            CUDA_POINTER_WAYS;
-        __atomic_store_n(&ways[way], bits, __ATOMIC_RELAXED);
-      }
-      bits = device_address;
-    }
+        !pointer_cached(k, n, bits) &&
+        (status = check_pointer(self, k, n, name, len, &bits)))
+      return status;
     slots[n] = bits;
     params[n] = &slots[n];
     ++n;
@@ -582,6 +634,36 @@ static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
                       "compiled kernel takes %zu",
                       k->name, n, n == 1 ? "" : "s", k->num_params);
   *count = n;
+  return NULL;
+}
+
+/* copy_args for a launch of values (ABI 1.4): the template's checks were
+ * made at load, so only the count and the pointers are checked here. */
+static kjit_status *copy_values(const cuda_instance *self, cuda_kernel *k,
+                                const kjit_backend_launch_args *args,
+                                uint64_t *slots, void **params) {
+  const cuda_value_slot *value = k->value_slots;
+  kjit_status *status;
+  size_t n;
+  if (!value)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': values given, but its load "
+                      "took no argument template",
+                      k->name);
+  if (args->num_args != k->num_values)
+    return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': %zu values given, but its load "
+                      "took a template of %zu arguments",
+                      k->name, args->num_args, k->num_values);
+  for (n = 0; n < args->num_args; ++n) {
+    uint64_t bits = args->values[n];
+    if (value[n].is_pointer && bits != 0 && !pointer_cached(k, n, bits) &&
+        (status = check_pointer(self, k, n, value[n].name,
+                                (int)value[n].name_len, &bits)))
+      return status;
+    slots[n] = bits;
+    params[n] = &slots[n];
+  }
   return NULL;
 }
 
@@ -619,8 +701,13 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
   }
   if ((status = cuda_make_current(k->dev)))
     goto out;
-  if ((status = copy_args(self, k, args, slots, params, &count)))
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, values) && args->values) {
+    if ((status = copy_values(self, k, args, slots, params)))
+      goto out;
+    count = args->num_args;
+  } else if ((status = copy_args(self, k, args, slots, params, &count))) {
     goto out;
+  }
   if (!args->grid[0] || !args->grid[1] || !args->grid[2])
     goto out; /* an empty grid runs nothing */
   if (smem > CUDA_DEFAULT_SMEM &&

@@ -213,7 +213,19 @@ typedef struct cuda_kernel {
   size_t cache_slots;
   /** The dynamic shared memory the function is configured for (atomic). */
   uint32_t smem_configured;
+  /** The arguments of the template load checked (ABI 1.4), when it took
+   *  it: launches may then pass values alone. NULL: they pass kjit_args. */
+  struct cuda_value_slot *value_slots;
+  size_t num_values;
 } cuda_kernel;
+
+/** What a launch of values needs of one argument of the template: whether
+ *  it is a pointer to check, and its name for messages (interned). */
+typedef struct cuda_value_slot {
+  const char *name;
+  uint32_t name_len;
+  uint32_t is_pointer;
+} cuda_value_slot;
 
 /*===----------------------------------------------------------------------===*\
 |* Device times of timed launches (Timing.c)                                  *|

@@ -24,6 +24,14 @@
 //                             the time per launch call (enqueue only);
 //                             --threads=K runs it from K new threads at once,
 //                             each with its own buffers (results must agree)
+//   --values                  the next launch as the runtime makes it (ABI
+//                             1.4): the kernel loaded last is loaded again
+//                             with the launch's arguments as its template;
+//                             when the backend takes it ("template taken"),
+//                             the launch passes values alone
+//   --values-count=N          with --values, pass N values instead
+//   --values-untaken          pass values to the kernel loaded last, whose
+//                             load took no template
 //   sync[:STREAM]             synchronize device 0's stream
 //   alloc:BYTES               allocate and free on device 0
 //   host                      the host backend (--host-plugin) in the same
@@ -336,7 +344,12 @@ struct Driver {
   BackendRef backend, hostBackend;
   bool haveHost = false;
   std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
+  std::vector<std::string> loadables;                  // of each kernel
   unsigned repeat = 1, shared = 0, flags = 0, threads = 1;
+  /// The next launch's values (ABI 1.4): none, through a template load,
+  /// or given to a kernel loaded without one.
+  enum class Values { None, Template, Untaken } values = Values::None;
+  long valuesCount = -1; // -1: one per argument
   uint64_t stream = 0;
   bool time = false;
   std::array<uint32_t, 3> cluster = {0, 0, 0};
@@ -430,6 +443,7 @@ struct Driver {
     if (!handle.ok())
       return say("load error: " + str(handle.status()));
     kernels.emplace_back(kernel, *handle);
+    loadables.push_back(loadable);
     say("load ok: " + kernel);
   }
 
@@ -441,6 +455,7 @@ struct Driver {
     else
       say("unload ok: " + kernels.back().first);
     kernels.pop_back();
+    loadables.pop_back();
   }
 
   void launch(const std::string &spec, const std::vector<std::string> &words) {
@@ -476,6 +491,36 @@ struct Driver {
     } else {
       launch.num_args = args.args.size();
       launch.args = args.args.data();
+      // Values alone, as the runtime passes them to a kernel whose load
+      // took its template.
+      std::vector<uint64_t> bits;
+      void *templated = nullptr;
+      if (values != Values::None) {
+        for (const kjit_arg *a : args.args)
+          bits.push_back(a->bits);
+        if (valuesCount >= 0)
+          bits.resize(size_t(valuesCount));
+      }
+      if (values == Values::Template) {
+        absl::StatusOr<BackendRef::LoadedKernel> loaded =
+            backend.load(0, loadables.back(), kernels.back().first, args.args);
+        if (!loaded.ok()) {
+          say("template load error: " + str(loaded.status()));
+        } else {
+          templated = loaded->kernel;
+          launch.kernel = templated;
+          say(loaded->takesValues ? "template taken" : "template not taken");
+          if (loaded->takesValues) {
+            launch.values = bits.data();
+            launch.num_args = bits.size();
+            launch.args = nullptr;
+          }
+        }
+      } else if (values == Values::Untaken) {
+        launch.values = bits.data();
+        launch.num_args = bits.size();
+        launch.args = nullptr;
+      }
       absl::Status status;
       auto start = std::chrono::steady_clock::now();
       for (unsigned i = 0; i < repeat && status.ok(); ++i)
@@ -495,6 +540,9 @@ struct Driver {
       if (status.ok())
         if (absl::Status s = backend.synchronize(0, stream); !s.ok())
           line += "\nsynchronize error: " + str(s);
+      if (templated)
+        if (absl::Status s = backend.unload(templated); !s.ok())
+          line += "\nunload error: " + str(s);
     }
     say(line);
     std::string back = args.retrieve(backend);
@@ -506,6 +554,8 @@ struct Driver {
     shared = flags = 0;
     stream = 0;
     cluster = {0, 0, 0};
+    values = Values::None;
+    valuesCount = -1;
   }
 
   /// The launch from `threads` new threads at once, each with buffers of
@@ -587,10 +637,26 @@ struct Driver {
 };
 
 bool isCommand(std::string_view w) {
-  for (std::string_view c :
-       {"describe", "options:", "finalize:", "load:", "unload",
-        "launch:", "--repeat=", "--time", "--threads=", "--shared=", "--flags=",
-        "--cluster=", "--stream=", "sync", "alloc:", "host", "async"})
+  for (std::string_view c : {"describe",
+                             "options:",
+                             "finalize:",
+                             "load:",
+                             "unload",
+                             "launch:",
+                             "--repeat=",
+                             "--time",
+                             "--threads=",
+                             "--shared=",
+                             "--flags=",
+                             "--values",
+                             "--values-untaken",
+                             "--values-count=",
+                             "--cluster=",
+                             "--stream=",
+                             "sync",
+                             "alloc:",
+                             "host",
+                             "async"})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;
@@ -647,6 +713,12 @@ int main(int argc, char **argv) {
           unsigned(std::max(1ul, std::strtoul(rest(10).c_str(), nullptr, 10)));
     } else if (w == "--time") {
       d.time = true;
+    } else if (w == "--values") {
+      d.values = Driver::Values::Template;
+    } else if (w == "--values-untaken") {
+      d.values = Driver::Values::Untaken;
+    } else if (w.rfind("--values-count=", 0) == 0) {
+      d.valuesCount = std::strtol(rest(15).c_str(), nullptr, 10);
     } else if (w.rfind("--shared=", 0) == 0) {
       d.shared = unsigned(std::strtoul(rest(9).c_str(), nullptr, 10));
     } else if (w.rfind("--flags=", 0) == 0) {

@@ -11,7 +11,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <set>
 #include <string>
@@ -73,7 +75,7 @@ TEST(PluginHostTest, PluginLogsCarryItsNameAndLevel) {
   Log log;
   PluginHost host(log.sink());
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
-  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.3)"), 1u);
+  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.4)"), 1u);
   EXPECT_EQ(host.pluginNames(), std::vector<std::string>{"alpha"});
 }
 
@@ -264,6 +266,99 @@ TEST(PluginHostTest, ShutdownFromInsideAHookDoesNotWaitForItself) {
   LaunchRecord open = host.runLaunchEnter(info);
   host.runLaunchExit(open, info);
   EXPECT_EQ(log.count("alpha: fini"), 1u);
+  EXPECT_EQ(log.count("launch_exit"), 0u);
+}
+
+/// Calls launch_enter of the host's plugins from inside their own
+/// launch_enter (through the log sink, which the plugin's hook calls while
+/// it runs) until `depth` calls are nested on this thread; then runs
+/// `innermost` inside the deepest one.
+struct NestedCalls {
+  PluginHost *host = nullptr;
+  int depth = 0;
+  std::function<void()> innermost;
+  thread_local static int level;
+
+  LogSink sink(Log &log) {
+    LogSink record = log.sink();
+    return [this, record](LogLevel l, std::string_view source,
+                          std::string_view message) {
+      record(l, source, message);
+      if (message.find("launch_enter") == std::string_view::npos || !host)
+        return;
+      if (++level < depth) {
+        LaunchInfo info = launchOf("k");
+        LaunchRecord inner = host->runLaunchEnter(info);
+        host->runLaunchExit(inner, info);
+      } else if (level == depth) {
+        innermost();
+      }
+      --level;
+    };
+  }
+};
+thread_local int NestedCalls::level = 0;
+
+TEST(PluginHostTest, ShutdownWaitsForCallsOnOtherThreads) {
+  // Thread B is inside the plugin's launch_enter (its log call reaches the
+  // sink) when this thread shuts the host down: fini must run only after
+  // B has left, at every nesting depth, the deepest ones included (a
+  // thread's record holds 32 nested calls; deeper ones are counted apart).
+  for (int depth : {1, 40}) {
+    SCOPED_TRACE(depth);
+    Log log;
+    NestedCalls nested;
+    std::atomic<bool> inside{false}, left{false}, finiTooEarly{false};
+    nested.depth = depth;
+    nested.innermost = [&] {
+      inside = true;
+      // Long enough for the shutdown to have started and to be waiting.
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      left = true;
+    };
+    LogSink calls = nested.sink(log);
+    PluginHost host(
+        [&](LogLevel level, std::string_view source, std::string_view message) {
+          if (message.find("fini") != std::string_view::npos && !left)
+            finiTooEarly = true;
+          calls(level, source, message);
+        });
+    nested.host = &host;
+    ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+    std::thread b([&] {
+      LaunchInfo info = launchOf("k");
+      LaunchRecord record = host.runLaunchEnter(info);
+      host.runLaunchExit(record, info);
+    });
+    while (!inside)
+      std::this_thread::yield();
+    host.shutdown();
+    b.join();
+    EXPECT_TRUE(left);
+    EXPECT_FALSE(finiTooEarly);
+    EXPECT_EQ(log.count("alpha: fini"), 1u);
+  }
+}
+
+TEST(PluginHostTest, ShutdownFromADeeplyNestedCallDoesNotWaitForItself) {
+  // 40 nested calls of one plugin on this thread, more than a thread's
+  // record holds, then a shutdown from the innermost: it waits for no call
+  // of its own thread, whether in the record or counted apart.
+  Log log;
+  NestedCalls nested;
+  PluginHost *self = nullptr;
+  nested.depth = 40;
+  nested.innermost = [&] { self->shutdown(); };
+  PluginHost host(nested.sink(log));
+  self = &host;
+  nested.host = &host;
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  LaunchInfo info = launchOf("k");
+  LaunchRecord record = host.runLaunchEnter(info);
+  host.runLaunchExit(record, info);
+  EXPECT_EQ(log.count("alpha: fini"), 1u);
+  EXPECT_EQ(log.count("alpha: launch_enter"), 40u);
+  // Nothing reached the plugin after its fini.
   EXPECT_EQ(log.count("launch_exit"), 0u);
 }
 

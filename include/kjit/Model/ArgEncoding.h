@@ -20,6 +20,7 @@
 #include "absl/status/status.h"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 namespace kjit::rt {
@@ -56,6 +57,11 @@ absl::Status encodeArgument(SigType type, const Argument &value, kjit_arg &arg);
 absl::Status encodeSignature(SigType type, kjit_arg &arg);
 inline void encodeBoundValue(SigType type, const Argument &value,
                              kjit_arg &arg);
+/// The storage alone of a value the binder accepted for `type`: the `bits`
+/// that encodeBoundValue writes. ABI 1.4's launches of a kernel whose
+/// backend took its template pass only these (kjit_backend_launch_args's
+/// values).
+inline uint64_t encodeBoundBits(SigType type, const Argument &value);
 
 namespace detail {
 /// ABI 1.0's kind and value fields of `value`, as the runtime always gave
@@ -92,19 +98,25 @@ inline void fillKind(const Argument &value, kjit_arg &arg) {
   }
 }
 
+/// The bits of storage of a scalar of `dtype` set: its width's low bits.
+inline uint64_t storageMask(DType dtype) {
+  unsigned size = byteWidth(dtype);
+  return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
+}
+
 /// An Int value of integer type `dtype` (not i1): ABI 1.0's kind and value,
 /// and two's complement in the type's width as the bits (the value fits:
 /// the binder checked).
 inline void encodeInteger(DType dtype, const Argument &integer, kjit_arg &arg) {
-  unsigned size = byteWidth(dtype);
-  uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
   fillKind(integer, arg);
-  arg.bits = uint64_t(integer.asInt()) & mask;
+  arg.bits = uint64_t(integer.asInt()) & storageMask(dtype);
 }
 
 /// encodeBoundValue for what its inline part leaves: i1, the float types,
 /// and a bool given for an integer type.
 void encodeOtherValue(SigType type, const Argument &value, kjit_arg &arg);
+/// The bits alone of what encodeOtherValue encodes.
+uint64_t otherBits(SigType type, const Argument &value);
 } // namespace detail
 
 // Inline, for pointers and integers: it runs for every argument of every
@@ -127,6 +139,22 @@ inline void encodeBoundValue(SigType type, const Argument &value,
     return;
   }
   detail::encodeOtherValue(type, value, arg);
+}
+
+// Inline for pointers, integers and fp32, which are nearly every argument.
+inline uint64_t encodeBoundBits(SigType type, const Argument &value) {
+  if (type.isPointer())
+    return value.kind() == ArgKind::Tensor ? value.address() : 0;
+  if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
+      type.dtype != DType::I1)
+    return uint64_t(value.asInt()) & detail::storageMask(type.dtype);
+  if (value.kind() == ArgKind::Float && type.dtype == DType::FP32) {
+    float narrow = float(value.asFloat()); // rounds to nearest even
+    uint32_t bits;
+    std::memcpy(&bits, &narrow, sizeof(bits));
+    return bits;
+  }
+  return detail::otherBits(type, value);
 }
 
 } // namespace kjit::rt

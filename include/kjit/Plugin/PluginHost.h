@@ -183,6 +183,19 @@ public:
   /// Loadable bytes to a kernel handle on `device`.
   absl::StatusOr<void *> load(int32_t device, std::string_view loadable,
                               std::string_view kernelName) const;
+  /// A loaded kernel, and whether its launches may pass only the values
+  /// (kjit_backend_launch_args.values, ABI 1.4).
+  struct LoadedKernel {
+    void *kernel = nullptr;
+    bool takesValues = false;
+  };
+  /// 1.4: loads with the template of the arguments every launch of the
+  /// kernel passes (launch order, values unset), so that the backend may
+  /// check them once and answer takes_values. A backend older than 1.4
+  /// never sees the template and never takes values.
+  absl::StatusOr<LoadedKernel>
+  load(int32_t device, std::string_view loadable, std::string_view kernelName,
+       absl::Span<const kjit_arg *const> argTemplate) const;
   /// Launches with the arguments of `launch` (converted to kjit_args here).
   absl::Status launch(void *kernel, const LaunchInfo &launch,
                       const LaunchAttributes &attributes) const;

@@ -255,6 +255,16 @@ absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
 absl::StatusOr<void *> BackendRef::load(int32_t device,
                                         std::string_view loadable,
                                         std::string_view kernelName) const {
+  absl::StatusOr<LoadedKernel> loaded = load(device, loadable, kernelName, {});
+  if (!loaded.ok())
+    return loaded.status();
+  return loaded->kernel;
+}
+
+absl::StatusOr<BackendRef::LoadedKernel>
+BackendRef::load(int32_t device, std::string_view loadable,
+                 std::string_view kernelName,
+                 absl::Span<const kjit_arg *const> argTemplate) const {
   LoadedPlugin &p = *plugin;
   if (!p.backend.load)
     return unsupported(p, "backend", "load");
@@ -264,6 +274,8 @@ absl::StatusOr<void *> BackendRef::load(int32_t device,
   args.kernel_name = kernelName.data();
   args.kernel_name_len = kernelName.size();
   args.device = device;
+  args.num_args = argTemplate.size();
+  args.args = argTemplate.empty() ? nullptr : argTemplate.data();
   if (absl::Status s =
           callBackend(p, "load", [&] { return p.backend.load(p.self, &args); });
       !s.ok())
@@ -273,7 +285,13 @@ absl::StatusOr<void *> BackendRef::load(int32_t device,
   if (!args.kernel)
     return absl::InternalError(
         strCat(p.describe(), ": load succeeded but returned no kernel handle"));
-  return args.kernel;
+  LoadedKernel kernel;
+  kernel.kernel = args.kernel;
+  // Only a 1.4 backend knows the field, and only a template it was given
+  // can have been checked.
+  kernel.takesValues =
+      p.minor >= 4 && !argTemplate.empty() && args.takes_values == 1;
+  return kernel;
 }
 
 absl::Status BackendRef::launch(void *kernel, const LaunchInfo &launch,

@@ -10,13 +10,16 @@
 #ifndef KJIT_LIB_RUNTIME_PLUGIN_PLUGININTERNAL_H
 #define KJIT_LIB_RUNTIME_PLUGIN_PLUGININTERNAL_H
 
+#include "CallTracker.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Support/StrCat.h"
 
+#include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -192,30 +195,30 @@ struct LoadedPlugin {
   /// launch hook).
   std::shared_ptr<std::recursive_mutex> serial;
   std::atomic<bool> alive{true};
-  /// Entries running now, on any thread; shutdown waits on `drained` until
-  /// only its own thread's are left.
-  std::atomic<int> inFlight{0};
+  /// Calls running now on other threads are in their CallTracker records;
+  /// those nested deeper than a record holds are counted here. Shutdown
+  /// waits on `drained` until none is left but its own thread's.
+  std::atomic<int> deepCalls{0};
   std::mutex drainMutex;
   std::condition_variable drained;
 
-  /// One call into a plugin on this thread's stack. The calls running on
-  /// a thread form a list through their frames, innermost first: a shutdown
-  /// from inside a hook must not wait for the hook it runs in. (A plain
-  /// pointer, so that nothing is destroyed at thread exit before a host
-  /// destroyed later still looks at it.)
-  struct CallFrame {
+  /// A call nested deeper than CallTracker::kMaxDepth, on this thread's
+  /// stack: such calls form a list, innermost first, so that a shutdown
+  /// from inside one does not wait for itself. (A plain pointer, so that
+  /// nothing is destroyed at thread exit before a host destroyed later
+  /// still looks at it.)
+  struct DeepCall {
     const LoadedPlugin *plugin;
-    const CallFrame *outer;
+    const DeepCall *outer;
   };
-  /// Defined here with its constant initializer, so that every call reads
-  /// it directly instead of through a thread-local wrapper function.
-  static inline thread_local const CallFrame *innermostCall = nullptr;
+  [[gnu::tls_model("initial-exec")]] static inline thread_local const DeepCall
+      *innermostDeepCall = nullptr;
 
-  /// How many of this plugin's calls this thread is inside of.
-  int callsOnThisThread() const {
+  /// How many of this plugin's deep calls this thread is inside of.
+  int deepCallsOnThisThread() const {
     int n = 0;
-    for (const CallFrame *f = innermostCall; f; f = f->outer)
-      n += f->plugin == this;
+    for (const DeepCall *c = innermostDeepCall; c; c = c->outer)
+      n += c->plugin == this;
     return n;
   }
 
@@ -223,27 +226,42 @@ struct LoadedPlugin {
   /// never after fini, no exception escaping. Returns false when the plugin
   /// is gone.
   template <typename Fn> bool call(Fn &&fn) {
-    inFlight.fetch_add(1);
-    CallFrame frame{this, innermostCall};
-    innermostCall = &frame;
+    CallTracker::Record &record = CallTracker::mine();
+    const int depth = record.depth.load(std::memory_order_relaxed);
+    DeepCall deep{this, innermostDeepCall};
+    if (ABSL_PREDICT_TRUE(depth < CallTracker::kMaxDepth)) {
+      record.plugins[depth].store(this, std::memory_order_relaxed);
+    } else {
+      deepCalls.fetch_add(1);
+      innermostDeepCall = &deep;
+    }
+    record.depth.store(depth + 1, std::memory_order_release);
     struct Leave {
       LoadedPlugin &p;
-      const CallFrame &frame;
+      CallTracker::Record &record;
+      int depth;
+      const DeepCall &deep;
       ~Leave() {
-        innermostCall = frame.outer;
-        p.inFlight.fetch_sub(1);
-        // Both seq_cst, as alive's store and inFlight's load in shutdown:
-        // either shutdown sees this decrement, or this sees alive false and
-        // wakes it (taking the mutex first, so the wake-up is not lost).
-        if (!p.alive.load()) {
+        record.depth.store(depth, std::memory_order_release);
+        if (ABSL_PREDICT_FALSE(depth >= CallTracker::kMaxDepth)) {
+          innermostDeepCall = deep.outer;
+          p.deepCalls.fetch_sub(1);
+        }
+        // A shutdown waiting for this call polls, so it needs no wake-up;
+        // one sent when this thread sees it is only sooner.
+        if (ABSL_PREDICT_FALSE(!p.alive.load(std::memory_order_relaxed))) {
           {
             std::lock_guard<std::mutex> lock(p.drainMutex);
           }
           p.drained.notify_all();
         }
       }
-    } leave{*this, frame};
-    if (!alive.load())
+    } leave{*this, record, depth, deep};
+    // The push above before this check, against drain's marking and heavy
+    // barrier (CallTracker.h): either drain sees the push, or this sees
+    // the plugin gone.
+    CallTracker::lightBarrier();
+    if (!alive.load(std::memory_order_relaxed))
       return false;
     std::unique_lock<std::recursive_mutex> lock(*serial, std::defer_lock);
     if (!threadSafe)
@@ -256,9 +274,13 @@ struct LoadedPlugin {
   /// its entries.
   void drain() {
     alive.store(false);
-    int mine = callsOnThisThread();
+    CallTracker::heavyBarrier();
+    int mine = deepCallsOnThisThread();
     std::unique_lock<std::mutex> lock(drainMutex);
-    drained.wait(lock, [&] { return inFlight.load() <= mine; });
+    // Polled as well as woken: a call that left without seeing the plugin
+    // gone sends no wake-up.
+    while (CallTracker::othersInside(this) || deepCalls.load() > mine)
+      drained.wait_for(lock, std::chrono::milliseconds(1));
   }
 
   /// Logs and counts an error the plugin reported asynchronously; takes

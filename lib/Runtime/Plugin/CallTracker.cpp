@@ -1,0 +1,100 @@
+//===- CallTracker.cpp - which plugin calls each thread is inside of ------===//
+
+#include "CallTracker.h"
+
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace kjit::plugin {
+
+std::atomic<int> CallTracker::barrierMode{CallTracker::kUnknown};
+
+namespace {
+
+/// Every record ever taken, newest first; never shrinks.
+std::atomic<CallTracker::Record *> registry{nullptr};
+
+/// Set when this thread's record owner has been destroyed.
+[[gnu::tls_model("initial-exec")]] thread_local bool threadExiting = false;
+
+long membarrier(int command) { return syscall(__NR_membarrier, command, 0, 0); }
+
+} // namespace
+
+CallTracker::Record &CallTracker::takeRecord() {
+  // The mode is settled before this thread's first call is tracked: a
+  // process registers for expedited membarriers once, and a thread that
+  // saw "symmetric" fences every call, which is right in either mode.
+  if (barrierMode.load(std::memory_order_acquire) == kUnknown) {
+    int mode = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0
+                   ? kAsymmetric
+                   : kSymmetric;
+    int expected = kUnknown;
+    barrierMode.compare_exchange_strong(expected, mode,
+                                        std::memory_order_acq_rel);
+  }
+  Record *record = nullptr;
+  for (Record *r = registry.load(std::memory_order_acquire); r && !record;
+       r = r->next) {
+    bool free = false;
+    if (r->taken.compare_exchange_strong(free, true, std::memory_order_acq_rel))
+      record = r;
+  }
+  if (!record) {
+    record = new Record; // never freed: a shutdown may read it at any time
+    record->taken.store(true, std::memory_order_relaxed);
+    Record *head = registry.load(std::memory_order_relaxed);
+    do
+      record->next = head;
+    while (!registry.compare_exchange_weak(
+        head, record, std::memory_order_release, std::memory_order_relaxed));
+  }
+  // A call late in the thread's exit, after the owner was destroyed, keeps
+  // its record taken: one record, once per such thread.
+  if (!threadExiting) {
+    thread_local Owner owner;
+    owner.record = record;
+  }
+  threadRecord = record;
+  return *record;
+}
+
+CallTracker::Owner::~Owner() {
+  // No call is running on an exiting thread: its depth is 0. A call made
+  // later in the thread's exit (a destructor that launches) takes a record
+  // again.
+  threadRecord = nullptr;
+  threadExiting = true;
+  if (record)
+    record->taken.store(false, std::memory_order_release);
+  record = nullptr;
+}
+
+void CallTracker::heavyBarrier() {
+  if (barrierMode.load(std::memory_order_acquire) == kAsymmetric &&
+      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return;
+  // Symmetric mode: every call fences, so this one's fence completes the
+  // protocol. (Expedited membarriers do not fail once registered; should
+  // one, a fence here is what can still be done.)
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+}
+
+bool CallTracker::othersInside(const void *plugin) {
+  const Record *self = threadRecord;
+  for (const Record *r = registry.load(std::memory_order_acquire); r;
+       r = r->next) {
+    if (r == self)
+      continue;
+    int depth = r->depth.load(std::memory_order_acquire);
+    if (depth > kMaxDepth)
+      depth = kMaxDepth;
+    for (int i = 0; i < depth; ++i)
+      if (r->plugins[i].load(std::memory_order_relaxed) == plugin)
+        return true;
+  }
+  return false;
+}
+
+} // namespace kjit::plugin
