@@ -281,6 +281,7 @@ static void free_kernel(cuda_kernel *k) {
   free(k->param_sizes);
   free(k->pointer_cache);
   free(k->value_slots);
+  free(k->pointer_values);
   free(k);
 }
 
@@ -320,7 +321,8 @@ static void read_params(cuda_kernel *k) {
 static int take_template(cuda_kernel *k, const kjit_arg *const *args,
                          size_t n) {
   cuda_value_slot *slots;
-  size_t i;
+  uint32_t *pointers;
+  size_t i, num_pointers = 0;
   if (!args || n == 0 || (k->num_params != SIZE_MAX && n != k->num_params))
     return 0;
   for (i = 0; i < n; ++i) {
@@ -331,22 +333,30 @@ static int take_template(cuda_kernel *k, const kjit_arg *const *args,
         (k->num_params != SIZE_MAX && a->bits_size != k->param_sizes[i]))
       return 0;
   }
-  if (!(slots = calloc(n, sizeof *slots)))
+  slots = calloc(n, sizeof *slots);
+  pointers = calloc(n, sizeof *pointers);
+  if (!slots || !pointers) {
+    free(slots);
+    free(pointers);
     return 0; /* launches pass kjit_args */
+  }
   for (i = 0; i < n; ++i) {
     const kjit_arg *a = args[i];
     size_t len = a->name ? a->name_len : 0;
     slots[i].name = cuda_intern_name(a->name ? a->name : "", len);
     if (!slots[i].name) {
       free(slots);
+      free(pointers);
       return 0;
     }
-    slots[i].name_len = (uint32_t)len;
-    slots[i].is_pointer =
-        (a->flags & KJIT_ARG_FLAG_POINTER) && !(a->flags & KJIT_ARG_FLAG_NULL);
+    slots[i].name_len = len;
+    if ((a->flags & KJIT_ARG_FLAG_POINTER) && !(a->flags & KJIT_ARG_FLAG_NULL))
+      pointers[num_pointers++] = (uint32_t)i;
   }
   k->value_slots = slots;
   k->num_values = n;
+  k->pointer_values = pointers;
+  k->num_pointer_values = num_pointers;
   return 1;
 }
 
@@ -452,6 +462,7 @@ static kjit_status *cuda_unload(void *self, kjit_backend_unload_args *args) {
 static kjit_status *check_launch(const cuda_kernel *k,
                                  const kjit_backend_launch_args *args,
                                  uint32_t flags, const uint32_t *cluster) {
+  /* cluster: NULL, or the launch's clusters with some dimension set. */
   const cuda_device *dev = k->dev;
   uint32_t nw = args->num_warps;
   uint32_t unknown =
@@ -486,7 +497,7 @@ static kjit_status *check_launch(const cuda_kernel *k,
                       "launch of kernel '%s': device %d does not support "
                       "cooperative launches",
                       k->name, (int)dev->index);
-  if (cluster && (cluster[0] || cluster[1] || cluster[2])) {
+  if (cluster) {
     int i;
     if (dev->major < 9)
       return cuda_error(KJIT_STATUS_UNIMPLEMENTED,
@@ -655,14 +666,17 @@ static kjit_status *copy_values(const cuda_instance *self, cuda_kernel *k,
                       "launch of kernel '%s': %zu values given, but its load "
                       "took a template of %zu arguments",
                       k->name, args->num_args, k->num_values);
-  for (n = 0; n < args->num_args; ++n) {
-    uint64_t bits = args->values[n];
-    if (value[n].is_pointer && bits != 0 && !pointer_cached(k, n, bits) &&
-        (status = check_pointer(self, k, n, value[n].name,
-                                (int)value[n].name_len, &bits)))
-      return status;
-    slots[n] = bits;
+  for (n = 0; n < k->num_values; ++n) {
+    slots[n] = args->values[n];
     params[n] = &slots[n];
+  }
+  /* Then the template's pointers, each against its slot's cache. */
+  for (n = 0; n < k->num_pointer_values; ++n) {
+    uint32_t at = k->pointer_values[n];
+    if (slots[at] != 0 && !pointer_cached(k, at, slots[at]) &&
+        (status = check_pointer(self, k, at, value[at].name,
+                                (int)value[at].name_len, &slots[at])))
+      return status;
   }
   return NULL;
 }
@@ -685,9 +699,11 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
                       "cuda backend: launch of a NULL kernel handle");
   if ((status = cuda_sticky_status(k->dev)))
     return status;
+  /* cluster stays NULL unless the launch asks for clusters. */
   if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, cluster)) {
     flags = args->flags;
-    cluster = args->cluster;
+    if (args->cluster[0] | args->cluster[1] | args->cluster[2])
+      cluster = args->cluster;
   }
   if ((status = check_launch(k, args, flags, cluster)))
     return status;
@@ -729,7 +745,7 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     timed = cuda_timed_begin(self, k->dev, stream);
     flags &= ~KJIT_LAUNCH_TIMED; /* the events do it; no launch attribute */
   }
-  if (flags || (cluster && (cluster[0] || cluster[1] || cluster[2]))) {
+  if (flags || cluster) {
     CUlaunchAttribute attrs[3];
     CUlaunchConfig config;
     unsigned n = 0;
@@ -742,7 +758,7 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
       attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
       attrs[n++].value.programmaticStreamSerializationAllowed = 1;
     }
-    if (cluster && (cluster[0] || cluster[1] || cluster[2])) {
+    if (cluster) {
       attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
       attrs[n].value.clusterDim.x = cluster[0] ? cluster[0] : 1;
       attrs[n].value.clusterDim.y = cluster[1] ? cluster[1] : 1;

@@ -217,14 +217,17 @@ typedef struct cuda_kernel {
    *  it: launches may then pass values alone. NULL: they pass kjit_args. */
   struct cuda_value_slot *value_slots;
   size_t num_values;
+  /** The template's pointer arguments (not None), by index: what a launch
+   *  of values checks. */
+  uint32_t *pointer_values;
+  size_t num_pointer_values;
 } cuda_kernel;
 
-/** What a launch of values needs of one argument of the template: whether
- *  it is a pointer to check, and its name for messages (interned). */
+/** What a launch of values needs of one argument of the template: its
+ *  name, for messages (interned). */
 typedef struct cuda_value_slot {
   const char *name;
-  uint32_t name_len;
-  uint32_t is_pointer;
+  size_t name_len;
 } cuda_value_slot;
 
 /*===----------------------------------------------------------------------===*\
