@@ -30,7 +30,7 @@ Argument reinterpret(const Argument &tensor, DType dtype) {
   return result;
 }
 
-absl::Status Kernel::Impl::checkGlobals() {
+absl::Status Kernel::Impl::checkAssignedGlobals() {
   uint64_t version = module->globalsVersion.load(std::memory_order_acquire);
   if (version == checkedVersion.load(std::memory_order_acquire))
     return absl::OkStatus();

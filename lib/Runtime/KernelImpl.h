@@ -142,7 +142,16 @@ struct Kernel::Impl {
   /// What a thread keeps for this kernel between launches
   /// (KernelLaunch.cpp).
   struct ThreadState;
-  absl::Status checkGlobals();
+  /// Whether the globals this kernel baked still hold, or what the policy
+  /// made of a change. While no global was assigned since the last check,
+  /// a launch pays one comparison here.
+  absl::Status checkGlobals() {
+    if (module->globalsVersion.load(std::memory_order_acquire) ==
+        checkedVersion.load(std::memory_order_acquire))
+      return absl::OkStatus();
+    return checkAssignedGlobals();
+  }
+  absl::Status checkAssignedGlobals();
   /// The pre-run hooks with the launch's arguments as given; the first
   /// hook error, which aborts the launch or warmup.
   absl::Status runPreRunHooks(absl::Span<const Argument> positional,

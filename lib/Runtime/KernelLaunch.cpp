@@ -351,9 +351,10 @@ Kernel::launch(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords) {
   Impl &impl = *impl_;
-  if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
-      !hooks.ok())
-    return hooks;
+  if (ABSL_PREDICT_FALSE(impl.host->hasPreRunHooks()))
+    if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
+        !hooks.ok())
+      return hooks;
   ThreadLaunchState &thread = ABSL_PREDICT_TRUE(threadLaunchState != nullptr)
                                   ? *threadLaunchState
                                   : makeThreadLaunchState();

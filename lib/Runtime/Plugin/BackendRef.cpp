@@ -21,7 +21,8 @@ absl::Status callBackend(LoadedPlugin &p, const char *entry, Fn &&fn) {
   kjit_status *status = nullptr;
   if (!p.call([&] { status = fn(); }))
     return gone(p);
-  return toAbsl(p, entry, status);
+  return ABSL_PREDICT_TRUE(!status) ? absl::OkStatus()
+                                    : toAbsl(p, entry, status);
 }
 
 /// describe's 1.3 spec_attributes into `out`; what is wrong with them, or
