@@ -20,6 +20,7 @@
 #include "absl/strings/str_join.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace kjit::rt {
@@ -83,20 +84,76 @@ constexpr DeprecatedKeyword kDeprecated[] = {
     {"stream", "launches go to the current stream"},
 };
 
+/// The value kinds a parameter's plan decides with a few compares, before
+/// (and instead of) the general rules of specializeValue.
+enum class FastRule : uint8_t {
+  /// None: every value goes through the general rules.
+  None,
+  /// A typed pointer: a tensor of its dtype.
+  Pointer,
+  /// An integer scalar (not i1): an int in its range and in int64.
+  Int,
+  /// A float scalar: a float.
+  Float,
+};
+
+/// Whether two byte strings of length `n` are equal. Keyword names are
+/// short: two overlapping word loads each cost less than a call to memcmp
+/// (num_warps, 9 bytes, took memcmp about 60 instructions).
+inline bool sameBytes(const char *a, const char *b, size_t n) {
+  auto load8 = [](const char *p) {
+    uint64_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  auto load4 = [](const char *p) {
+    uint32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return v;
+  };
+  if (n >= 8 && n <= 16)
+    return load8(a) == load8(b) && load8(a + n - 8) == load8(b + n - 8);
+  if (n >= 4 && n < 8)
+    return load4(a) == load4(b) && load4(a + n - 4) == load4(b + n - 4);
+  return std::memcmp(a, b, n) == 0;
+}
+
+inline bool sameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && sameBytes(a.data(), b.data(), a.size());
+}
+
 } // namespace
 
 struct BindPlan::Impl {
-  /// What every bind reads of a parameter: 12 bytes, so that a launch's
+  /// What every bind reads of a parameter: 40 bytes, so that a launch's
   /// walk over the parameters touches few cache lines.
   struct Param {
     ParamRules rules;
     bool hasDefault = false;
+    FastRule fast = FastRule::None;
     /// First key word of this parameter.
     uint32_t word = 0;
+    /// The fast rule's key words (paramWord), with the parameter's flags
+    /// applied (None for do_not_specialize, no D without alignment): for a
+    /// value divisible by 16 (an aligned or mock tensor), for the integer 1,
+    /// for any other. A pointer's are a const pointer's if it is declared
+    /// const, else a plain pointer's (a read-only tensor adds the const).
+    uint32_t wordAligned = 0;
+    uint32_t wordOne = 0;
+    uint32_t wordPlain = 0;
+    /// FastRule::Int: the declared type's range within int64 (a u64 value
+    /// beyond it takes the general rules).
+    int64_t min = 0;
+    int64_t max = 0;
   };
 
+  /// Unique per plan (never reused, unlike an address): a Binding knows
+  /// whether its option words and keyword codes are this plan's.
+  uint64_t id = 0;
   KernelManifest manifest;
   LaunchOptions defaults;
+  const std::array<LaunchOptionInfo, kNumLaunchOptions> *optionTable =
+      &launchOptionTable();
   std::vector<Param> params;
   /// Each parameter's default value (None where it has none), read only
   /// when a launch leaves the parameter out.
@@ -112,11 +169,32 @@ struct BindPlan::Impl {
   std::string_view nameOf(int32_t code) const {
     if (code < kOptionCode)
       return manifest.params[code].name;
-    return launchOptionInfo(static_cast<LaunchOption>(code - kOptionCode)).name;
+    return (*optionTable)[code - kOptionCode].name;
   }
+  /// Makes `binding` this plan's: sized for it, every option to be reset.
+  void adopt(Binding &binding) const;
+  /// Stores a checked value of option `index`; `changed` gains the key
+  /// word's difference.
+  void storeOption(int index, int64_t value, Binding &binding,
+                   uint64_t &changed) const;
+  /// The launch loop's keywords, inline: each a launch option, where the
+  /// same keyword place named it last time, with a value the common checks
+  /// accept. False at the first keyword that is not; bindKeywords then
+  /// binds all of them again (storing an option twice changes nothing).
+  bool bindRememberedOptions(absl::Span<const KeywordArgument> keywords,
+                             Binding &binding, uint32_t &given,
+                             uint64_t &changed) const;
+  /// checkLaunchOption, with the kernel's name in its message.
+  absl::Status checkOption(int index, const Argument &value,
+                           int64_t &stored) const;
+  /// After keywords: the omitted parameters' defaults, or the error naming
+  /// those without one. `tracking`: whether states_[i].given is set.
+  absl::Status fillOmitted(absl::Span<const Argument> positional,
+                           Binding &binding, bool tracking) const;
   absl::Status bindKeywords(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
-                            Binding &binding) const;
+                            Binding &binding, uint32_t &given,
+                            uint64_t &changed) const;
 };
 
 absl::Status BindPlan::Impl::argumentError(size_t index,
@@ -133,6 +211,8 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
   if (absl::Status status = verifyManifest(manifest); !status.ok())
     return status;
   auto impl = std::make_shared<Impl>();
+  static std::atomic<uint64_t> nextId{1};
+  impl->id = nextId.fetch_add(1, std::memory_order_relaxed);
   impl->defaults = defaults;
   size_t word = kNumLaunchOptions;
   impl->numRequired = manifest.params.size();
@@ -145,6 +225,33 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
     if (kp.defaultValue) {
       param.hasDefault = true;
       impl->numRequired = std::min(impl->numRequired, i);
+    }
+    if (!kp.isConstexpr && kp.type.kind == ParamType::Kind::Pointer) {
+      param.fast = FastRule::Pointer;
+    } else if (!kp.isConstexpr && kp.type.kind == ParamType::Kind::Scalar) {
+      DType dtype = kp.type.dtype;
+      if (isInteger(dtype)) {
+        param.fast = FastRule::Int;
+        param.min = static_cast<int64_t>(integerMin(dtype));
+        param.max = static_cast<int64_t>(
+            std::min<Int128>(integerMax(dtype), INT64_MAX));
+      } else if (isFloat(dtype)) {
+        param.fast = FastRule::Float;
+      }
+    }
+    if (param.fast != FastRule::None) {
+      SigType type = {SigType::Kind::Scalar, kp.type.dtype};
+      if (param.fast == FastRule::Pointer)
+        type.kind =
+            kp.isConst ? SigType::Kind::ConstPointer : SigType::Kind::Pointer;
+      auto word = [&](SpecKey spec) {
+        return static_cast<uint32_t>(
+            detail::paramWord(type, kp.doNotSpecialize ? SpecKey::None : spec));
+      };
+      param.wordAligned =
+          word(param.rules.align ? SpecKey::Divisible16 : SpecKey::Plain);
+      param.wordOne = word(SpecKey::EqualTo1);
+      param.wordPlain = word(SpecKey::Plain);
     }
     impl->params.push_back(param);
     impl->defaultValues.push_back(kp.defaultValue.value_or(Argument::none()));
@@ -180,22 +287,113 @@ const LaunchOptions &BindPlan::defaultOptions() const {
 
 Binding BindPlan::makeBinding() const {
   Binding binding;
-  binding.args_.resize(impl_->params.size());
-  binding.states_.resize(impl_->params.size());
-  binding.words_.resize(impl_->numWords);
-  binding.options_ = impl_->defaults;
+  impl_->adopt(binding);
   return binding;
+}
+
+void BindPlan::Impl::adopt(Binding &binding) const {
+  size_t n = params.size();
+  if (binding.args_.size() != n || binding.words_.size() != numWords) {
+    binding.args_.resize(n);
+    binding.states_.resize(n);
+    binding.words_.resize(numWords);
+    binding.wordsValid_ = false; // a key of another kernel, if any
+  }
+  // Keyword codes of another plan index its parameters, not these.
+  std::fill(std::begin(binding.keywordCodes_), std::end(binding.keywordCodes_),
+            -1);
+  binding.options_ = defaults;
+  // The option words are another plan's (or none): the next bind resets
+  // and compares them all.
+  binding.optionsSet_ = (1u << kNumLaunchOptions) - 1;
+  binding.planId_ = id;
+}
+
+namespace {
+
+/// checkLaunchOption's common accepting cases, inline: a bool for a Bool
+/// option, an int in range for an integer one. False leaves the value to
+/// checkLaunchOption (None for an OptionalInt, and every error).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool
+launchOptionFast(const LaunchOptionInfo &info, const Argument &value,
+                 int64_t &stored) {
+  if (info.kind == LaunchOptionKind::Bool) {
+    if (value.kind() != ArgKind::Bool)
+      return false;
+    stored = value.asBool() ? 1 : 0;
+    return true;
+  }
+  if (value.kind() != ArgKind::Int)
+    return false;
+  Int128 v = value.asInt();
+  int64_t i = static_cast<int64_t>(v);
+  if (static_cast<Int128>(i) != v || i < info.minValue || i > INT32_MAX ||
+      (info.powerOfTwo && (i & (i - 1)) != 0))
+    return false;
+  stored = i;
+  return true;
+}
+
+} // namespace
+
+ABSL_ATTRIBUTE_NOINLINE absl::Status
+BindPlan::Impl::checkOption(int index, const Argument &value,
+                            int64_t &stored) const {
+  if (absl::Status status =
+          checkLaunchOption(static_cast<LaunchOption>(index), value, &stored);
+      !status.ok())
+    return absl::InvalidArgumentError(
+        kjit::strCat("kernel '", manifest.name, "': ", status.message()));
+  return absl::OkStatus();
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void
+BindPlan::Impl::storeOption(int index, int64_t value, Binding &binding,
+                            uint64_t &changed) const {
+  auto option = static_cast<LaunchOption>(index);
+  // Debug is or-ed with the default, as the reference or-s in the
+  // environment: KJIT_DEBUG=1 cannot be switched off per launch.
+  if (option == LaunchOption::Debug)
+    value = value || defaults.debug();
+  uint64_t &word = binding.words_[index];
+  changed |= word ^ static_cast<uint64_t>(value);
+  word = static_cast<uint64_t>(value);
+  binding.options_.setRaw(option, value);
+  binding.optionsSet_ |= 1u << index;
+}
+
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool BindPlan::Impl::bindRememberedOptions(
+    absl::Span<const KeywordArgument> keywords, Binding &binding,
+    uint32_t &given, uint64_t &changed) const {
+  if (keywords.size() > Binding::kRememberedKeywords)
+    return false;
+  for (size_t k = 0; k < keywords.size(); ++k) {
+    int32_t code = binding.keywordCodes_[k];
+    if (code < kOptionCode || code >= kDeprecatedCode)
+      return false;
+    int index = code - kOptionCode;
+    const LaunchOptionInfo &info = (*optionTable)[index];
+    int64_t value;
+    // A repeated option is bindKeywords' to refuse.
+    if (!sameName(info.name, keywords[k].name) || (given & (1u << index)) ||
+        !launchOptionFast(info, keywords[k].value, value))
+      return false;
+    given |= 1u << index;
+    storeOption(index, value, binding, changed);
+  }
+  return true;
 }
 
 // The slow path: keywords, or fewer positional arguments than parameters.
 absl::Status
 BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
                              absl::Span<const KeywordArgument> keywordArgs,
-                             Binding &binding) const {
+                             Binding &binding, uint32_t &given,
+                             uint64_t &changed) const {
   size_t n = params.size();
-  for (size_t i = 0; i < n; ++i)
-    binding.states_[i].given = i < positional.size();
-  bool optionGiven[kNumLaunchOptions] = {};
+  // Which parameters have a value, set up at the first keyword that names
+  // a parameter (launch options alone do not need it).
+  bool tracking = false;
   for (size_t k = 0; k < keywordArgs.size(); ++k) {
     const KeywordArgument &kw = keywordArgs[k];
     // A launch loop names the same keywords in the same places: what the
@@ -203,7 +401,8 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     int32_t *remembered =
         k < Binding::kRememberedKeywords ? &binding.keywordCodes_[k] : nullptr;
     int32_t code;
-    if (remembered && *remembered >= 0 && nameOf(*remembered) == kw.name) {
+    if (remembered && *remembered >= 0 &&
+        sameName(nameOf(*remembered), kw.name)) {
       code = *remembered;
     } else {
       // Debian's absl::string_view is not std::string_view.
@@ -225,24 +424,24 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     }
     if (code >= kOptionCode) {
       int index = code - kOptionCode;
-      auto option = static_cast<LaunchOption>(index);
-      if (optionGiven[index])
+      if (given & (1u << index))
         return absl::InvalidArgumentError(
             kjit::strCat("kernel '", manifest.name, "': launch option '",
                          kw.name, "' given more than once"));
-      optionGiven[index] = true;
+      given |= 1u << index;
       int64_t value;
-      if (absl::Status status = checkLaunchOption(option, kw.value, &value);
-          !status.ok())
-        return absl::InvalidArgumentError(
-            kjit::strCat("kernel '", manifest.name, "': ", status.message()));
-      // Debug is or-ed with the default, as the reference or-s in the
-      // environment: KJIT_DEBUG=1 cannot be switched off per launch.
-      if (option == LaunchOption::Debug)
-        value = value || defaults.debug();
-      binding.words_[index] = static_cast<uint64_t>(value);
-      binding.options_.setRaw(option, value);
+      if (!launchOptionFast((*optionTable)[index], kw.value, value)) {
+        if (absl::Status status = checkOption(index, kw.value, value);
+            !status.ok())
+          return status;
+      }
+      storeOption(index, value, binding, changed);
       continue;
+    }
+    if (!tracking) {
+      for (size_t i = 0; i < n; ++i)
+        binding.states_[i].given = i < positional.size();
+      tracking = true;
     }
     auto &state = binding.states_[code];
     if (state.given)
@@ -252,9 +451,17 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
     state.given = true;
     binding.args_[code] = kw.value;
   }
+  if (positional.size() < n)
+    return fillOmitted(positional, binding, tracking);
+  return absl::OkStatus();
+}
+
+absl::Status BindPlan::Impl::fillOmitted(absl::Span<const Argument> positional,
+                                         Binding &binding,
+                                         bool tracking) const {
   std::vector<std::string_view> missing;
-  for (size_t i = positional.size(); i < n; ++i) {
-    if (binding.states_[i].given)
+  for (size_t i = positional.size(); i < params.size(); ++i) {
+    if (tracking && binding.states_[i].given)
       continue;
     if (params[i].hasDefault) {
       binding.args_[i] = defaultValues[i];
@@ -274,28 +481,93 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
   return absl::OkStatus();
 }
 
+namespace {
+
+/// A read-only tensor for a pointer parameter: the key word's kind becomes
+/// ConstPointer by one bit, whether it was Pointer or already ConstPointer.
+constexpr uint32_t kConstPointerBit = 1;
+static_assert(
+    (static_cast<uint32_t>(SigType::Kind::Pointer) | kConstPointerBit) ==
+        static_cast<uint32_t>(SigType::Kind::ConstPointer) &&
+    (static_cast<uint32_t>(SigType::Kind::ConstPointer) | kConstPointerBit) ==
+        static_cast<uint32_t>(SigType::Kind::ConstPointer));
+
+/// specializeValue's common cases, decided with a few compares from the
+/// plan's FastRule: a tensor of a typed pointer's dtype, an int that fits
+/// both int64 and an integer type, a float for a float type. Gives the key
+/// word (paramWord) of the type and spec key specializeValue gives; false
+/// for any other value, which the general rules then decide (with their
+/// messages).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool
+fastSpecialize(const BindPlan::Impl::Param &param, const Argument &arg,
+               uint32_t &word) {
+  switch (param.fast) {
+  case FastRule::None:
+    return false;
+  case FastRule::Pointer:
+    if (arg.kind() != ArgKind::Tensor || arg.dtype() != param.rules.type.dtype)
+      return false;
+    word = arg.isMock() || arg.address() % 16 == 0 ? param.wordAligned
+                                                   : param.wordPlain;
+    if (arg.isReadOnly())
+      word |= kConstPointerBit;
+    return true;
+  case FastRule::Int: {
+    if (arg.kind() != ArgKind::Int)
+      return false;
+    // The low half alone, when the value fits in int64 (nearly always):
+    // 64-bit compares instead of 128-bit ones.
+    Int128 v = arg.asInt();
+    int64_t i = static_cast<int64_t>(v);
+    if (static_cast<Int128>(i) != v || i < param.min || i > param.max)
+      return false;
+    word = i % 16 == 0 ? param.wordAligned
+           : i == 1    ? param.wordOne
+                       : param.wordPlain;
+    return true;
+  }
+  case FastRule::Float:
+    if (arg.kind() != ArgKind::Float)
+      return false;
+    word = param.wordPlain;
+    return true;
+  }
+  return false;
+}
+
+/// What the general rules make of a non-constexpr value.
+struct Specialized {
+  SigType type;
+  SpecKey spec = SpecKey::None;
+  ValueError error = ValueError::Ok;
+};
+
+/// specializeValue out of line, returning by value: the bind loop's type
+/// and spec key then stay in registers.
+ABSL_ATTRIBUTE_NOINLINE Specialized specializeSlow(const ParamRules &rules,
+                                                   Argument &arg) {
+  Specialized result;
+  result.error = detail::specializeValue(rules, arg, result.type, result.spec);
+  return result;
+}
+
+} // namespace
+
 absl::Status BindPlan::bind(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
                             Binding &binding,
                             const BackendAttributes *attributes) const {
   const Impl &plan = *impl_;
   const size_t n = plan.params.size();
-  if (ABSL_PREDICT_FALSE(positional.size() > n))
-    return absl::InvalidArgumentError(kjit::strCat(
-        "kernel '", plan.manifest.name, "' takes ", n, " argument",
-        n == 1 ? "" : "s", " but ", positional.size(), " were given"));
-  // A Binding from makeBinding has the right sizes; another one is sized
-  // here once (the only allocation it ever sees).
-  if (ABSL_PREDICT_FALSE(binding.args_.size() != n ||
-                         binding.words_.size() != plan.numWords)) {
-    binding.args_.resize(n);
-    binding.states_.resize(n);
-    binding.words_.resize(plan.numWords);
-    binding.wordsValid_ = false; // a key of another kernel, if any
-    // Keyword codes of another plan index its parameters, not these.
-    std::fill(std::begin(binding.keywordCodes_),
-              std::end(binding.keywordCodes_), -1);
-  }
+  const size_t numPositional = positional.size();
+  if (ABSL_PREDICT_FALSE(numPositional > n))
+    return absl::InvalidArgumentError(
+        kjit::strCat("kernel '", plan.manifest.name, "' takes ", n, " argument",
+                     n == 1 ? "" : "s", " but ", numPositional, " were given"));
+  // A Binding of another plan (or none) is sized here once (the only
+  // allocation it ever sees).
+  if (ABSL_PREDICT_FALSE(binding.planId_ != plan.id))
+    plan.adopt(binding);
   Argument *args = binding.args_.data();
   uint64_t *words = binding.words_.data();
   // Each key word is compared with the one it replaces, so that the caller
@@ -306,63 +578,82 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
   binding.keyUnchanged_ = false;
   binding.hashed_ = false;
   uint64_t changed = 0;
-  uint64_t oldOptions[kNumLaunchOptions];
-  std::memcpy(oldOptions, words, sizeof(oldOptions));
-  std::copy(positional.begin(), positional.end(), args);
-  std::memcpy(words, plan.defaults.values().data(),
-              sizeof(uint64_t) * kNumLaunchOptions);
-  binding.options_ = plan.defaults;
 
-  if (!keywords.empty() || positional.size() < plan.numRequired) {
-    if (absl::Status status = plan.bindKeywords(positional, keywords, binding);
+  // Options the last bind set: those this one does not set go back to
+  // their defaults. Every other option already holds its default.
+  uint32_t stale = binding.optionsSet_;
+  uint32_t given = 0;
+  if (numPositional < plan.numRequired ||
+      (!keywords.empty() &&
+       !plan.bindRememberedOptions(keywords, binding, given, changed))) {
+    given = 0;
+    if (absl::Status status =
+            plan.bindKeywords(positional, keywords, binding, given, changed);
         ABSL_PREDICT_FALSE(!status.ok()))
-      return status;
+      return status; // optionsSet_ has gained what it set
   } else {
-    // Positional only, every required parameter given: the rest are
-    // defaults.
-    for (size_t i = positional.size(); i < n; ++i)
+    // Every required parameter given by position, any keywords launch
+    // options: the rest are defaults.
+    for (size_t i = numPositional; i < n; ++i)
       args[i] = plan.defaultValues[i];
   }
+  stale &= ~given;
+  if (ABSL_PREDICT_FALSE(stale != 0)) {
+    for (int i = 0; i < kNumLaunchOptions; ++i) {
+      if (!(stale & (1u << i)))
+        continue;
+      auto option = static_cast<LaunchOption>(i);
+      uint64_t value = static_cast<uint64_t>(plan.defaults.raw(option));
+      changed |= words[i] ^ value;
+      words[i] = value;
+      binding.options_.setRaw(option, plan.defaults.raw(option));
+    }
+    binding.optionsSet_ &= ~stale;
+  }
 
-  for (int i = 0; i < kNumLaunchOptions; ++i)
-    changed |= oldOptions[i] ^ words[i];
+  std::copy(positional.begin(), positional.end(), args);
   Binding::ParamState *states = binding.states_.data();
+  const Impl::Param *params = plan.params.data();
   for (size_t i = 0; i < n; ++i) {
-    const Impl::Param &param = plan.params[i];
+    const Impl::Param &param = params[i];
     Argument &arg = args[i];
     uint64_t *w = words + param.word;
-    // The rules leave `arg` as given when they fail, so the message can
-    // show it without a copy on the hot path.
-    if (param.rules.isConstexpr) {
-      ValueError error = detail::normalizeConstexpr(param.rules, arg);
-      if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
-        return plan.argumentError(i, arg, error);
-      states[i].specKey = SpecKey::None;
-      uint64_t old[3] = {w[0], w[1], w[2]};
-      detail::constexprWords(arg, w);
-      changed |= (old[0] ^ w[0]) | (old[1] ^ w[1]) | (old[2] ^ w[2]);
-      continue;
+    uint32_t word;
+    if (!fastSpecialize(param, arg, word)) {
+      // The rules leave `arg` as given when they fail, so the message can
+      // show it without a copy on the hot path.
+      if (param.rules.isConstexpr) {
+        ValueError error = detail::normalizeConstexpr(param.rules, arg);
+        if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
+          return plan.argumentError(i, arg, error);
+        // Spec key None; the type and attribute bits stay as they were.
+        states[i].word &= ~(uint32_t(0xff) << 16);
+        uint64_t old[3] = {w[0], w[1], w[2]};
+        detail::constexprWords(arg, w);
+        changed |= (old[0] ^ w[0]) | (old[1] ^ w[1]) | (old[2] ^ w[2]);
+        continue;
+      }
+      Specialized general = specializeSlow(param.rules, arg);
+      if (ABSL_PREDICT_FALSE(general.error != ValueError::Ok))
+        return plan.argumentError(i, arg, general.error);
+      word =
+          static_cast<uint32_t>(detail::paramWord(general.type, general.spec));
     }
-    SigType type;
-    SpecKey spec;
-    ValueError error = detail::specializeValue(param.rules, arg, type, spec);
-    if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
-      return plan.argumentError(i, arg, error);
-    states[i].type = type;
-    states[i].specKey = spec;
-    uint64_t word = detail::paramWord(type, spec);
-    states[i].backendAttrs = 0;
-    if (attributes && attributes->asks(type)) {
-      absl::StatusOr<uint32_t> bits = attributes->of(i, type, arg);
-      if (ABSL_PREDICT_FALSE(!bits.ok()))
-        return absl::Status(bits.status().code(),
-                            kjit::strCat("parameter '",
-                                         plan.manifest.params[i].name,
-                                         "' of kernel '", plan.manifest.name,
-                                         "': ", bits.status().message()));
-      states[i].backendAttrs = uint8_t(*bits);
-      word |= detail::backendAttributeBits(*bits);
+    if (attributes) {
+      SigType type = {static_cast<SigType::Kind>(word & 0xff),
+                      static_cast<DType>((word >> 8) & 0xff)};
+      if (attributes->asks(type)) {
+        absl::StatusOr<uint32_t> bits = attributes->of(i, type, arg);
+        if (ABSL_PREDICT_FALSE(!bits.ok()))
+          return absl::Status(bits.status().code(),
+                              kjit::strCat("parameter '",
+                                           plan.manifest.params[i].name,
+                                           "' of kernel '", plan.manifest.name,
+                                           "': ", bits.status().message()));
+        word |= static_cast<uint32_t>(detail::backendAttributeBits(*bits));
+      }
     }
+    states[i].word = word;
     changed |= *w ^ word;
     *w = word;
   }

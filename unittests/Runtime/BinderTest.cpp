@@ -9,6 +9,10 @@
 
 #include "kjit/Model/Binder.h"
 
+// The binder's general rules (internal to the model library), to check the
+// fast rules against them.
+#include "../../lib/Model/ValueRules.h"
+
 #include "absl/container/flat_hash_map.h"
 
 #include <gtest/gtest.h>
@@ -792,6 +796,265 @@ TEST(Binder, KeywordsThatMoveBindByName) {
     ASSERT_TRUE(wide.bind({}, five, w).ok());
     for (int i = 0; i < 5; ++i)
       EXPECT_EQ(w.arguments()[i].asInt(), i + 1);
+  }
+}
+
+// The binder decides the common values (a tensor of a typed pointer's dtype,
+// an int within int64 and the declared type, a float for a float type)
+// with a plan's precomputed rule, before the general rules: both must give
+// the same type, spec key, normalized value and message for every value,
+// at every flag of the parameter.
+TEST(Binder, FastRulesAgreeWithTheGeneralRules) {
+  std::vector<Argument> values = {
+      Argument::none(),
+      Argument::boolean(true),
+      Argument::boolean(false),
+      Argument::fp(0.5),
+      Argument::fp(16.0),
+      Argument::dtypeValue(DType::FP32),
+      Argument::callable(nullptr),
+  };
+  for (Int128 v :
+       {Int128(0), Int128(1), Int128(-1), Int128(16), Int128(-16), Int128(17),
+        Int128(32), (kOne << 63) - 16, kOne << 63, (kOne << 64) - 1,
+        (kOne << 64) - 16, kOne << 64, kOne << 70, -(kOne << 63),
+        -(kOne << 63) - 1, -(kOne << 63) - 16, -(kOne << 70)})
+    values.push_back(Argument::integer(v));
+  std::vector<DType> dtypes;
+  for (int d = 0; d < kNumDTypes; ++d) {
+    DType dtype = static_cast<DType>(d);
+    dtypes.push_back(dtype);
+    if (isInteger(dtype))
+      for (Int128 v : {integerMin(dtype), integerMax(dtype)})
+        for (Int128 delta : {-1, 0, 1})
+          values.push_back(Argument::integer(v + delta));
+    for (uint64_t address : {0x1000, 0x1004, 0x1008})
+      for (bool readOnly : {false, true})
+        values.push_back(Argument::tensor(address, dtype, readOnly));
+    values.push_back(Argument::mockTensor(dtype));
+  }
+  std::vector<ParamType> types = {ParamType::any()};
+  for (DType dtype : dtypes) {
+    types.push_back(ParamType::scalar(dtype));
+    if (!kernelIRTypeName(dtype).empty())
+      types.push_back(ParamType::pointer(dtype));
+  }
+  int checked = 0;
+  for (const ParamType &type : types) {
+    for (int flags = 0; flags < 8; ++flags) {
+      KernelParam p = param("v", type);
+      p.doNotSpecialize = flags & 1;
+      p.doNotSpecializeOnAlignment = flags & 2;
+      p.isConst = (flags & 4) && type.kind == ParamType::Kind::Pointer;
+      KernelManifest m;
+      m.name = "k";
+      m.params = {p};
+      absl::StatusOr<BindPlan> plan = BindPlan::create(m);
+      if (!plan.ok())
+        continue; // a combination the manifest refuses
+      Binding b = plan->makeBinding();
+      for (const Argument &value : values) {
+        SCOPED_TRACE(toString(type) + " flags " + std::to_string(flags) +
+                     " value " + describeArgument(value));
+        detail::ParamRules rules = detail::rulesOf(p);
+        Argument normalized = value;
+        SigType sig;
+        SpecKey spec = SpecKey::None;
+        detail::ValueError error =
+            detail::specializeValue(rules, normalized, sig, spec);
+        // The same Binding throughout, as a launch loop reuses one.
+        absl::Status status = plan->bind({value}, b);
+        ++checked;
+        if (error != detail::ValueError::Ok) {
+          EXPECT_EQ(status.message(),
+                    "argument 'v' of kernel 'k': " +
+                        detail::describeValueError(error, rules, value));
+          continue;
+        }
+        ASSERT_TRUE(status.ok()) << status;
+        EXPECT_EQ(b.type(0), sig);
+        EXPECT_EQ(b.specKey(0), spec);
+        EXPECT_EQ(b.arguments()[0], normalized);
+        Binding fresh = plan->makeBinding();
+        ASSERT_TRUE(plan->bind({value}, fresh).ok());
+        EXPECT_EQ(b.key(), fresh.key());
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+// An integer beyond int64 leaves the fast rule for the general one, whose
+// messages stay those of the value as given.
+TEST(BinderErrors, IntegersBeyondInt64) {
+  auto bindOne = [](DType dtype, Int128 value) {
+    BindPlan plan = makePlan({param("v", ParamType::scalar(dtype))});
+    Binding b = plan.makeBinding();
+    // A first bind in the fast rule's range, as in a launch loop.
+    EXPECT_TRUE(plan.bind({Argument::integer(1)}, b).ok());
+    absl::Status status = plan.bind({Argument::integer(value)}, b);
+    return status.ok() ? std::string(toString(b.specKey(0)))
+                       : std::string(status.message());
+  };
+  EXPECT_EQ(bindOne(DType::I64, kOne << 64),
+            "argument 'v' of kernel 'k': integer 18446744073709551616 does "
+            "not fit in 64 bits (kjit accepts -2^63 to 2^64-1)");
+  EXPECT_EQ(bindOne(DType::I32, -(kOne << 63) - 1),
+            "argument 'v' of kernel 'k': integer -9223372036854775809 does "
+            "not fit in 64 bits (kjit accepts -2^63 to 2^64-1)");
+  EXPECT_EQ(bindOne(DType::I64, kOne << 63),
+            "argument 'v' of kernel 'k': integer 9223372036854775808 does not "
+            "fit parameter type i64");
+  EXPECT_EQ(bindOne(DType::U64, kOne << 63), "D");
+  EXPECT_EQ(bindOne(DType::U64, (kOne << 64) - 1), "N");
+  EXPECT_EQ(bindOne(DType::U64, -1),
+            "argument 'v' of kernel 'k': integer -1 does not fit parameter "
+            "type u64");
+}
+
+// A bind resets only the options the previous bind set by keyword: every
+// other option must still hold its default, whatever came between.
+TEST(Binder, OptionsOfTheLastBindAreReset) {
+  LaunchOptions defaults;
+  defaults.setRaw(LaunchOption::NumWarps, 2);
+  BindPlan plan =
+      makePlan({param("x", ParamType::scalar(DType::I32))}, "k", defaults);
+  std::vector<Argument> args = {Argument::integer(7)};
+  Binding plain = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(args, plain).ok());
+  SpecializationKey plainKey(plain.key());
+
+  Binding b = plan.makeBinding();
+  std::vector<KeywordArgument> warps = {{"num_warps", Argument::integer(8)}};
+  std::vector<KeywordArgument> stages = {{"num_stages", Argument::integer(1)}};
+  ASSERT_TRUE(plan.bind(args, warps, b).ok());
+  EXPECT_EQ(b.options().numWarps(), 8);
+  // Without it again: the default, the same key as a bind that never set
+  // it, and a changed key.
+  ASSERT_TRUE(plan.bind(args, b).ok());
+  EXPECT_EQ(b.options(), plan.defaultOptions());
+  EXPECT_EQ(b.key(), plainKey.view());
+  EXPECT_FALSE(b.keyUnchanged());
+  ASSERT_TRUE(plan.bind(args, b).ok());
+  EXPECT_TRUE(b.keyUnchanged());
+  // Another option in the same keyword place.
+  ASSERT_TRUE(plan.bind(args, warps, b).ok());
+  ASSERT_TRUE(plan.bind(args, stages, b).ok());
+  EXPECT_EQ(b.options().numWarps(), 2);
+  EXPECT_EQ(b.options().numStages(), 1);
+  EXPECT_FALSE(b.keyUnchanged());
+
+  // A bind that fails after setting an option (a later keyword, or an
+  // argument): the next bind still resets it.
+  std::vector<KeywordArgument> warpsThenBad = {
+      {"num_warps", Argument::integer(8)}, {"num_ctas", Argument::integer(0)}};
+  for (const auto &[given, kw] : std::vector<
+           std::pair<std::vector<Argument>, std::vector<KeywordArgument>>>{
+           {args, warpsThenBad}, {{Argument::fp(0.5)}, warps}}) {
+    ASSERT_TRUE(plan.bind(args, b).ok());
+    ASSERT_TRUE(plan.bind(args, b).ok());
+    ASSERT_TRUE(b.keyUnchanged());
+    ASSERT_FALSE(plan.bind(given, kw, b).ok());
+    ASSERT_TRUE(plan.bind(args, b).ok());
+    EXPECT_EQ(b.options(), plan.defaultOptions());
+    EXPECT_EQ(b.key(), plainKey.view());
+    EXPECT_FALSE(b.keyUnchanged()) << "the bind before failed";
+    ASSERT_TRUE(plan.bind(args, stages, b).ok());
+    EXPECT_EQ(b.options().numWarps(), 2);
+    EXPECT_EQ(b.options().numStages(), 1);
+  }
+
+  // A Binding bound by another plan of the same shape, whose defaults
+  // differ, gets this plan's defaults.
+  BindPlan other =
+      makePlan({param("x", ParamType::scalar(DType::I32))}, "k", {});
+  ASSERT_TRUE(other.bind(args, b).ok());
+  EXPECT_EQ(b.options().numWarps(), 4);
+  ASSERT_TRUE(plan.bind(args, b).ok());
+  EXPECT_EQ(b.options(), plan.defaultOptions());
+  EXPECT_EQ(b.key(), plainKey.view());
+}
+
+// Keywords in the places the last bind remembered take a shorter path;
+// whatever it cannot decide (another name there, a repeated option, a
+// value to refuse or one only checkLaunchOption accepts) binds as before.
+TEST(Binder, RememberedOptionKeywords) {
+  BindPlan plan = makePlan({param("x")});
+  std::vector<Argument> args = {Argument::integer(1)};
+  auto rebind = [&](std::vector<KeywordArgument> first,
+                    std::vector<KeywordArgument> second) {
+    Binding b = plan.makeBinding();
+    EXPECT_TRUE(plan.bind(args, first, b).ok());
+    absl::Status status = plan.bind(args, second, b);
+    if (!status.ok())
+      return std::string(status.message());
+    Binding fresh = plan.makeBinding();
+    EXPECT_TRUE(plan.bind(args, second, fresh).ok());
+    EXPECT_EQ(b.key(), fresh.key());
+    EXPECT_EQ(b.options(), fresh.options());
+    return std::string("ok");
+  };
+  std::vector<KeywordArgument> warpsStages = {
+      {"num_warps", Argument::integer(4)},
+      {"num_stages", Argument::integer(2)}};
+  EXPECT_EQ(rebind(warpsStages, {{"num_warps", Argument::integer(8)},
+                                 {"num_stages", Argument::integer(0)}}),
+            "ok");
+  EXPECT_EQ(rebind(warpsStages, {{"num_warps", Argument::integer(8)},
+                                 {"num_ctas", Argument::integer(2)}}),
+            "ok");
+  EXPECT_EQ(rebind(warpsStages, {{"num_warps", Argument::integer(8)}}), "ok");
+  EXPECT_EQ(rebind(warpsStages, {{"num_warps", Argument::integer(8)},
+                                 {"num_stages", Argument::integer(2)},
+                                 {"x", Argument::integer(3)}}),
+            "kernel 'k': got multiple values for argument 'x'");
+  EXPECT_EQ(rebind(warpsStages, {{"num_warps", Argument::integer(8)},
+                                 {"num_warps", Argument::integer(2)}}),
+            "kernel 'k': launch option 'num_warps' given more than once");
+  EXPECT_EQ(rebind({{"maxnreg", Argument::integer(64)}},
+                   {{"maxnreg", Argument::none()}}),
+            "ok");
+  EXPECT_EQ(rebind({{"debug", Argument::boolean(true)}},
+                   {{"debug", Argument::boolean(false)}}),
+            "ok");
+  // Every refused value, in a remembered place, keeps its message.
+  std::vector<std::pair<KeywordArgument, std::string>> refused = {
+      {{"num_warps", Argument::integer(3)},
+       "kernel 'k': launch option 'num_warps' must be a power of two, got 3"},
+      {{"num_warps", Argument::integer(0)},
+       "kernel 'k': launch option 'num_warps' must be at least 1, got 0"},
+      {{"num_warps", Argument::integer(-(kOne << 70))},
+       "kernel 'k': launch option 'num_warps' must be at least 1, got "
+       "-1180591620717411303424"},
+      {{"num_warps", Argument::integer(kOne << 70)},
+       "kernel 'k': launch option 'num_warps' must be at most 2147483647, got "
+       "1180591620717411303424"},
+      {{"num_warps", Argument::integer(kOne << 32)},
+       "kernel 'k': launch option 'num_warps' must be at most 2147483647, got "
+       "4294967296"},
+      {{"num_warps", Argument::boolean(true)},
+       "kernel 'k': launch option 'num_warps' expects an integer, got a bool "
+       "(true)"},
+      {{"num_warps", Argument::none()},
+       "kernel 'k': launch option 'num_warps' expects an integer, got None"},
+      {{"debug", Argument::integer(1)},
+       "kernel 'k': launch option 'debug' expects a bool, got an int (1)"},
+  };
+  for (const auto &[kw, message] : refused) {
+    std::vector<KeywordArgument> valid = {
+        {kw.name,
+         kw.name == "debug" ? Argument::boolean(false) : Argument::integer(8)}};
+    EXPECT_EQ(rebind(valid, {kw}), message);
+  }
+  // Debug stays or-ed with a debug default on the shorter path too.
+  LaunchOptions debugOn;
+  debugOn.setRaw(LaunchOption::Debug, 1);
+  BindPlan debugPlan = makePlan({param("x")}, "k", debugOn);
+  Binding b = debugPlan.makeBinding();
+  std::vector<KeywordArgument> off = {{"debug", Argument::boolean(false)}};
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE(debugPlan.bind(args, off, b).ok());
+    EXPECT_TRUE(b.options().debug());
   }
 }
 

@@ -116,12 +116,18 @@ public:
   /// Every parameter's value, in declaration order.
   absl::Span<const Argument> arguments() const { return args_; }
   /// The signature type of non-constexpr parameter `index`.
-  SigType type(size_t index) const { return states_[index].type; }
+  SigType type(size_t index) const {
+    uint32_t word = states_[index].word;
+    return {static_cast<SigType::Kind>(word & 0xff),
+            static_cast<DType>((word >> 8) & 0xff)};
+  }
   /// The spec key of parameter `index` (None for constexprs).
-  SpecKey specKey(size_t index) const { return states_[index].specKey; }
+  SpecKey specKey(size_t index) const {
+    return static_cast<SpecKey>((states_[index].word >> 16) & 0xff);
+  }
   /// The backend attribute bits of parameter `index` (0 without any).
   uint32_t backendAttributes(size_t index) const {
-    return states_[index].backendAttrs;
+    return states_[index].word >> 24;
   }
   /// The launch options, defaults included.
   const LaunchOptions &options() const { return options_; }
@@ -146,10 +152,12 @@ private:
   friend class BindPlan;
 
   struct ParamState {
-    SigType type;
-    SpecKey specKey = SpecKey::None;
+    /// The parameter's key word as the binder computes it, a byte each:
+    /// type kind, dtype, spec key, backend attribute bits (so that a bind
+    /// stores them at once). Initially {i32, None, 0}.
+    uint32_t word = static_cast<uint32_t>(SigType::Kind::Scalar) |
+                    static_cast<uint32_t>(DType::I32) << 8;
     bool given = false;
-    uint8_t backendAttrs = 0;
   };
 
   /// The hash of a key's words (mixed per position and summed, so that
@@ -165,6 +173,14 @@ private:
   std::vector<ParamState> states_;
   std::vector<uint64_t> words_;
   LaunchOptions options_;
+  /// The plan of the last bind (BindPlan's unique id; 0: none yet). Another
+  /// plan's defaults and keyword codes do not hold here.
+  uint64_t planId_ = 0;
+  /// The launch options whose value (in options_ and their key words) may
+  /// differ from the plan's defaults: those the last bind set by keyword.
+  /// Every other option holds its default, so a bind resets and compares
+  /// only these.
+  uint32_t optionsSet_ = (1u << kNumLaunchOptions) - 1;
   mutable uint64_t hash_ = 0;
   mutable bool hashed_ = false;
   /// Whether words_ hold the key of a successful bind.
