@@ -534,12 +534,12 @@ static const char *arg_name(const kjit_arg *a, int *len) {
 
 /* Whether `bits` was validated as device memory for slot `n` of `k`. */
 static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
-  const uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
   int w;
   if (n >= k->cache_slots)
     return 0;
   for (w = 0; w < CUDA_POINTER_WAYS; ++w)
-    if (__atomic_load_n(&ways[w], __ATOMIC_RELAXED) == bits)
+    if (__atomic_load_n(&k->pointer_cache[w * k->cache_slots + n],
+                        __ATOMIC_RELAXED) == bits)
       return 1;
   return 0;
 }
@@ -568,11 +568,12 @@ static kjit_status *check_pointer(const cuda_instance *self, cuda_kernel *k,
     return cuda_call_error(self, k->dev, r, "a pointer check", what);
   }
   if (device_address == *bits && n < k->cache_slots) {
-    uint64_t *ways = k->pointer_cache + n * (CUDA_POINTER_WAYS + 1);
+    uint64_t *counter =
+        &k->pointer_cache[CUDA_POINTER_WAYS * k->cache_slots + n];
     uint64_t way =
-        __atomic_fetch_add(&ways[CUDA_POINTER_WAYS], 1, __ATOMIC_RELAXED) %
-        CUDA_POINTER_WAYS;
-    __atomic_store_n(&ways[way], *bits, __ATOMIC_RELAXED);
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED) % CUDA_POINTER_WAYS;
+    __atomic_store_n(&k->pointer_cache[way * k->cache_slots + n], *bits,
+                     __ATOMIC_RELAXED);
   }
   *bits = device_address;
   return NULL;

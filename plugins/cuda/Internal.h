@@ -206,9 +206,11 @@ typedef struct cuda_kernel {
   const char *name;  /**< Interned: lives until the last fini. */
   size_t num_params; /**< SIZE_MAX when the driver cannot say. */
   uint32_t *param_sizes;
-  /** Per parameter slot, CUDA_POINTER_WAYS addresses validated as device
-   *  memory (atomic, relaxed; 0: none), replaced round robin, then the
-   *  slot's insertion counter: CUDA_POINTER_WAYS + 1 words per slot. */
+  /** The addresses validated as device memory, CUDA_POINTER_WAYS per
+   *  parameter slot (atomic, relaxed; 0: none), replaced round robin: way w
+   *  of slot n at [w * cache_slots + n], so that a launch's look at the
+   *  first way of every slot reads adjacent words; then each slot's
+   *  insertion counter at [CUDA_POINTER_WAYS * cache_slots + n]. */
   uint64_t *pointer_cache;
   size_t cache_slots;
   /** The dynamic shared memory the function is configured for (atomic). */
