@@ -161,9 +161,15 @@ static void record_load(const checked_state *s,
 
 static kjit_status *checked_load(void *self, kjit_backend_load_args *a) {
   checked_state *s = self;
+  kjit_status *status;
   if (s->load_log)
     record_load(s, a);
-  return s->inner->load(s->inner_self, a);
+  status = s->inner->load(s->inner_self, a);
+  /* The checks read every launch's kjit_args, so launches must carry them
+   * even where the wrapped backend would take values alone (ABI 1.4). */
+  if (!status && KJIT_HAS_FIELD(a, kjit_backend_load_args, takes_values))
+    a->takes_values = 0;
+  return status;
 }
 
 static kjit_status *checked_launch(void *self, kjit_backend_launch_args *a) {
