@@ -66,10 +66,7 @@ absl::Status Kernel::Impl::checkAssignedGlobals() {
   return absl::OkStatus();
 }
 
-const absl::StatusOr<const Backend *> &Kernel::Impl::getBackend() {
-  // Every launch asks: once found, one load (call_once is a library call).
-  if (backendFound.load(std::memory_order_acquire))
-    return backend;
+const absl::StatusOr<const Backend *> &Kernel::Impl::findBackend() {
   std::call_once(backendOnce, [&] {
     backend = module->runtime->backend();
     backendFound.store(true, std::memory_order_release);

@@ -17,6 +17,7 @@
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Support/StrCat.h"
 
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 
@@ -162,7 +163,13 @@ struct Kernel::Impl {
   /// reference does on every miss.
   void forget(int32_t device, KeyView key);
   void clearCaches();
-  const absl::StatusOr<const Backend *> &getBackend();
+  /// The kernel's backend, found on the first call: after that, one load.
+  const absl::StatusOr<const Backend *> &getBackend() {
+    if (ABSL_PREDICT_TRUE(backendFound.load(std::memory_order_acquire)))
+      return backend;
+    return findBackend();
+  }
+  const absl::StatusOr<const Backend *> &findBackend();
   void compile(Entry &entry, const SpecializationRecord &record, bool isWarmup,
                int32_t device);
   /// Loads `entry` from the disk cache; false on a miss (an unusable entry

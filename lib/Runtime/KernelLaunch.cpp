@@ -169,11 +169,14 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   if (entry.takesValues && !hooked) {
     arguments.values.resize(launch.num_args);
     uint64_t *values = arguments.values.data();
+    // Raw pointers: Debian's Abseil checks every Span index (hardened).
+    const Argument *boundValues = bound.data();
+    const size_t *params = entry.launchParams.data();
     for (size_t j = 0; j < launch.num_args; ++j) {
-      size_t param = entry.launchParams[j];
+      size_t param = params[j];
       // The binder accepted the value for the entry's signature type (the
       // binding's key selected the entry): only the value is encoded.
-      values[j] = encodeBoundBits(binding.type(param), bound[param]);
+      values[j] = encodeBoundBits(binding.type(param), boundValues[param]);
     }
     launch.values = values;
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
