@@ -565,8 +565,10 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
         kjit::strCat("kernel '", plan.manifest.name, "' takes ", n, " argument",
                      n == 1 ? "" : "s", " but ", numPositional, " were given"));
   // A Binding of another plan (or none) is sized here once (the only
-  // allocation it ever sees).
-  if (ABSL_PREDICT_FALSE(binding.planId_ != plan.id))
+  // allocation it ever sees); so is one moved from, whose vectors are
+  // empty.
+  if (ABSL_PREDICT_FALSE(binding.planId_ != plan.id ||
+                         binding.words_.size() != plan.numWords))
     plan.adopt(binding);
   Argument *args = binding.args_.data();
   uint64_t *words = binding.words_.data();

@@ -645,6 +645,19 @@ TEST(Binder, ABindingFromElsewhereIsResized) {
   EXPECT_EQ(b.arguments().size(), 3u);
 }
 
+// A Binding moved from still knows its plan, but not its storage: the
+// next bind sizes it again.
+TEST(Binder, AMovedFromBindingBindsAgain) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  std::vector<Argument> args = {Argument::integer(1), Argument::integer(16)};
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind(args, b).ok());
+  Binding moved = std::move(b);
+  ASSERT_TRUE(plan.bind(args, b).ok()); // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(b.key(), moved.key());
+  EXPECT_EQ(b.arguments().size(), 2u);
+}
+
 TEST(Binder, CacheLookupWithAKeyView) {
   BindPlan plan = makePlan({param("x"), param("n")});
   absl::flat_hash_map<SpecializationKey, int, KeyHash, KeyEq> cache;
