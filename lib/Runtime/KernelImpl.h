@@ -19,6 +19,7 @@
 
 #include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 
 #include <array>
@@ -44,26 +45,29 @@ struct LaunchArguments;
 
 struct Entry {
   enum class State { Pending, Ready, Failed, Skipped };
-  std::mutex mutex;
-  std::condition_variable ready;
-  /// Written once, with release, after every other field is set; readers
-  /// load it with acquire before touching them.
-  std::atomic<State> state{State::Pending};
-  absl::Status error;
+  // What a launch reads comes first, in as few cache lines as it takes: a
+  // GPU launch between two of them evicts much of the L1.
   void *backendKernel = nullptr;
   /// The backend that loaded it (owned by the runtime).
   const Backend *backend = nullptr;
-  /// Manifest indices of the arguments passed at launch, with their
-  /// signature types.
-  std::vector<size_t> launchParams;
+  /// The backend checked the template at load (ABI 1.4's takes_values):
+  /// launches pass only each argument's storage bits.
+  bool takesValues = false;
+  /// Manifest indices of the arguments passed at launch (inline: a launch
+  /// reads them next to the fields above).
+  absl::InlinedVector<size_t, 8> launchParams;
+  /// Written once, with release, after every other field is set; readers
+  /// load it with acquire before touching them.
+  std::atomic<State> state{State::Pending};
+  std::mutex mutex;
+  std::condition_variable ready;
+  absl::Status error;
+  /// The signature types of launchParams.
   std::vector<std::string> launchTypes;
   /// The ABI form of the launch arguments with everything but the values
   /// filled in; the load hands it to the backend, and a launch that passes
   /// kjit_args copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
-  /// The backend checked the template at load (ABI 1.4's takes_values):
-  /// launches pass only each argument's storage bits.
-  bool takesValues = false;
   std::string key;
   /// Where the loaded kernel came from.
   enum class Origin { Compiled, Disk, Remote } origin = Origin::Compiled;
@@ -86,11 +90,26 @@ inline absl::Status checkDevice(int32_t device) {
 }
 
 struct Kernel::Impl {
+  // What every launch reads comes first, together: a GPU launch between two
+  // of them evicts much of the L1.
   Module::Impl *module;
   /// Unique in the process (see makeKernel).
   uint64_t id = 0;
-  KernelManifest manifest;
   std::optional<BindPlan> plan;
+  /// The runtime's plugin host.
+  plugin::PluginHost *host = nullptr;
+  std::atomic<uint64_t> checkedVersion{UINT64_MAX};
+  /// The runtime's backend, found once and kept (the runtime owns it).
+  std::atomic<bool> backendFound{false};
+  absl::StatusOr<const Backend *> backend = nullptr;
+  /// Read-copy-update caches, one per device: a hit is an atomic load and
+  /// a lookup in an immutable map, with no lock and no shared write (two
+  /// threads launching the same kernel do not contend). A miss copies the
+  /// map under `cacheWriteMutex` and publishes the copy; replaced maps are
+  /// retired, not freed, so a reader never sees a freed map or entry.
+  std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
+
+  KernelManifest manifest;
   std::string dependencyKey;
   /// Each function the kernel uses with the digest of its own IR (empty
   /// for a module from a manifest of an older kjit): the recompile log.
@@ -101,28 +120,16 @@ struct Kernel::Impl {
   std::vector<std::string> usedGlobals;
   std::vector<uint64_t> bakedBits;
   bool baked = false;
-  std::atomic<uint64_t> checkedVersion{UINT64_MAX};
   std::mutex globalsMutex;
   GlobalChangePolicy policy = GlobalChangePolicy::Error;
 
-  /// Read-copy-update caches, one per device: a hit is an atomic load and
-  /// a lookup in an immutable map, with no lock and no shared write (two
-  /// threads launching the same kernel do not contend). A miss copies the
-  /// map under `cacheWriteMutex` and publishes the copy; replaced maps are
-  /// retired, not freed, so a reader never sees a freed map or entry.
-  std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
   std::mutex cacheWriteMutex;
   std::vector<std::unique_ptr<const Cache>> retiredCaches;
   /// Every entry ever created, so that loaded kernels are unloaded when the
   /// kernel goes away (entries dropped by a recompile may still be running
   /// on other threads until then).
   std::vector<std::shared_ptr<Entry>> allEntries;
-  /// The runtime's backend, found once and kept (the runtime owns it).
   std::once_flag backendOnce;
-  std::atomic<bool> backendFound{false};
-  absl::StatusOr<const Backend *> backend = nullptr;
-  /// The runtime's plugin host.
-  plugin::PluginHost *host = nullptr;
   /// The host's shutdown callback that unloads this kernel's entries, so
   /// that a host shut down before the kernel is destroyed still frees them.
   uint64_t shutdownToken = 0;
