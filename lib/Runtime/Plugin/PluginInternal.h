@@ -175,18 +175,22 @@ namespace kjit::plugin {
 
 /// One plugin as one host loaded it.
 struct LoadedPlugin {
+  // What every launch reads comes first, together: a GPU launch between two
+  // of them evicts much of the L1.
+  std::atomic<bool> alive{true};
+  bool threadSafe = false;
+  uint32_t minor = 0;
+  void *self = nullptr;
+  kjit_backend_table backend;
+  bool hasBackend = false;
+
   std::string path;
   std::string name;
   void *handle = nullptr;
   const kjit_plugin_api *api = nullptr;
-  uint32_t minor = 0;
-  void *self = nullptr;
-  bool threadSafe = false;
   kjit_host_context context;
   kjit_hook_table hooks;
   bool hasHooks = false;
-  kjit_backend_table backend;
-  bool hasBackend = false;
   kjit_cache_store_table store;
   bool hasStore = false;
 
@@ -194,7 +198,6 @@ struct LoadedPlugin {
   /// hosts. Recursive because a hook may re-enter the runtime (launch from a
   /// launch hook).
   std::shared_ptr<std::recursive_mutex> serial;
-  std::atomic<bool> alive{true};
   /// Calls running now on other threads are in their CallTracker records;
   /// those nested deeper than a record holds are counted here. Shutdown
   /// waits on `drained` until none is left but its own thread's.
