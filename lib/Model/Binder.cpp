@@ -95,6 +95,9 @@ enum class FastRule : uint8_t {
   Int,
   /// A float scalar: a float.
   Float,
+  /// Unannotated: a tensor of a dtype kernel IR has, an int in int64, a
+  /// float.
+  Any,
 };
 
 /// Whether two byte strings of length `n` are equal. Keyword names are
@@ -238,8 +241,20 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
       } else if (isFloat(dtype)) {
         param.fast = FastRule::Float;
       }
+    } else if (!kp.isConstexpr) {
+      param.fast = FastRule::Any;
     }
-    if (param.fast != FastRule::None) {
+    if (param.fast == FastRule::Any) {
+      // The type comes from the value: the words hold the spec key alone.
+      auto word = [&](SpecKey spec) {
+        return static_cast<uint32_t>(
+            detail::specKeyBits(kp.doNotSpecialize ? SpecKey::None : spec));
+      };
+      param.wordAligned =
+          word(param.rules.align ? SpecKey::Divisible16 : SpecKey::Plain);
+      param.wordOne = word(SpecKey::EqualTo1);
+      param.wordPlain = word(SpecKey::Plain);
+    } else if (param.fast != FastRule::None) {
       SigType type = {SigType::Kind::Scalar, kp.type.dtype};
       if (param.fast == FastRule::Pointer)
         type.kind =
@@ -492,38 +507,54 @@ static_assert(
     (static_cast<uint32_t>(SigType::Kind::ConstPointer) | kConstPointerBit) ==
         static_cast<uint32_t>(SigType::Kind::ConstPointer));
 
+/// The plan's word for an integer value `i`: divisible by 16, 1, other.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t
+integerWord(const BindPlan::Impl::Param &param, int64_t i) {
+  return i % 16 == 0 ? param.wordAligned
+         : i == 1    ? param.wordOne
+                     : param.wordPlain;
+}
+
+/// The plan's word for a tensor: an aligned (or mock) one, or another.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t
+tensorWord(const BindPlan::Impl::Param &param, const Argument &arg) {
+  return arg.isMock() || arg.address() % 16 == 0 ? param.wordAligned
+                                                 : param.wordPlain;
+}
+
 /// specializeValue's common cases, decided with a few compares from the
 /// plan's FastRule: a tensor of a typed pointer's dtype, an int that fits
-/// both int64 and an integer type, a float for a float type. Gives the key
-/// word (paramWord) of the type and spec key specializeValue gives; false
-/// for any other value, which the general rules then decide (with their
-/// messages).
+/// both int64 and an integer type, a float for a float type; for an
+/// unannotated parameter a tensor, an int within int64 or a float. Gives the
+/// key word (paramWord) of the type and spec key specializeValue gives;
+/// false for any other value, which the general rules then decide (with
+/// their messages).
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool
 fastSpecialize(const BindPlan::Impl::Param &param, const Argument &arg,
                uint32_t &word) {
+  // The low half of an int alone, when the value fits in int64 (nearly
+  // always): 64-bit compares instead of 128-bit ones.
+  auto int64Of = [](const Argument &arg, int64_t &i) {
+    Int128 v = arg.asInt();
+    i = static_cast<int64_t>(v);
+    return static_cast<Int128>(i) == v;
+  };
   switch (param.fast) {
   case FastRule::None:
     return false;
   case FastRule::Pointer:
     if (arg.kind() != ArgKind::Tensor || arg.dtype() != param.rules.type.dtype)
       return false;
-    word = arg.isMock() || arg.address() % 16 == 0 ? param.wordAligned
-                                                   : param.wordPlain;
+    word = tensorWord(param, arg);
     if (arg.isReadOnly())
       word |= kConstPointerBit;
     return true;
   case FastRule::Int: {
-    if (arg.kind() != ArgKind::Int)
+    int64_t i;
+    if (arg.kind() != ArgKind::Int || !int64Of(arg, i) || i < param.min ||
+        i > param.max)
       return false;
-    // The low half alone, when the value fits in int64 (nearly always):
-    // 64-bit compares instead of 128-bit ones.
-    Int128 v = arg.asInt();
-    int64_t i = static_cast<int64_t>(v);
-    if (static_cast<Int128>(i) != v || i < param.min || i > param.max)
-      return false;
-    word = i % 16 == 0 ? param.wordAligned
-           : i == 1    ? param.wordOne
-                       : param.wordPlain;
+    word = integerWord(param, i);
     return true;
   }
   case FastRule::Float:
@@ -531,6 +562,37 @@ fastSpecialize(const BindPlan::Impl::Param &param, const Argument &arg,
       return false;
     word = param.wordPlain;
     return true;
+  case FastRule::Any:
+    // mangle_type: the type from the value (an int beyond int64 is u64 or
+    // too big, None a null pointer, a bool i1: the general rules).
+    switch (arg.kind()) {
+    case ArgKind::Tensor: {
+      if (kernelIRTypeName(arg.dtype()).empty())
+        return false;
+      SigType type = {param.rules.isConst || arg.isReadOnly()
+                          ? SigType::Kind::ConstPointer
+                          : SigType::Kind::Pointer,
+                      arg.dtype()};
+      word = tensorWord(param, arg) |
+             static_cast<uint32_t>(detail::typeBits(type));
+      return true;
+    }
+    case ArgKind::Int: {
+      int64_t i;
+      if (!int64Of(arg, i))
+        return false;
+      DType dtype = i == static_cast<int32_t>(i) ? DType::I32 : DType::I64;
+      word = integerWord(param, i) | static_cast<uint32_t>(detail::typeBits(
+                                         {SigType::Kind::Scalar, dtype}));
+      return true;
+    }
+    case ArgKind::Float:
+      word = param.wordPlain | static_cast<uint32_t>(detail::typeBits(
+                                   {SigType::Kind::Scalar, DType::FP32}));
+      return true;
+    default:
+      return false;
+    }
   }
   return false;
 }

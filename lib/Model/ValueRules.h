@@ -240,11 +240,20 @@ inline std::string expectedValue(const ParamRules &rules) {
 std::string describeValueError(ValueError error, const ParamRules &rules,
                                const Argument &original);
 
+/// The type's part of a parameter's key word (paramWord).
+inline uint64_t typeBits(SigType type) {
+  return static_cast<uint64_t>(type.kind) |
+         (static_cast<uint64_t>(type.dtype) << 8);
+}
+
+/// The spec key's part of a parameter's key word (paramWord).
+inline uint64_t specKeyBits(SpecKey spec) {
+  return static_cast<uint64_t>(spec) << 16;
+}
+
 /// One key word for a non-constexpr parameter: type kind, dtype, spec key.
 inline uint64_t paramWord(SigType type, SpecKey spec) {
-  return static_cast<uint64_t>(type.kind) |
-         (static_cast<uint64_t>(type.dtype) << 8) |
-         (static_cast<uint64_t>(spec) << 16);
+  return typeBits(type) | specKeyBits(spec);
 }
 
 /// A parameter's backend attribute bits in its key word, above what
