@@ -409,6 +409,9 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
   // Which parameters have a value, set up at the first keyword that names
   // a parameter (launch options alone do not need it).
   bool tracking = false;
+  // Parameters named by keyword: each one after the positional ones, and
+  // none twice (else an error).
+  size_t named = 0;
   for (size_t k = 0; k < keywordArgs.size(); ++k) {
     const KeywordArgument &kw = keywordArgs[k];
     // A launch loop names the same keywords in the same places: what the
@@ -464,9 +467,10 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
           kjit::strCat("kernel '", manifest.name,
                        "': got multiple values for argument '", kw.name, "'"));
     state.given = true;
+    ++named;
     binding.args_[code] = kw.value;
   }
-  if (positional.size() < n)
+  if (positional.size() + named < n)
     return fillOmitted(positional, binding, tracking);
   return absl::OkStatus();
 }

@@ -796,19 +796,19 @@ TEST(Binder, KeywordsThatMoveBindByName) {
   absl::Status status = plan.bind(x, unknown, b);
   EXPECT_EQ(status.message(), "kernel 'k': unknown keyword argument 'q' "
                               "(neither a parameter nor a launch option)");
-  // More keywords than the binder remembers places for.
-  BindPlan wide =
-      makePlan({param("a"), param("b"), param("c"), param("d"), param("e")});
+  // More keywords than the binder remembers places for (eight).
+  std::vector<KernelParam> many;
+  std::vector<KeywordArgument> reversed;
+  for (int i = 0; i < 10; ++i)
+    many.push_back(param("p" + std::to_string(i)));
+  BindPlan wide = makePlan(many);
+  for (int i = 9; i >= 0; --i)
+    reversed.push_back({wide.manifest().params[i].name, Argument::integer(i)});
   Binding w = wide.makeBinding();
-  std::vector<KeywordArgument> five = {{"e", Argument::integer(5)},
-                                       {"d", Argument::integer(4)},
-                                       {"c", Argument::integer(3)},
-                                       {"b", Argument::integer(2)},
-                                       {"a", Argument::integer(1)}};
   for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE(wide.bind({}, five, w).ok());
-    for (int i = 0; i < 5; ++i)
-      EXPECT_EQ(w.arguments()[i].asInt(), i + 1);
+    ASSERT_TRUE(wide.bind({}, reversed, w).ok());
+    for (int i = 0; i < 10; ++i)
+      EXPECT_EQ(w.arguments()[i].asInt(), i);
   }
 }
 

@@ -165,9 +165,11 @@ private:
   static uint64_t hashWords(absl::Span<const uint64_t> words);
 
   /// The keyword table codes of the first keywords of the last bind, by
-  /// position (-1: none), tried before the table.
-  static constexpr size_t kRememberedKeywords = 4;
-  int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1};
+  /// position (-1: none), tried before the table (a launch names a few
+  /// parameters and options; a lookup in the table costs about 100
+  /// instructions more).
+  static constexpr size_t kRememberedKeywords = 8;
+  int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
   std::vector<Argument> args_;
   std::vector<ParamState> states_;
