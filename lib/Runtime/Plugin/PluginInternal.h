@@ -266,9 +266,11 @@ struct LoadedPlugin {
     CallTracker::lightBarrier();
     if (!alive.load(std::memory_order_relaxed))
       return false;
-    std::unique_lock<std::recursive_mutex> lock(*serial, std::defer_lock);
-    if (!threadSafe)
-      lock.lock();
+    if (threadSafe) {
+      fn();
+      return true;
+    }
+    std::lock_guard<std::recursive_mutex> lock(*serial);
     fn();
     return true;
   }
