@@ -218,9 +218,32 @@ struct Kernel::Impl {
   launchWith(ThreadState &state, LaunchArguments &arguments,
              const LaunchConfig &config, absl::Span<const Argument> positional,
              absl::Span<const KeywordArgument> keywords);
+  /// launchWith's entry when the thread remembers none for the key: looked
+  /// up (or compiled) and remembered. Null with `status` OK when the cache
+  /// hook skipped it, null with an error when it failed.
+  ABSL_ATTRIBUTE_NOINLINE Entry *findEntry(ThreadState &state, int32_t device,
+                                           const Cache *published,
+                                           const BackendAttributes *attributes,
+                                           LaunchResult &result,
+                                           absl::Status &status);
+  /// A launch from inside a launch of this thread (a hook, the grid or
+  /// metadata callback): with a binding and arguments of its own.
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<LaunchResult>
+  launchNested(const LaunchConfig &config,
+               absl::Span<const Argument> positional,
+               absl::Span<const KeywordArgument> keywords);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config,
                            LaunchArguments &arguments);
+  /// launchEntry's rarer paths, kept out of its code: a grid beyond i32,
+  /// and a launch that passes kjit_args (a backend that did not take the
+  /// template, or launch hooks to describe it to).
+  ABSL_ATTRIBUTE_NOINLINE absl::Status gridTooLarge(const Grid &grid) const;
+  ABSL_ATTRIBUTE_NOINLINE absl::Status
+  launchArguments(const Entry &entry, const Binding &binding,
+                  const LaunchConfig &config, const Grid &grid, bool empty,
+                  bool hooked, kjit_backend_launch_args &launch,
+                  LaunchArguments &arguments);
 };
 
 } // namespace kjit::rt

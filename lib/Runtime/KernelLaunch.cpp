@@ -138,11 +138,7 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   constexpr uint32_t kMaxExtent = INT32_MAX;
   if (grid[0] > kMaxExtent || grid[1] > kMaxExtent || grid[2] > kMaxExtent)
       [[unlikely]]
-    return absl::InvalidArgumentError(
-        kjit::strCat("cannot launch '", manifest.name, "' on grid (", grid[0],
-                     ", ", grid[1], ", ", grid[2],
-                     "): program ids are i32, so each extent is at "
-                     "most 2147483647"));
+    return gridTooLarge(grid);
 
   // Value-initialized rather than memset: the compiler writes the zeros
   // with a few vector stores instead of a `rep stos`, which is slow to start.
@@ -181,7 +177,26 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     launch.values = values;
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
   }
+  return launchArguments(entry, binding, config, grid, empty, hooked, launch,
+                         arguments);
+}
 
+// Out of line and apart from launchEntry, so that the path of values stays
+// a few cache lines of code: between two GPU launches the driver's own code
+// evicts much of the instruction cache.
+absl::Status Kernel::Impl::gridTooLarge(const Grid &grid) const {
+  return absl::InvalidArgumentError(kjit::strCat(
+      "cannot launch '", manifest.name, "' on grid (", grid[0], ", ", grid[1],
+      ", ", grid[2],
+      "): program ids are i32, so each extent is at most 2147483647"));
+}
+
+absl::Status Kernel::Impl::launchArguments(
+    const Entry &entry, const Binding &binding, const LaunchConfig &config,
+    const Grid &grid, bool empty, bool hooked, kjit_backend_launch_args &launch,
+    LaunchArguments &arguments) {
+  const Backend &backend = *entry.backend;
+  absl::Span<const Argument> bound = binding.arguments();
   // The launch arguments as kjit_args: the entry's template with this
   // launch's values.
   arguments.prepare(entry);
@@ -305,7 +320,7 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
   const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
   if (absl::Status bound =
           plan->bind(positional, keywords, binding, attributes);
-      !bound.ok())
+      ABSL_PREDICT_FALSE(!bound.ok()))
     return bound;
   // The remembered entry is the last looked-up key's: a new key forgets it
   // now, as a launch that fails before the lookup (a changed global, a
@@ -313,10 +328,11 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
   // same new key, which the binder reports unchanged.
   if (!binding.keyUnchanged())
     state.entry = nullptr;
-  if (absl::Status globals = checkGlobals(); !globals.ok())
+  if (absl::Status globals = checkGlobals(); ABSL_PREDICT_FALSE(!globals.ok()))
     return globals;
 
-  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+  if (absl::Status valid = checkDevice(config.device);
+      ABSL_PREDICT_FALSE(!valid.ok()))
     return valid;
   LaunchResult result;
   // The same key as this thread's last launch of the kernel, on the same
@@ -325,28 +341,41 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
       caches[config.device].load(std::memory_order_acquire);
   Entry *entry =
       state.remembers(config.device, published) ? state.entry : nullptr;
-  if (!entry) {
+  if (ABSL_PREDICT_FALSE(!entry)) {
     absl::Status status;
-    entry = ensureEntry(
-        config.device, binding.key(),
-        [&] { return plan->makeRecord(binding, attributes); },
-        /*isWarmup=*/false, status, &result.compiled, &result.diskHit,
-        &result.remoteHit);
-    if (!status.ok())
-      return status;
-    if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
-      return result;
-    // Found in `published` on a hit; after a miss the map has changed, and
-    // the next launch looks up once more before it remembers.
-    state.device = config.device;
-    state.cache = published;
-    state.entry = entry;
+    entry =
+        findEntry(state, config.device, published, attributes, result, status);
+    if (!entry)
+      return status.ok() ? absl::StatusOr<LaunchResult>(result)
+                         : absl::StatusOr<LaunchResult>(status);
   }
   if (absl::Status status = launchEntry(*entry, binding, config, arguments);
-      !status.ok())
+      ABSL_PREDICT_FALSE(!status.ok()))
     return status;
   result.launched = true;
   return result;
+}
+
+Entry *Kernel::Impl::findEntry(ThreadState &state, int32_t device,
+                               const Cache *published,
+                               const BackendAttributes *attributes,
+                               LaunchResult &result, absl::Status &status) {
+  Binding &binding = state.binding;
+  Entry *entry = ensureEntry(
+      device, binding.key(),
+      [&] { return plan->makeRecord(binding, attributes); },
+      /*isWarmup=*/false, status, &result.compiled, &result.diskHit,
+      &result.remoteHit);
+  if (!status.ok())
+    return nullptr;
+  if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
+    return nullptr; // the cache hook said skip: nothing to launch
+  // Found in `published` on a hit; after a miss the map has changed, and
+  // the next launch looks up once more before it remembers.
+  state.device = device;
+  state.cache = published;
+  state.entry = entry;
+  return entry;
 }
 
 absl::StatusOr<LaunchResult>
@@ -371,14 +400,21 @@ Kernel::launch(const LaunchConfig &config,
   if (ABSL_PREDICT_TRUE(thread.depth == 1))
     return impl.launchWith(thread.forKernel(impl), thread.arguments, config,
                            positional, keywords);
+  return impl.launchNested(config, positional, keywords);
+}
+
+absl::StatusOr<LaunchResult>
+Kernel::Impl::launchNested(const LaunchConfig &config,
+                           absl::Span<const Argument> positional,
+                           absl::Span<const KeywordArgument> keywords) {
   struct NestedLaunch {
-    Impl::ThreadState state;
+    ThreadState state;
     LaunchArguments arguments;
   };
   auto nested = std::make_unique<NestedLaunch>();
-  nested->state.binding = impl.plan->makeBinding();
-  return impl.launchWith(nested->state, nested->arguments, config, positional,
-                         keywords);
+  nested->state.binding = plan->makeBinding();
+  return launchWith(nested->state, nested->arguments, config, positional,
+                    keywords);
 }
 
 } // namespace kjit::rt

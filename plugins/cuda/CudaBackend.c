@@ -459,9 +459,25 @@ static kjit_status *cuda_unload(void *self, kjit_backend_unload_args *args) {
 |* launch                                                                     *|
 \*===----------------------------------------------------------------------===*/
 
-static kjit_status *check_launch(const cuda_kernel *k,
-                                 const kjit_backend_launch_args *args,
-                                 uint32_t flags, const uint32_t *cluster) {
+/* What check_launch accepts without looking further, as one expression:
+ * no flags, no clusters, dynamic shared memory within the default, a
+ * power-of-two num_warps the device allows and a grid within CUDA's
+ * limits. Most launches are such; the others go through check_launch,
+ * which alone words the refusals. */
+static int plain_launch(const cuda_kernel *k,
+                        const kjit_backend_launch_args *args, uint32_t flags,
+                        const uint32_t *cluster) {
+  uint32_t nw = args->num_warps;
+  return !flags && !cluster && args->shared_memory_bytes <= CUDA_DEFAULT_SMEM &&
+         nw != 0 && (nw & (nw - 1)) == 0 &&
+         (!k->dev->max_threads || nw <= k->dev->max_threads / 32) &&
+         args->grid[0] <= 0x7fffffffu && args->grid[1] <= 65535u &&
+         args->grid[2] <= 65535u;
+}
+
+__attribute__((noinline)) static kjit_status *
+check_launch(const cuda_kernel *k, const kjit_backend_launch_args *args,
+             uint32_t flags, const uint32_t *cluster) {
   /* cluster: NULL, or the launch's clusters with some dimension set. */
   const cuda_device *dev = k->dev;
   uint32_t nw = args->num_warps;
@@ -547,9 +563,9 @@ static int pointer_cached(const cuda_kernel *k, size_t n, uint64_t bits) {
 /* Checks that pointer argument `n` (`name`), not in the slot's cache, is
  * device memory, caches it, and replaces *bits with the device's address
  * of it (which may differ for memory the driver maps). */
-static kjit_status *check_pointer(const cuda_instance *self, cuda_kernel *k,
-                                  size_t n, const char *name, int len,
-                                  uint64_t *bits) {
+__attribute__((noinline)) static kjit_status *
+check_pointer(const cuda_instance *self, cuda_kernel *k, size_t n,
+              const char *name, int len, uint64_t *bits) {
   CUdeviceptr device_address = 0;
   CUresult r = cu.cuPointerGetAttribute(
       &device_address, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, *bits);
@@ -581,9 +597,10 @@ static kjit_status *check_pointer(const cuda_instance *self, cuda_kernel *k,
 
 /* Copies the arguments into slots (and params), checking them against the
  * kernel's parameters; validates pointers (cached per slot). */
-static kjit_status *copy_args(const cuda_instance *self, cuda_kernel *k,
-                              const kjit_backend_launch_args *args,
-                              uint64_t *slots, void **params, size_t *count) {
+__attribute__((noinline)) static kjit_status *
+copy_args(const cuda_instance *self, cuda_kernel *k,
+          const kjit_backend_launch_args *args, uint64_t *slots, void **params,
+          size_t *count) {
   kjit_status *status;
   size_t i, n = 0;
   for (i = 0; i < args->num_args; ++i) {
@@ -682,6 +699,60 @@ static kjit_status *copy_values(const cuda_instance *self, cuda_kernel *k,
   return NULL;
 }
 
+/* The launch through cuLaunchKernelEx, with its attributes: cooperative,
+ * PDL, clusters. Out of cuda_launch, like every rare path, so that a plain
+ * launch runs through few cache lines of code (between two launches the
+ * driver's own code evicts much of the instruction cache). */
+__attribute__((noinline)) static CUresult
+launch_with_attributes(const cuda_kernel *k,
+                       const kjit_backend_launch_args *args, uint32_t flags,
+                       const uint32_t *cluster, void **params) {
+  CUlaunchAttribute attrs[3];
+  CUlaunchConfig config;
+  unsigned n = 0;
+  memset(attrs, 0, sizeof attrs);
+  if (flags & KJIT_LAUNCH_COOPERATIVE) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    attrs[n++].value.cooperative = 1;
+  }
+  if (flags & KJIT_LAUNCH_PDL) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+    attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+  }
+  if (cluster) {
+    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attrs[n].value.clusterDim.x = cluster[0] ? cluster[0] : 1;
+    attrs[n].value.clusterDim.y = cluster[1] ? cluster[1] : 1;
+    attrs[n++].value.clusterDim.z = cluster[2] ? cluster[2] : 1;
+  }
+  memset(&config, 0, sizeof config);
+  config.gridDimX = args->grid[0];
+  config.gridDimY = args->grid[1];
+  config.gridDimZ = args->grid[2];
+  config.blockDimX = 32 * args->num_warps;
+  config.blockDimY = config.blockDimZ = 1;
+  config.sharedMemBytes = args->shared_memory_bytes;
+  config.hStream = (CUstream)(uintptr_t)args->stream;
+  config.attrs = attrs;
+  config.numAttrs = n;
+  return cu.cuLaunchKernelEx(&config, k->function, params, NULL);
+}
+
+/* What a launch the driver refused says. */
+__attribute__((noinline, cold)) static kjit_status *
+launch_failed(const cuda_instance *self, const cuda_kernel *k,
+              const kjit_backend_launch_args *args, CUresult r) {
+  char what[512], entry[300];
+  snprintf(what, sizeof what,
+           "launch of kernel '%s' (grid %ux%ux%u, %u threads, %u bytes of "
+           "dynamic shared memory, stream 0x%llx) failed",
+           k->name, args->grid[0], args->grid[1], args->grid[2],
+           32 * args->num_warps, (unsigned)args->shared_memory_bytes,
+           (unsigned long long)args->stream);
+  snprintf(entry, sizeof entry, "the launch of kernel '%s'", k->name);
+  return cuda_call_error(self, k->dev, r, entry, what);
+}
+
 static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
   cuda_kernel *k = args->kernel;
   uint64_t stack_slots[CUDA_STACK_ARGS];
@@ -706,7 +777,8 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     if (args->cluster[0] | args->cluster[1] | args->cluster[2])
       cluster = args->cluster;
   }
-  if ((status = check_launch(k, args, flags, cluster)))
+  if (!plain_launch(k, args, flags, cluster) &&
+      (status = check_launch(k, args, flags, cluster)))
     return status;
   if (args->num_args > CUDA_STACK_ARGS) {
     slots = malloc(args->num_args * sizeof *slots);
@@ -746,41 +818,12 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
     timed = cuda_timed_begin(self, k->dev, stream);
     flags &= ~KJIT_LAUNCH_TIMED; /* the events do it; no launch attribute */
   }
-  if (flags || cluster) {
-    CUlaunchAttribute attrs[3];
-    CUlaunchConfig config;
-    unsigned n = 0;
-    memset(attrs, 0, sizeof attrs);
-    if (flags & KJIT_LAUNCH_COOPERATIVE) {
-      attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-      attrs[n++].value.cooperative = 1;
-    }
-    if (flags & KJIT_LAUNCH_PDL) {
-      attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-      attrs[n++].value.programmaticStreamSerializationAllowed = 1;
-    }
-    if (cluster) {
-      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-      attrs[n].value.clusterDim.x = cluster[0] ? cluster[0] : 1;
-      attrs[n].value.clusterDim.y = cluster[1] ? cluster[1] : 1;
-      attrs[n++].value.clusterDim.z = cluster[2] ? cluster[2] : 1;
-    }
-    memset(&config, 0, sizeof config);
-    config.gridDimX = args->grid[0];
-    config.gridDimY = args->grid[1];
-    config.gridDimZ = args->grid[2];
-    config.blockDimX = 32 * args->num_warps;
-    config.blockDimY = config.blockDimZ = 1;
-    config.sharedMemBytes = smem;
-    config.hStream = stream;
-    config.attrs = attrs;
-    config.numAttrs = n;
-    r = cu.cuLaunchKernelEx(&config, k->function, count ? params : NULL, NULL);
-  } else {
+  if (flags || cluster)
+    r = launch_with_attributes(k, args, flags, cluster, count ? params : NULL);
+  else
     r = cu.cuLaunchKernel(k->function, args->grid[0], args->grid[1],
                           args->grid[2], 32 * args->num_warps, 1, 1, smem,
                           stream, count ? params : NULL, NULL);
-  }
   if (timed)
     cuda_timed_end(
         timed, k->name,
@@ -789,16 +832,7 @@ static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
             : 0,
         r);
   if (r != CUDA_SUCCESS) {
-    char what[512];
-    snprintf(what, sizeof what,
-             "launch of kernel '%s' (grid %ux%ux%u, %u threads, %u bytes of "
-             "dynamic shared memory, stream 0x%llx) failed",
-             k->name, args->grid[0], args->grid[1], args->grid[2],
-             32 * args->num_warps, (unsigned)smem,
-             (unsigned long long)args->stream);
-    char entry[300];
-    snprintf(entry, sizeof entry, "the launch of kernel '%s'", k->name);
-    status = cuda_call_error(self, k->dev, r, entry, what);
+    status = launch_failed(self, k, args, r);
     goto out;
   }
   if (__atomic_load_n(&k->dev->last_kernel, __ATOMIC_RELAXED) != k->name)

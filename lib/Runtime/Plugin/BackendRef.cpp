@@ -332,21 +332,29 @@ absl::StatusOr<uint32_t> BackendRef::specialize(int32_t device, uint32_t param,
   return args.attributes;
 }
 
-absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
-  LoadedPlugin &p = *plugin;
+namespace {
+/// launchPrepared's refusals, out of its code (which every launch runs).
+ABSL_ATTRIBUTE_NOINLINE absl::Status
+refuseLaunch(const LoadedPlugin &p, const kjit_backend_launch_args &args) {
   if (!p.backend.launch)
     return unsupported(p, "backend", "launch");
   // A backend built against 1.0 cannot see flags or clusters; running the
   // launch without them would silently change what it means.
-  if (p.minor < 1 &&
-      (args.flags | args.cluster[0] | args.cluster[1] | args.cluster[2]))
-    return absl::UnimplementedError(
-        strCat(p.describe(), ": launch flags 0x", absl::Hex(args.flags),
-               " or clusters (", args.cluster[0], ",", args.cluster[1], ",",
-               args.cluster[2],
-               ") need a backend of ABI 1.1, but this one "
-               "was built for ABI 1.",
-               p.minor));
+  return absl::UnimplementedError(
+      strCat(p.describe(), ": launch flags 0x", absl::Hex(args.flags),
+             " or clusters (", args.cluster[0], ",", args.cluster[1], ",",
+             args.cluster[2],
+             ") need a backend of ABI 1.1, but this one was built for ABI 1.",
+             p.minor));
+}
+} // namespace
+
+absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
+  LoadedPlugin &p = *plugin;
+  if (ABSL_PREDICT_FALSE(!p.backend.launch ||
+                         (p.minor < 1 && (args.flags | args.cluster[0] |
+                                          args.cluster[1] | args.cluster[2]))))
+    return refuseLaunch(p, args);
   return callBackend(p, "launch",
                      [&] { return p.backend.launch(p.self, &args); });
 }
