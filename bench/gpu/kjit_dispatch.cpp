@@ -22,10 +22,11 @@
 // separate processes do not (instances and even processes differ by tens
 // of percent), and a "kjit_over_raw" line gives, per argument count, the
 // median over rounds of kjit / raw and of kjit - raw in ns. The same
-// module is also loaded through the backend (finalize + load of its PTX)
-// and launched with the plugin ABI's launch alone (ABI arguments prepared
-// once, as the runtime's templates are): "plugin_over_raw" is what the
-// backend plugin adds, and kjit - plugin what the runtime adds on top.
+// module is also loaded through the backend (finalize + load of its PTX,
+// with the arguments as the template, as the runtime loads) and launched
+// with the plugin ABI's launch alone (the values alone where the backend
+// took the template, as the runtime launches): "plugin_over_raw" is what
+// the backend plugin adds, and kjit - plugin what the runtime adds on top.
 //===----------------------------------------------------------------------===//
 
 #include "BenchUtil.h"
@@ -55,11 +56,16 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
 )mlir";
 
 /// e1 and e8 of the raw module, loaded through the backend plugin, with
-/// their arguments in the ABI's form (e8: four pointers, four u32).
+/// their arguments in the ABI's form (e8: four pointers, four u32). Loaded
+/// with the arguments as their template, as the runtime loads its kernels:
+/// a backend that takes it (ABI 1.4) is then launched with the values
+/// alone, as the runtime launches it.
 struct PluginKernels {
   void *kernel[2] = {nullptr, nullptr};
+  bool takesValues[2] = {false, false};
   kjit_arg args[8];
   const kjit_arg *pointers[8];
+  uint64_t values[8];
 
   void load(const rt::Backend &backend, const std::string &ptxPath,
             uint64_t address) {
@@ -67,12 +73,6 @@ struct PluginKernels {
     std::stringstream text;
     text << in.rdbuf();
     const char *names[2] = {"e1", "e8"};
-    for (int which = 0; which < 2; ++which) {
-      std::string cubin = bench::check(
-          backend.ref.finalize(0, "ptx", text.str(), names[which]), "finalize");
-      kernel[which] =
-          bench::check(backend.ref.load(0, cubin, names[which]), "load");
-    }
     for (int i = 0; i < 8; ++i) {
       kjit_arg &a = args[i];
       std::memset(&a, 0, sizeof a);
@@ -88,6 +88,17 @@ struct PluginKernels {
       a.bits = pointer ? address : 4096;
       a.bits_size = pointer ? 8 : 4;
       pointers[i] = &args[i];
+      values[i] = a.bits;
+    }
+    for (int which = 0; which < 2; ++which) {
+      std::string cubin = bench::check(
+          backend.ref.finalize(0, "ptx", text.str(), names[which]), "finalize");
+      auto loaded = bench::check(
+          backend.ref.load(0, cubin, names[which],
+                           absl::MakeConstSpan(pointers, which ? 8 : 1)),
+          "load");
+      kernel[which] = loaded.kernel;
+      takesValues[which] = loaded.takesValues;
     }
   }
 
@@ -101,7 +112,10 @@ struct PluginKernels {
     launch.grid[0] = launch.grid[1] = launch.grid[2] = 1;
     launch.num_warps = warps;
     launch.num_args = which ? 8 : 1;
-    launch.args = pointers;
+    if (takesValues[which])
+      launch.values = values;
+    else
+      launch.args = pointers;
     double t0 = bench::nowSeconds();
     for (long i = 0; i < iters; ++i)
       bench::check(setup.backend->ref.launchPrepared(launch), "plugin launch");
