@@ -519,6 +519,57 @@ TEST(PluginHostTest, BackendDeviceModel) {
   EXPECT_EQ(log.count("alpha: echo finalize device=1"), 1u);
 }
 
+TEST(PluginHostTest, ABackendThatTakesTheTemplateIsLaunchedWithValues) {
+  // ABI 1.4: a load given the arguments' template may answer takes_values;
+  // the launches then pass one word per argument and no kjit_arg. A 1.3
+  // backend never sees the template and never takes values.
+  kjit_arg x = {}, n = {};
+  x.struct_size = n.struct_size = sizeof(kjit_arg);
+  x.name = "x";
+  x.name_len = 1;
+  x.flags = KJIT_ARG_FLAG_POINTER;
+  x.bits_size = 8;
+  n.name = "n";
+  n.name_len = 1;
+  n.bits_size = 4;
+  const kjit_arg *argTemplate[] = {&x, &n};
+  const uint64_t values[] = {0x1000, 42};
+  for (const char *name : {"alpha", "frozen-1.3"}) {
+    SCOPED_TRACE(name);
+    bool current = std::string(name) == "alpha";
+    Log log;
+    PluginHost host(log.sink());
+    ASSERT_TRUE(host.loadPlugin(plugin(name)).ok());
+    BackendRef backend;
+    ASSERT_TRUE(host.findBackend(std::string("echo-") + name, backend).ok());
+    absl::StatusOr<BackendRef::LoadedKernel> loaded =
+        backend.load(0, "code", "k", argTemplate);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    EXPECT_EQ(loaded->takesValues, current);
+    EXPECT_EQ(log.count("echo load template of 2 arguments"),
+              current ? 1u : 0u);
+    // Without a template nothing is taken, whatever the backend.
+    absl::StatusOr<BackendRef::LoadedKernel> bare =
+        backend.load(0, "code", "k", {});
+    ASSERT_TRUE(bare.ok()) << bare.status();
+    EXPECT_FALSE(bare->takesValues);
+    if (current) {
+      auto launch = kjit_backend_launch_args();
+      launch.struct_size = sizeof(launch);
+      launch.kernel = loaded->kernel;
+      launch.grid[0] = launch.grid[1] = launch.grid[2] = 1;
+      launch.num_warps = 1;
+      launch.num_args = 2;
+      launch.values = values;
+      EXPECT_TRUE(backend.launchPrepared(launch).ok());
+      EXPECT_EQ(log.count("echo launch value 0 = 0x1000"), 1u);
+      EXPECT_EQ(log.count("echo launch value 1 = 0x2a"), 1u);
+    }
+    EXPECT_TRUE(backend.unload(loaded->kernel).ok());
+    EXPECT_TRUE(backend.unload(bare->kernel).ok());
+  }
+}
+
 TEST(PluginHostTest, FrozenBackendGetsTheDefaults) {
   // A backend built against ABI 1.0: one device, synchronous launches, no
   // 1.1 attributes, and no launch flags (it could not see them).

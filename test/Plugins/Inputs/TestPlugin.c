@@ -453,6 +453,7 @@ static kjit_status *echo_finalize(void *self,
 typedef struct echo_kernel {
   char *code;
   size_t size;
+  size_t num_values; /* the template's arguments (1.4); 0: none taken */
 } echo_kernel;
 
 static kjit_status *echo_load(void *self, kjit_backend_load_args *args) {
@@ -470,6 +471,18 @@ static kjit_status *echo_load(void *self, kjit_backend_load_args *args) {
   }
   memcpy(k->code, args->loadable, args->loadable_size);
   k->size = args->loadable_size;
+  k->num_values = 0;
+#if KJIT_ABI_MINOR >= 4
+  /* 1.4: takes any template it is given, so that its launches pass the
+   * values alone. */
+  if (KJIT_HAS_FIELD(args, kjit_backend_load_args, takes_values) &&
+      args->args && args->num_args) {
+    say("%s: echo load template of %lu arguments", TEST_NAME,
+        (unsigned long)args->num_args);
+    k->num_values = args->num_args;
+    args->takes_values = 1;
+  }
+#endif
   args->kernel = k;
   return NULL;
 }
@@ -488,6 +501,18 @@ static kjit_status *echo_launch(void *self, kjit_backend_launch_args *args) {
     say("%s: echo launch flags=0x%x cluster=%u,%u,%u", TEST_NAME,
         (unsigned)args->flags, (unsigned)args->cluster[0],
         (unsigned)args->cluster[1], (unsigned)args->cluster[2]);
+#if KJIT_ABI_MINOR >= 4
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, values) && args->values) {
+    size_t i;
+    if (args->args || args->num_args != k->num_values)
+      return fail(KJIT_STATUS_INVALID_ARGUMENT,
+                  "values with args, or not as many as the template's");
+    for (i = 0; i < args->num_args; ++i)
+      say("%s: echo launch value %lu = 0x%llx", TEST_NAME, (unsigned long)i,
+          (unsigned long long)args->values[i]);
+    return NULL;
+  }
+#endif
   print_args("echo launch", args->num_args, args->args);
 #endif
   return NULL;
