@@ -2,6 +2,9 @@
 
 #include "CallTracker.h"
 
+#include <chrono>
+#include <thread>
+
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -72,13 +75,29 @@ CallTracker::Owner::~Owner() {
 }
 
 void CallTracker::heavyBarrier() {
-  if (barrierMode.load(std::memory_order_acquire) == kAsymmetric &&
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Symmetric mode: every call fences, so the fence above completes the
+  // protocol.
+  if (barrierMode.load(std::memory_order_acquire) != kAsymmetric)
+    return;
+  if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return;
+  // The calls fence only for the compiler, so a barrier on every thread is
+  // required. The expedited one can fail where the registration did not
+  // carry over (a child after fork): register again; failing that, the
+  // global membarrier, which needs no registration (it waits for every
+  // CPU to pass a scheduling point: milliseconds, once per shutdown).
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
       membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
     return;
-  // Symmetric mode: every call fences, so this one's fence completes the
-  // protocol. (Expedited membarriers do not fail once registered; should
-  // one, a fence here is what can still be done.)
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (membarrier(MEMBARRIER_CMD_GLOBAL) == 0)
+    return;
+  // No barrier reaches the other threads: from now on every call fences,
+  // and the calls that entered before are waited out with a grace period
+  // far longer than the few instructions between a call's record store and
+  // its check.
+  barrierMode.store(kSymmetric, std::memory_order_release);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
 bool CallTracker::othersInside(const void *plugin) {
