@@ -20,6 +20,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 using namespace kjit::plugin;
 
 namespace {
@@ -360,6 +363,122 @@ TEST(PluginHostTest, ShutdownFromADeeplyNestedCallDoesNotWaitForItself) {
   EXPECT_EQ(log.count("alpha: launch_enter"), 40u);
   // Nothing reached the plugin after its fini.
   EXPECT_EQ(log.count("launch_exit"), 0u);
+}
+
+/// Runs `child` in a forked process that must exit 0 within 10 seconds
+/// (an alarm kills one that hangs); returns what waitpid said.
+static int inChild(const std::function<void()> &child) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(10);
+    child();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+TEST(PluginHostTest, ShutdownInsideASerializedPluginDoesNotWaitForItsWaiters) {
+  // A plugin that is not thread-safe: thread S is inside its launch_enter
+  // (holding its serialization lock) and shuts the host down from there,
+  // while thread T waits for the lock to enter the same plugin. The
+  // shutdown must not wait for T, which then finds the plugin gone. In a
+  // child process, so that a deadlock fails the test instead of hanging it.
+  int status = inChild([] {
+    Log log;
+    LogSink record = log.sink();
+    PluginHost *self = nullptr;
+    std::atomic<bool> inside{false}, waiterStarted{false};
+    std::atomic<int> enters{0};
+    PluginHost host(
+        [&](LogLevel level, std::string_view source, std::string_view message) {
+          record(level, source, message);
+          if (message.find("launch_enter") != std::string_view::npos &&
+              enters.fetch_add(1) == 0) {
+            inside = true;
+            while (!waiterStarted)
+              std::this_thread::yield();
+            // Long enough for T to be blocked on the lock.
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            self->shutdown();
+          }
+        });
+    self = &host;
+    if (!host.loadPlugin(plugin("serial")).ok())
+      _exit(2);
+    std::thread s([&] {
+      LaunchInfo info = launchOf("k");
+      LaunchRecord open = host.runLaunchEnter(info);
+      host.runLaunchExit(open, info);
+    });
+    while (!inside)
+      std::this_thread::yield();
+    std::thread t([&] {
+      waiterStarted = true;
+      LaunchInfo info = launchOf("k");
+      LaunchRecord open = host.runLaunchEnter(info);
+      host.runLaunchExit(open, info);
+    });
+    s.join();
+    t.join();
+    // fini ran once, and T never reached the plugin.
+    if (log.count("serial: fini") != 1 || enters.load() != 1)
+      _exit(4);
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the shutdown deadlocked or failed (status " << status << ")";
+}
+
+TEST(PluginHostTest, AChildAfterForkDoesNotWaitForTheParentsThreads) {
+  // Another thread is inside a plugin call when this thread forks: in the
+  // child that thread does not exist, so the child's shutdown must not
+  // wait for it.
+  Log log;
+  std::atomic<bool> inside{false}, release{false};
+  PluginHost host([&](LogLevel, std::string_view, std::string_view message) {
+    if (message.find("launch_enter") != std::string_view::npos) {
+      inside = true;
+      while (!release)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
+  std::thread worker([&] {
+    LaunchInfo info = launchOf("k");
+    LaunchRecord open = host.runLaunchEnter(info);
+    host.runLaunchExit(open, info);
+  });
+  while (!inside)
+    std::this_thread::yield();
+  int status = inChild([&] { host.shutdown(); });
+  release = true;
+  worker.join();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child's shutdown hung or failed (status " << status << ")";
+}
+
+TEST(PluginHostTest, ExitFromInsideACallShutsDownAtExit) {
+  // exit() from inside a plugin call: the thread's records go away before
+  // the static destructors run, and one of those shuts the host down. The
+  // shutdown must know the call it runs inside of as its own.
+  int status = inChild([] {
+    static PluginHost *host = new PluginHost(
+        [](LogLevel, std::string_view, std::string_view message) {
+          if (message.find("launch_enter") != std::string_view::npos)
+            std::exit(0);
+        });
+    static struct Finisher {
+      ~Finisher() { host->shutdown(); }
+    } finisher;
+    if (!host->loadPlugin(plugin("alpha")).ok())
+      _exit(2);
+    LaunchInfo info = launchOf("k");
+    host->runLaunchEnter(info);
+    _exit(3); // not reached: the hook exits
+  });
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "exit from inside a call hung or failed (status " << status << ")";
 }
 
 TEST(PluginHostTest, CacheStoreErrorsKeepTheirCodeAndAreNotLogged) {

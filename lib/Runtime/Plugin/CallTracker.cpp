@@ -6,6 +6,7 @@
 #include <thread>
 
 #include <linux/membarrier.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -25,17 +26,31 @@ long membarrier(int command) { return syscall(__NR_membarrier, command, 0, 0); }
 
 } // namespace
 
+namespace {
+/// The process's barrier mode: asymmetric when it could register for
+/// expedited membarriers and one of them then works (a seccomp filter may
+/// allow the one and not the other).
+int decideBarrierMode() {
+  // In a child after fork() only the forking thread exists: the records of
+  // the parent's other threads, which may have been inside calls, are free.
+  pthread_atfork(nullptr, nullptr, CallTracker::forgetOtherThreads);
+  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
+      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+    return CallTracker::kAsymmetric;
+  return CallTracker::kSymmetric;
+}
+} // namespace
+
 CallTracker::Record &CallTracker::takeRecord() {
-  // The mode is settled before this thread's first call is tracked: a
-  // process registers for expedited membarriers once, and a thread that
-  // saw "symmetric" fences every call, which is right in either mode.
-  if (barrierMode.load(std::memory_order_acquire) == kUnknown) {
-    int mode = membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0
-                   ? kAsymmetric
-                   : kSymmetric;
+  // The mode is settled before this thread's first call is tracked, once
+  // per process; a thread that saw "symmetric" fences every call, which is
+  // right in either mode. Sequentially consistent, so that a shutdown that
+  // reads the mode sees it with the registration done.
+  if (barrierMode.load(std::memory_order_seq_cst) == kUnknown) {
+    static const int mode = decideBarrierMode();
     int expected = kUnknown;
     barrierMode.compare_exchange_strong(expected, mode,
-                                        std::memory_order_acq_rel);
+                                        std::memory_order_seq_cst);
   }
   Record *record = nullptr;
   for (Record *r = registry.load(std::memory_order_acquire); r && !record;
@@ -64,21 +79,36 @@ CallTracker::Record &CallTracker::takeRecord() {
 }
 
 CallTracker::Owner::~Owner() {
-  // No call is running on an exiting thread: its depth is 0. A call made
-  // later in the thread's exit (a destructor that launches) takes a record
-  // again.
-  threadRecord = nullptr;
   threadExiting = true;
-  if (record)
-    record->taken.store(false, std::memory_order_release);
+  // exit() called from inside a plugin call runs this before the static
+  // destructors that shut the plugins down: the record then still shows
+  // those calls and stays this thread's, so that the shutdown recognizes
+  // them as its own. (It is never released; one record per such exit.)
+  if (!record || record->depth.load(std::memory_order_relaxed) != 0)
+    return;
+  // A call made later in the thread's exit (a destructor that launches)
+  // takes a record again.
+  threadRecord = nullptr;
+  record->taken.store(false, std::memory_order_release);
   record = nullptr;
+}
+
+void CallTracker::forgetOtherThreads() {
+  const Record *self = threadRecord;
+  for (Record *r = registry.load(std::memory_order_acquire); r; r = r->next) {
+    if (r == self)
+      continue;
+    r->depth.store(0, std::memory_order_relaxed);
+    r->taken.store(false, std::memory_order_relaxed);
+  }
 }
 
 void CallTracker::heavyBarrier() {
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // Symmetric mode: every call fences, so the fence above completes the
-  // protocol.
-  if (barrierMode.load(std::memory_order_acquire) != kAsymmetric)
+  // protocol. (Unknown: no thread has taken a record yet, or this one sees
+  // the mode late; a membarrier then costs nothing that matters.)
+  if (barrierMode.load(std::memory_order_seq_cst) == kSymmetric)
     return;
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
     return;
@@ -110,7 +140,7 @@ bool CallTracker::othersInside(const void *plugin) {
     if (depth > kMaxDepth)
       depth = kMaxDepth;
     for (int i = 0; i < depth; ++i)
-      if (r->plugins[i].load(std::memory_order_relaxed) == plugin)
+      if (r->plugins[i].load(std::memory_order_acquire) == plugin)
         return true;
   }
   return false;

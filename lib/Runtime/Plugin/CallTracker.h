@@ -18,9 +18,15 @@
 // symmetric one).
 //
 // Records are never freed: a thread's is returned at its exit for the next
-// thread to take, so a shutdown can read any record at any time. Calls
+// thread to take, so a shutdown can read any record at any time; a thread
+// that calls exit() from inside a call keeps its record, so that the
+// shutdown run by the static destructors knows those calls as its own. In
+// a child after fork() the other threads' records are free again. Calls
 // nested deeper than a record holds (kMaxDepth) are counted the locked way,
-// in the plugin's own counter.
+// in the plugin's own counter. A plugin that is not thread-safe has its
+// serialization lock taken before the call is published, so that a
+// shutdown from inside one of its calls does not wait for a call blocked on
+// that lock.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +79,12 @@ public:
   /// (only calls within kMaxDepth: deeper ones are the plugin's to count).
   static bool othersInside(const void *plugin);
 
+  /// In a child after fork(): the records of threads that do not exist in
+  /// it are free again (run by a pthread_atfork handler).
+  static void forgetOtherThreads();
+
+  enum : int { kUnknown, kAsymmetric, kSymmetric };
+
 private:
   /// Returns this thread's record at its exit, for the next thread to take.
   struct Owner {
@@ -85,7 +97,6 @@ private:
   }
   static Record &takeRecord();
 
-  enum : int { kUnknown, kAsymmetric, kSymmetric };
   /// Decided on the first record taken, before any call is tracked.
   static std::atomic<int> barrierMode;
   /// Read on every call: in the static TLS block (initial-exec), one

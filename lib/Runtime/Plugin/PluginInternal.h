@@ -229,11 +229,26 @@ struct LoadedPlugin {
   /// never after fini, no exception escaping. Returns false when the plugin
   /// is gone.
   template <typename Fn> bool call(Fn &&fn) {
+    if (threadSafe)
+      return enter(fn);
+    // The serialization lock comes first: a call waiting for it is not yet
+    // published, so a shutdown from inside the call that holds it (a hook
+    // of this plugin) does not wait for the waiter, which then finds the
+    // plugin gone.
+    std::lock_guard<std::recursive_mutex> lock(*serial);
+    return enter(fn);
+  }
+
+  /// Publishes the call in this thread's record, checks that the plugin is
+  /// still alive and runs `fn`.
+  template <typename Fn> bool enter(Fn &fn) {
     CallTracker::Record &record = CallTracker::mine();
     const int depth = record.depth.load(std::memory_order_relaxed);
     DeepCall deep{this, innermostDeepCall};
     if (ABSL_PREDICT_TRUE(depth < CallTracker::kMaxDepth)) {
-      record.plugins[depth].store(this, std::memory_order_relaxed);
+      // Release: a shutdown that reads this slot with acquire and finds
+      // another plugin there sees this call's end as well.
+      record.plugins[depth].store(this, std::memory_order_release);
     } else {
       deepCalls.fetch_add(1);
       innermostDeepCall = &deep;
@@ -266,11 +281,6 @@ struct LoadedPlugin {
     CallTracker::lightBarrier();
     if (!alive.load(std::memory_order_relaxed))
       return false;
-    if (threadSafe) {
-      fn();
-      return true;
-    }
-    std::lock_guard<std::recursive_mutex> lock(*serial);
     fn();
     return true;
   }
