@@ -30,10 +30,7 @@ Argument reinterpret(const Argument &tensor, DType dtype) {
   return result;
 }
 
-absl::Status Kernel::Impl::checkAssignedGlobals() {
-  uint64_t version = module->globalsVersion.load(std::memory_order_acquire);
-  if (version == checkedVersion.load(std::memory_order_acquire))
-    return absl::OkStatus();
+absl::Status Kernel::Impl::checkAssignedGlobals(uint64_t version) {
   std::lock_guard<std::mutex> lock(globalsMutex);
   std::lock_guard<std::mutex> globalsLock(module->globalsMutex);
   std::vector<uint64_t> current;

@@ -154,16 +154,26 @@ struct Kernel::Impl {
   /// made of a change. While no global was assigned since the last check,
   /// a launch pays one comparison here.
   absl::Status checkGlobals() {
-    if (module->globalsVersion.load(std::memory_order_acquire) ==
-        checkedVersion.load(std::memory_order_acquire))
+    uint64_t version = module->globalsVersion.load(std::memory_order_acquire);
+    if (version == checkedVersion.load(std::memory_order_acquire))
       return absl::OkStatus();
-    return checkAssignedGlobals();
+    return checkAssignedGlobals(version);
   }
-  absl::Status checkAssignedGlobals();
+  /// checkGlobals after an assignment: compares the values at `version`
+  /// with the baked ones, and records `version` as checked.
+  absl::Status checkAssignedGlobals(uint64_t version);
   /// The pre-run hooks with the launch's arguments as given; the first
-  /// hook error, which aborts the launch or warmup.
+  /// hook error, which aborts the launch or warmup. Without such hooks, one
+  /// inline check.
   absl::Status runPreRunHooks(absl::Span<const Argument> positional,
-                              absl::Span<const KeywordArgument> keywords);
+                              absl::Span<const KeywordArgument> keywords) {
+    if (ABSL_PREDICT_TRUE(!host->hasPreRunHooks()))
+      return absl::OkStatus();
+    return describeToPreRunHooks(positional, keywords);
+  }
+  absl::Status
+  describeToPreRunHooks(absl::Span<const Argument> positional,
+                        absl::Span<const KeywordArgument> keywords);
   Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
   /// Removes a failed or skipped entry (after its waiters were told), so
   /// that the next launch asks the cache hook and compiles again, as the

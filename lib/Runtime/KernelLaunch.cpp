@@ -256,55 +256,51 @@ absl::Status Kernel::Impl::launchArguments(
 // arguments as given (before binding), as the reference's run() calls
 // them on every path; an error from one aborts the launch before anything
 // is bound, compiled or launched.
-absl::Status
-Kernel::Impl::runPreRunHooks(absl::Span<const Argument> positional,
-                             absl::Span<const KeywordArgument> keywords) {
+absl::Status Kernel::Impl::describeToPreRunHooks(
+    absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords) {
   plugin::PluginHost &host = *this->host;
-  if (!host.hasPreRunHooks())
-    return absl::OkStatus();
-  {
-    std::vector<plugin::ArgInfo> seen;
-    std::vector<std::string> types;
-    types.reserve(positional.size() + keywords.size());
-    for (const Argument &value : positional)
-      types.push_back(describeArgument(value));
-    for (const KeywordArgument &keyword : keywords)
-      types.push_back(describeArgument(keyword.value));
-    for (size_t i = 0; i < types.size(); ++i) {
-      bool isKeyword = i >= positional.size();
-      const Argument &value =
-          isKeyword ? keywords[i - positional.size()].value : positional[i];
-      plugin::ArgInfo arg;
-      arg.name =
-          isKeyword ? keywords[i - positional.size()].name : std::string_view();
-      arg.type = types[i];
-      switch (value.kind()) {
-      case ArgKind::Bool:
-        arg.kind = KJIT_ARG_BOOL;
-        arg.intValue = value.asBool();
-        break;
-      case ArgKind::Int:
-        // Beyond 64 bits the binder will refuse it; the hook sees the type.
-        if (value.asInt() >= INT64_MIN && value.asInt() <= INT64_MAX) {
-          arg.kind = KJIT_ARG_INT;
-          arg.intValue = int64_t(value.asInt());
-        }
-        break;
-      case ArgKind::Float:
-        arg.kind = KJIT_ARG_FLOAT;
-        arg.floatValue = value.asFloat();
-        break;
-      case ArgKind::Tensor:
-        arg.kind = KJIT_ARG_POINTER;
-        arg.uintValue = value.address();
-        break;
-      default:
-        break; // None, a dtype, a callable: described by the type text
+  std::vector<plugin::ArgInfo> seen;
+  std::vector<std::string> types;
+  types.reserve(positional.size() + keywords.size());
+  for (const Argument &value : positional)
+    types.push_back(describeArgument(value));
+  for (const KeywordArgument &keyword : keywords)
+    types.push_back(describeArgument(keyword.value));
+  for (size_t i = 0; i < types.size(); ++i) {
+    bool isKeyword = i >= positional.size();
+    const Argument &value =
+        isKeyword ? keywords[i - positional.size()].value : positional[i];
+    plugin::ArgInfo arg;
+    arg.name =
+        isKeyword ? keywords[i - positional.size()].name : std::string_view();
+    arg.type = types[i];
+    switch (value.kind()) {
+    case ArgKind::Bool:
+      arg.kind = KJIT_ARG_BOOL;
+      arg.intValue = value.asBool();
+      break;
+    case ArgKind::Int:
+      // Beyond 64 bits the binder will refuse it; the hook sees the type.
+      if (value.asInt() >= INT64_MIN && value.asInt() <= INT64_MAX) {
+        arg.kind = KJIT_ARG_INT;
+        arg.intValue = int64_t(value.asInt());
       }
-      seen.push_back(arg);
+      break;
+    case ArgKind::Float:
+      arg.kind = KJIT_ARG_FLOAT;
+      arg.floatValue = value.asFloat();
+      break;
+    case ArgKind::Tensor:
+      arg.kind = KJIT_ARG_POINTER;
+      arg.uintValue = value.address();
+      break;
+    default:
+      break; // None, a dtype, a callable: described by the type text
     }
-    return host.runPreRunHooks(manifest.name, seen);
+    seen.push_back(arg);
   }
+  return host.runPreRunHooks(manifest.name, seen);
 }
 
 absl::StatusOr<LaunchResult>
@@ -383,10 +379,9 @@ Kernel::launch(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords) {
   Impl &impl = *impl_;
-  if (ABSL_PREDICT_FALSE(impl.host->hasPreRunHooks()))
-    if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
-        !hooks.ok())
-      return hooks;
+  if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
+      ABSL_PREDICT_FALSE(!hooks.ok()))
+    return hooks;
   ThreadLaunchState &thread = ABSL_PREDICT_TRUE(threadLaunchState != nullptr)
                                   ? *threadLaunchState
                                   : makeThreadLaunchState();
