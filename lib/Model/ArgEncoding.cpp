@@ -157,12 +157,8 @@ uint64_t detail::otherBits(SigType type, const Argument &value) {
     return fp16FromDouble(realOf(value));
   case DType::BF16:
     return bf16FromDouble(realOf(value));
-  case DType::FP32: {
-    float narrow = float(realOf(value)); // rounds to nearest even
-    uint32_t bits;
-    std::memcpy(&bits, &narrow, sizeof(bits));
-    return bits;
-  }
+  case DType::FP32:
+    return fp32Bits(realOf(value));
   case DType::FP64: {
     double real = realOf(value);
     uint64_t bits;
@@ -174,12 +170,10 @@ uint64_t detail::otherBits(SigType type, const Argument &value) {
   }
 }
 
-void detail::encodeOtherValue(SigType type, const Argument &value,
-                              kjit_arg &arg) {
+void detail::fillOtherKind(SigType type, const Argument &value, kjit_arg &arg) {
   switch (type.dtype) {
   case DType::I1:
     arg.kind = KJIT_ARG_BOOL;
-    arg.bits = otherBits(type, value);
     arg.int_value = int64_t(arg.bits);
     return;
   case DType::FP16:
@@ -188,10 +182,9 @@ void detail::encodeOtherValue(SigType type, const Argument &value,
   case DType::FP64:
     arg.kind = KJIT_ARG_FLOAT;
     arg.float_value = realOf(value);
-    arg.bits = otherBits(type, value);
     return;
   default:
-    encodeInteger(type.dtype, asInteger(value), arg);
+    fillKind(asInteger(value), arg);
     return;
   }
 }

@@ -104,42 +104,20 @@ inline uint64_t storageMask(DType dtype) {
   return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
 }
 
-/// An Int value of integer type `dtype` (not i1): ABI 1.0's kind and value,
-/// and two's complement in the type's width as the bits (the value fits:
-/// the binder checked).
-inline void encodeInteger(DType dtype, const Argument &integer, kjit_arg &arg) {
-  fillKind(integer, arg);
-  arg.bits = uint64_t(integer.asInt()) & storageMask(dtype);
+/// The IEEE-754 single bits of `real`, rounded to nearest even.
+inline uint64_t fp32Bits(double real) {
+  float narrow = float(real);
+  uint32_t bits;
+  std::memcpy(&bits, &narrow, sizeof(bits));
+  return bits;
 }
 
-/// encodeBoundValue for what its inline part leaves: i1, the float types,
-/// and a bool given for an integer type.
-void encodeOtherValue(SigType type, const Argument &value, kjit_arg &arg);
-/// The bits alone of what encodeOtherValue encodes.
+/// encodeBoundBits for what its inline part leaves: i1, fp16, bf16 and
+/// fp64, a non-float given for fp32, a bool given for an integer type.
 uint64_t otherBits(SigType type, const Argument &value);
+/// ABI 1.0's kind and value fields for the same values.
+void fillOtherKind(SigType type, const Argument &value, kjit_arg &arg);
 } // namespace detail
-
-// Inline, for pointers and integers: it runs for every argument of every
-// launch.
-inline void encodeBoundValue(SigType type, const Argument &value,
-                             kjit_arg &arg) {
-  arg.int_value = 0;
-  arg.uint_value = 0;
-  arg.float_value = 0;
-  arg.bits = 0;
-  if (type.isPointer()) {
-    detail::fillKind(value, arg);
-    if (value.kind() == ArgKind::Tensor)
-      arg.bits = value.address();
-    return;
-  }
-  if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
-      type.dtype != DType::I1) {
-    detail::encodeInteger(type.dtype, value, arg);
-    return;
-  }
-  detail::encodeOtherValue(type, value, arg);
-}
 
 // Inline for pointers, integers and fp32, which are nearly every argument.
 inline uint64_t encodeBoundBits(SigType type, const Argument &value) {
@@ -148,13 +126,25 @@ inline uint64_t encodeBoundBits(SigType type, const Argument &value) {
   if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
       type.dtype != DType::I1)
     return uint64_t(value.asInt()) & detail::storageMask(type.dtype);
-  if (value.kind() == ArgKind::Float && type.dtype == DType::FP32) {
-    float narrow = float(value.asFloat()); // rounds to nearest even
-    uint32_t bits;
-    std::memcpy(&bits, &narrow, sizeof(bits));
-    return bits;
-  }
+  if (value.kind() == ArgKind::Float && type.dtype == DType::FP32)
+    return detail::fp32Bits(value.asFloat());
   return detail::otherBits(type, value);
+}
+
+// The bits are encodeBoundBits'; the ABI 1.0 fields beside them are filled
+// inline for pointers and integers.
+inline void encodeBoundValue(SigType type, const Argument &value,
+                             kjit_arg &arg) {
+  arg.int_value = 0;
+  arg.uint_value = 0;
+  arg.float_value = 0;
+  arg.bits = encodeBoundBits(type, value);
+  if (type.isPointer() || (value.kind() == ArgKind::Int &&
+                           isInteger(type.dtype) && type.dtype != DType::I1)) {
+    detail::fillKind(value, arg);
+    return;
+  }
+  detail::fillOtherKind(type, value, arg);
 }
 
 } // namespace kjit::rt
