@@ -314,6 +314,11 @@ static void read_params(cuda_kernel *k) {
   k->num_params = n;
 }
 
+/* Whether a kjit_arg's bits_size is a storage size (1, 2, 4 or 8). */
+static int storage_size(uint32_t size) {
+  return size == 1 || size == 2 || size == 4 || size == 8;
+}
+
 /* Checks once what copy_args checks of every launch's signature fields
  * (ABI 1.4): with a template that passes, launches may give values alone.
  * One that does not is not taken (launches then pass kjit_args and fail
@@ -328,8 +333,7 @@ static int take_template(cuda_kernel *k, const kjit_arg *const *args,
   for (i = 0; i < n; ++i) {
     const kjit_arg *a = args[i];
     if (!a || !KJIT_HAS_FIELD(a, kjit_arg, bits_size) || a->is_constexpr ||
-        (a->bits_size != 1 && a->bits_size != 2 && a->bits_size != 4 &&
-         a->bits_size != 8) ||
+        !storage_size(a->bits_size) ||
         (k->num_params != SIZE_MAX && a->bits_size != k->param_sizes[i]))
       return 0;
   }
@@ -631,8 +635,7 @@ copy_args(const cuda_instance *self, cuda_kernel *k,
                         "compiled kernel takes %zu",
                         k->name, given, k->num_params);
     }
-    if (a->bits_size != 1 && a->bits_size != 2 && a->bits_size != 4 &&
-        a->bits_size != 8)
+    if (!storage_size(a->bits_size))
       return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
                         "launch of kernel '%s': argument %zu ('%.*s') has "
                         "bits_size %u; storage is 1, 2, 4 or 8 bytes",
