@@ -78,6 +78,13 @@ if has_target kjit-cuda-smoke &&
   targets+=(kjit-cuda-smoke)
   smoke=1
 fi
+# The plugin host's driver of the cuda backend (test/CudaBackend), for the
+# finalizers' checks on the GPU machine, which has no lit.
+cuda_driver_tool=0
+if has_target kjit-cuda-driver; then
+  targets+=(kjit-cuda-driver)
+  cuda_driver_tool=1
+fi
 [ $build -eq 1 ] && cmake --build "$KJIT_BUILD" --target "${targets[@]}"
 
 echo "=== laying out $stage"
@@ -114,6 +121,11 @@ if [ $smoke -eq 1 ]; then
   cp "$B/bin/kjit-cuda-smoke" "$stage/bin/"
   cp "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" \
      "$stage/share/kjit/cuda-smoke-kernels.ptx"
+fi
+if [ $cuda_driver_tool -eq 1 ]; then
+  cp "$B/bin/kjit-cuda-driver" "$stage/bin/"
+  cp "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" \
+     "$KJIT_ROOT/test/CudaBackend/Inputs/bad-syntax.ptx" "$stage/share/kjit/"
 fi
 cp "$KJIT_ROOT"/examples/*.mlir "$stage/examples/"
 [ -f "$KJIT_ROOT/examples/README.md" ] && cp "$KJIT_ROOT/examples/README.md" "$stage/examples/"

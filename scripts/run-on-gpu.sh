@@ -6,7 +6,8 @@
 # Steps, each logged, none stopping the others (the exit status is 1 if any
 # failed, 0 if all passed):
 #   1. nvidia-smi and the machine;
-#   2. the cuda backend's own smoke test (kjit-cuda-smoke, when bundled);
+#   2. the cuda backend's own smoke test (kjit-cuda-smoke, when bundled),
+#      and each finalizer on a good and a broken PTX (kjit-cuda-driver);
 #      every example of scripts/examples.sh (the main job's launches) with
 #      kjit-run --backend cuda, checked against the plain-Python references
 #      of scripts/reference.py, then the runtime's GoogleTest suite
@@ -20,7 +21,8 @@
 #   4. bandwidth, ABAB: kjit vector add n = 2^28 and softmax on 3 shapes
 #      (kjit-gpu-bench bandwidth) against anchors/triton_softmax.py;
 #   5. first launch, CUDA_CACHE_DISABLE=1, empty caches: kjit-gpu-bench
-#      first-launch in fresh processes, Triton's triton_compile.py and
+#      first-launch in fresh processes (the default finalizer, then
+#      KJIT_CUDA_FINALIZER=nvjitlink and ptxas), Triton's triton_compile.py and
 #      triton_compile_later.py cold then warm;
 #   6. the host-side dispatch floor (kjit-bench-dispatch, null backend).
 #
@@ -193,7 +195,20 @@ example() { # BACKEND NAME FILE KERNEL PARAMS ARGS...
   # shellcheck disable=SC2086
   python3 "$B/scripts/reference.py" "$kernel" "$dir" $params
 }
-export -f example device_times
+# One finalizer: the example kernel finalizes, the broken one fails with
+# the finalizer's log (test/CudaBackend/gpu.test checks the same with lit).
+finalizer_check() { # FINALIZER
+  local out
+  out=$(KJIT_CUDA_FINALIZER=$1 KJIT_CUDA_VERBOSE=1 "$B/bin/kjit-cuda-driver" \
+    --plugin="$B/lib/libkjit-cuda.so" \
+    finalize:ptx:"$B/share/kjit/kernels.ptx":add \
+    finalize:ptx:"$B/share/kjit/bad-syntax.ptx":broken 2>&1)
+  echo "$out"
+  echo "$out" | grep -q '^finalize ok: [0-9]* bytes$' &&
+    echo "$out" | grep -q "finalize error: .*finalize of kernel 'broken'.*failed" &&
+    echo "$out" | grep -qi 'syntax error'
+}
+export -f example device_times finalizer_check
 export B work
 example_step() { # NAME FILE KERNEL PARAMS ARGS... (backend from $backend)
   local name=$1
@@ -232,6 +247,13 @@ for backend in "${backends[@]}"; do
   if [ "$backend" = cuda ] && [ -x "$B/bin/kjit-cuda-smoke" ]; then
     step "cuda backend smoke" "$B/bin/kjit-cuda-smoke" \
       "$B/lib/libkjit-cuda.so" "$B/share/kjit/cuda-smoke-kernels.ptx" 100000
+  fi
+  # Each finalizer on the real toolkit and driver: a kernel becomes a
+  # cubin, and a PTX syntax error is reported with the finalizer's log.
+  if [ "$backend" = cuda ] && [ -x "$B/bin/kjit-cuda-driver" ]; then
+    for f in driver ptxas nvjitlink; do
+      step "cuda finalizer $f" finalizer_check "$f"
+    done
   fi
   kjit_for_each_example example_step
   # The runtime's tests (specialization, the global check, hooks through the
@@ -296,12 +318,18 @@ else
 
   # 5. First launch, empty caches, CUDA's cache off.
   export CUDA_CACHE_DISABLE=1
+  # The default finalizer (auto: the driver's JIT linker) against the
+  # toolkit's two, round by round.
   for r in $(seq 1 $rounds); do
     step "kjit first launch cuda #$r" "$B/bin/kjit-gpu-bench" first-launch \
       --backend cuda
+    for f in nvjitlink ptxas; do
+      step "kjit first launch cuda $f #$r" env KJIT_CUDA_FINALIZER=$f \
+        "$B/bin/kjit-gpu-bench" first-launch --backend cuda
+    done
   done
   # Where a first launch's time goes: the trace's compile ms per kernel
-  # and the backend's finalize log (ptxas or nvJitLink, ms each).
+  # and the backend's finalize log (which finalizer, ms each).
   step "kjit first launch cuda breakdown" \
     env KJIT_CUDA_VERBOSE=1 KJIT_PLUGINS="$B/lib/libkjit-trace.so" \
     KJIT_TRACE_FILE="$work/first-launch-trace.json" \

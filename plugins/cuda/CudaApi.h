@@ -48,6 +48,7 @@ enum {
   CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
   CUDA_ERROR_ECC_UNCORRECTABLE = 214,
   CUDA_ERROR_INVALID_PTX = 218,
+  CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
   CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
   CUDA_ERROR_INVALID_HANDLE = 400,
   CUDA_ERROR_NOT_FOUND = 500,
@@ -177,6 +178,34 @@ typedef CUresult (*cuEventElapsedTime_fn)(float *ms, CUevent start,
                                           CUevent end);
 typedef CUresult (*cuStreamCreate_fn)(CUstream *stream, unsigned int flags);
 typedef CUresult (*cuStreamDestroy_fn)(CUstream stream);
+
+/* The driver's JIT linker (DriverLink.c): cuLinkCreate and cuLinkAddData
+ * resolve to their _v2 ABI for CUDA 13.0. */
+typedef struct CUlinkState_st *CUlinkState;
+typedef int CUjit_option;   /* cuda.h's enum CUjit_option */
+typedef int CUjitInputType; /* cuda.h's enum CUjitInputType */
+enum {
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_TARGET = 9
+};
+enum { CU_JIT_INPUT_PTX = 1 };
+/* CUjit_target: the compute capability as a number (90), plus one of these
+ * for the architecture-specific (sm_90a) and family (sm_100f) variants. */
+enum {
+  CU_COMPUTE_ACCELERATED_TARGET_BASE = 0x10000,
+  CU_COMPUTE_FAMILY_TARGET_BASE = 0x20000
+};
+typedef CUresult (*cuLinkCreate_fn)(unsigned int numOptions,
+                                    CUjit_option *options, void **values,
+                                    CUlinkState *state);
+typedef CUresult (*cuLinkAddData_fn)(CUlinkState state, CUjitInputType type,
+                                     void *data, size_t size, const char *name,
+                                     unsigned int numOptions,
+                                     CUjit_option *options, void **values);
+typedef CUresult (*cuLinkComplete_fn)(CUlinkState state, void **cubin,
+                                      size_t *size);
+typedef CUresult (*cuLinkDestroy_fn)(CUlinkState state);
 
 /* nvJitLink (nvJitLink.h of CUDA 13): the header's inline wrappers call
  * these versioned symbols, which is what a binary built against it uses. */

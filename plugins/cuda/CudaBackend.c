@@ -245,7 +245,7 @@ static kjit_status *cuda_finalize(void *self,
                         name);
     char arch[sizeof dev->arch + 2];
     ptx_arch(args->artifact, args->artifact_size, dev->arch, arch, sizeof arch);
-    if ((status = cuda_finalize_ptx(self, (const char *)args->artifact,
+    if ((status = cuda_finalize_ptx(self, dev, (const char *)args->artifact,
                                     args->artifact_size, arch, name,
                                     (size_t)name_len, &out, &out_size)))
       return status;

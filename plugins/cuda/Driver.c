@@ -16,6 +16,8 @@
 #include "Internal.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,8 @@ static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
 /* Empty when the driver is usable; else the reason, for every entry. */
 static char driver_error[1024];
 static int driver_version;
+/* The library's real path, once dlopen succeeded (for the fingerprint). */
+static char driver_path[PATH_MAX];
 
 /*===----------------------------------------------------------------------===*\
 |* Error names                                                                *|
@@ -138,6 +142,10 @@ static const struct {
     CUDA_ENTRY(cuEventElapsedTime, 1),
     CUDA_ENTRY(cuStreamCreate, 1),
     CUDA_ENTRY(cuStreamDestroy, 1),
+    CUDA_ENTRY(cuLinkCreate, 1),
+    CUDA_ENTRY(cuLinkAddData, 1),
+    CUDA_ENTRY(cuLinkComplete, 1),
+    CUDA_ENTRY(cuLinkDestroy, 1),
 #undef CUDA_ENTRY
 };
 
@@ -170,6 +178,12 @@ static void load_driver(void) {
              "no CUDA device: %s cannot be opened (%s)", path,
              err ? err : "dlopen failed");
     return;
+  }
+  {
+    struct link_map *map = NULL;
+    if (dlinfo(dl, RTLD_DI_LINKMAP, &map) != 0 || !map || !map->l_name ||
+        !realpath(map->l_name, driver_path))
+      snprintf(driver_path, sizeof driver_path, "%s", path);
   }
   sym = dlsym(dl, "cuGetProcAddress_v2");
   if (!sym) {
@@ -262,11 +276,37 @@ static void load_driver(void) {
   cuda_num_devices = count;
 }
 
+/* Whether the driver is unusable, without making a status. */
+static int driver_unusable(void) {
+  pthread_once(&driver_once, load_driver);
+  return driver_error[0] != 0;
+}
+
 kjit_status *cuda_driver_status(void) {
   pthread_once(&driver_once, load_driver);
   if (driver_error[0])
     return cuda_error(KJIT_STATUS_UNAVAILABLE, "%s", driver_error);
   return NULL;
+}
+
+int cuda_driver_can_link(void) {
+  return !driver_unusable() && cu.cuLinkCreate && cu.cuLinkAddData &&
+         cu.cuLinkComplete && cu.cuLinkDestroy;
+}
+
+const char *cuda_driver_path(void) {
+  pthread_once(&driver_once, load_driver);
+  return driver_path;
+}
+
+void cuda_driver_identity(char *buf, size_t size) {
+  char file[128];
+  if (driver_unusable()) {
+    snprintf(buf, size, "missing");
+    return;
+  }
+  cuda_file_identity(driver_path, file, sizeof file);
+  snprintf(buf, size, "%d:%s", driver_version, file);
 }
 
 kjit_status *cuda_get_device(int32_t device, const char *entry,

@@ -89,6 +89,11 @@ typedef struct cuda_driver_api {
   cuEventElapsedTime_fn cuEventElapsedTime;
   cuStreamCreate_fn cuStreamCreate;
   cuStreamDestroy_fn cuStreamDestroy;
+  /* Optional: without all of them the driver cannot finalize. */
+  cuLinkCreate_fn cuLinkCreate;
+  cuLinkAddData_fn cuLinkAddData;
+  cuLinkComplete_fn cuLinkComplete;
+  cuLinkDestroy_fn cuLinkDestroy;
 } cuda_driver_api;
 
 extern cuda_driver_api cu;
@@ -127,6 +132,13 @@ typedef struct cuda_device {
 /** NULL once the driver is loaded and cuInit succeeded; else the "no CUDA
  *  device: ..." error (the same on every call). Loads at most once. */
 kjit_status *cuda_driver_status(void);
+/** Whether the driver is usable and has its JIT linker (cuLink*). */
+int cuda_driver_can_link(void);
+/** The driver's part of the fingerprint: its version and its library's
+ *  identity ("13000:size:N,mtime:T"), or "missing". Loads the driver. */
+void cuda_driver_identity(char *buf, size_t size);
+/** The driver library as loaded (a real path), or "" without one. */
+const char *cuda_driver_path(void);
 /** The devices (valid after cuda_driver_status returned NULL). */
 extern cuda_device *cuda_devices;
 extern int32_t cuda_num_devices;
@@ -160,10 +172,15 @@ kjit_status *cuda_call_error(const cuda_instance *self, cuda_device *dev,
                              CUresult r, const char *entry, const char *what);
 
 /*===----------------------------------------------------------------------===*\
-|* The toolkit and the finalizers (Toolkit.c, Finalize.c)                     *|
+|* The toolkit and the finalizers (Toolkit.c, DriverLink.c)                   *|
 \*===----------------------------------------------------------------------===*/
 
-enum { CUDA_FINALIZER_AUTO, CUDA_FINALIZER_PTXAS, CUDA_FINALIZER_NVJITLINK };
+enum {
+  CUDA_FINALIZER_AUTO,
+  CUDA_FINALIZER_PTXAS,
+  CUDA_FINALIZER_NVJITLINK,
+  CUDA_FINALIZER_DRIVER
+};
 
 /** Reads the environment (once per process); never fails. */
 void cuda_toolkit_init(void);
@@ -171,6 +188,9 @@ void cuda_toolkit_init(void);
  *  init); cuda_toolkit_join waits for it (the last fini). */
 void cuda_toolkit_prefetch(void);
 void cuda_toolkit_join(void);
+/** A file's identity without running or reading it: "size:N,mtime:T",
+ *  or "missing". */
+void cuda_file_identity(const char *path, char *buf, size_t size);
 /** The finalizer policy, or an error for a bad KJIT_CUDA_FINALIZER. */
 kjit_status *cuda_finalizer_policy(int *policy);
 /** The libdevice path, or NULL when the toolkit has none. */
@@ -179,11 +199,21 @@ const char *cuda_libdevice_path(void);
  *  ptxas and nvJitLink identities, libdevice's SHA-256) to buf. */
 kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len);
 
-/** PTX to cubin for `arch` ("sm_90"); the result is malloc'd. */
-kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
-                               size_t ptx_size, const char *arch,
-                               const char *kernel, size_t kernel_len,
-                               uint8_t **cubin, size_t *cubin_size);
+/** PTX to cubin for `arch` ("sm_90", or a variant of the device's own
+ *  such as "sm_90a") on `dev`; the result is malloc'd. */
+kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
+                               const char *ptx, size_t ptx_size,
+                               const char *arch, const char *kernel,
+                               size_t kernel_len, uint8_t **cubin,
+                               size_t *cubin_size);
+/** The driver's JIT linker (DriverLink.c): PTX to cubin for `arch` with
+ *  `dev`'s context current. *result is the failing call's CUresult
+ *  (CUDA_SUCCESS when it did not fail in the driver). */
+kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
+                              const char *ptx, size_t ptx_size,
+                              const char *arch, const char *kernel,
+                              uint8_t **cubin, size_t *cubin_size,
+                              CUresult *result);
 
 /** SHA-256 of bytes, as 64 hex digits and a NUL. */
 void cuda_sha256_hex(const uint8_t *data, size_t size, char out[65]);

@@ -92,6 +92,8 @@ static void find_toolkit(void) {
     tk.policy = CUDA_FINALIZER_PTXAS;
   else if (strcmp(v, "nvjitlink") == 0)
     tk.policy = CUDA_FINALIZER_NVJITLINK;
+  else if (strcmp(v, "driver") == 0)
+    tk.policy = CUDA_FINALIZER_DRIVER;
   else
     tk.policy = -1;
 }
@@ -102,8 +104,8 @@ kjit_status *cuda_finalizer_policy(int *policy) {
   cuda_toolkit_init();
   if (tk.policy < 0)
     return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
-                      "KJIT_CUDA_FINALIZER is '%s'; expected auto, ptxas or "
-                      "nvjitlink",
+                      "KJIT_CUDA_FINALIZER is '%s'; expected auto, driver, "
+                      "ptxas or nvjitlink",
                       tk.finalizer);
   *policy = tk.policy;
   return NULL;
@@ -293,7 +295,7 @@ static char fingerprint_error[CUDA_PATH_MAX + 256];
 
 /* A file's identity without running or reading it: size and mtime (which
  * package managers keep, so machines with the same toolkit agree). */
-static void file_identity(const char *path, char *buf, size_t size) {
+void cuda_file_identity(const char *path, char *buf, size_t size) {
   struct stat st;
   if (stat(path, &st) != 0) {
     snprintf(buf, size, "missing");
@@ -321,13 +323,15 @@ static void nvjitlink_candidate(char *buf, size_t size) {
 static void build_fingerprint(void) {
   char ptxas[128] = "unused", nvjitlink[128] = "unused";
   char sha[65] = "none", path[CUDA_PATH_MAX];
-  static const char *const names[] = {"auto", "ptxas", "nvjitlink"};
-  if (tk.policy != CUDA_FINALIZER_NVJITLINK)
-    file_identity(tk.ptxas, ptxas, sizeof ptxas);
-  if (tk.policy != CUDA_FINALIZER_PTXAS) {
+  /* Each toolkit finalizer the policy may use (the driver's part is added
+   * by cuda_toolkit_fingerprint). */
+  if (tk.policy == CUDA_FINALIZER_AUTO || tk.policy == CUDA_FINALIZER_PTXAS)
+    cuda_file_identity(tk.ptxas, ptxas, sizeof ptxas);
+  if (tk.policy == CUDA_FINALIZER_AUTO ||
+      tk.policy == CUDA_FINALIZER_NVJITLINK) {
     nvjitlink_candidate(path, sizeof path);
     if (path[0])
-      file_identity(path, nvjitlink, sizeof nvjitlink);
+      cuda_file_identity(path, nvjitlink, sizeof nvjitlink);
     else
       snprintf(nvjitlink, sizeof nvjitlink, "default-path");
   }
@@ -348,8 +352,7 @@ static void build_fingerprint(void) {
       fclose(f);
   }
   snprintf(fingerprint, sizeof fingerprint,
-           "finalizer=%s;ptxas=%s;nvjitlink=%s;libdevice=%s", names[tk.policy],
-           ptxas, nvjitlink, sha);
+           "ptxas=%s;nvjitlink=%s;libdevice=%s", ptxas, nvjitlink, sha);
 }
 
 /* The fingerprint hashes libdevice (about 470 KB: 2-4 ms on the H200's
@@ -380,6 +383,8 @@ void cuda_toolkit_join(void) {
 }
 
 kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
+  static const char *const names[] = {"auto", "ptxas", "nvjitlink", "driver"};
+  char driver[160] = "unused";
   kjit_status *status;
   int policy = CUDA_FINALIZER_AUTO;
   if ((status = cuda_finalizer_policy(&policy)))
@@ -387,7 +392,14 @@ kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
   pthread_once(&fingerprint_once, build_fingerprint);
   if (fingerprint_error[0])
     return cuda_error(KJIT_STATUS_UNAVAILABLE, "%s", fingerprint_error);
-  *len = (size_t)snprintf(buf, size, "%s", fingerprint);
+  /* The driver's JIT linker assembles with the driver's own ptxas, so the
+   * driver's version is part of its cubins. Asked here rather than in the
+   * prefetch, which every process that loads the plugin runs: a process
+   * that never asks for a cuda fingerprint never initializes the driver. */
+  if (policy == CUDA_FINALIZER_AUTO || policy == CUDA_FINALIZER_DRIVER)
+    cuda_driver_identity(driver, sizeof driver);
+  *len = (size_t)snprintf(buf, size, "finalizer=%s;driver=%s;%s", names[policy],
+                          driver, fingerprint);
   if (*len >= size)
     *len = size - 1;
   return NULL;
@@ -641,15 +653,57 @@ fail: {
 static uint64_t finalize_count;   /* atomic: kernels finalized so far */
 static uint64_t finalize_started; /* atomic: finalizes begun so far */
 
-kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
-                               size_t ptx_size, const char *arch,
-                               const char *kernel, size_t kernel_len,
-                               uint8_t **cubin, size_t *cubin_size) {
-  char name[256], why[CUDA_PATH_MAX + 128];
+enum { USE_PTXAS, USE_NVJITLINK, USE_DRIVER };
+
+/* Whether auto, having failed in the driver's linker with `r`, tries the
+ * toolkit: the driver has no JIT compiler, or one older than the PTX. A
+ * PTX the driver cannot compile for other reasons fails in ptxas too. */
+static int driver_link_can_fall_back(CUresult r) {
+  return r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
+         r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
+}
+
+/* The toolkit's choice under auto: the first kernel of the process goes to
+ * ptxas (a process start is cheaper than opening nvJitLink and its first
+ * link), and opening nvJitLink starts now, in the background; later kernels
+ * take nvJitLink once it is open, ptxas until then. */
+static kjit_status *choose_in_toolkit(const char *name, const char *arch,
+                                      int *use, const char **waited) {
+  char why[CUDA_PATH_MAX + 128];
+  int first, state;
+  start_nvjitlink(1);
+  first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
+  state = first && tk.has_ptxas ? NVJ_LOADING : nvjitlink_state(!tk.has_ptxas);
+  if (state == NVJ_READY) {
+    *use = USE_NVJITLINK;
+    if (!tk.has_ptxas)
+      *waited = ", after waiting for nvJitLink to open";
+    return NULL;
+  }
+  if (!tk.has_ptxas) {
+    describe_ptxas_missing(why, sizeof why);
+    return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                      "finalize of kernel '%s' for %s: no finalizer: %s, "
+                      "and %s",
+                      name, arch, why, nvj.error);
+  }
+  *use = USE_PTXAS;
+  return NULL;
+}
+
+kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
+                               const char *ptx, size_t ptx_size,
+                               const char *arch, const char *kernel,
+                               size_t kernel_len, uint8_t **cubin,
+                               size_t *cubin_size) {
+  static const char *const used_names[] = {"ptxas", "nvJitLink",
+                                           "the driver's JIT linker"};
+  char name[256], why[CUDA_PATH_MAX + 128], fell_back[160] = "";
   kjit_status *status;
-  int policy = CUDA_FINALIZER_AUTO, use_nvjitlink = 0, state, first;
-  uint64_t start, n;
+  int policy = CUDA_FINALIZER_AUTO, use = USE_PTXAS;
+  uint64_t start, n, ns;
   const char *waited = "";
+  CUresult r = CUDA_SUCCESS;
   snprintf(name, sizeof name, "%.*s",
            (int)(kernel_len > 200 ? 200 : kernel_len), kernel);
   if ((status = cuda_finalizer_policy(&policy)))
@@ -671,51 +725,67 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, const char *ptx,
                         "finalize of kernel '%s' for %s with "
                         "KJIT_CUDA_FINALIZER=nvjitlink: %s",
                         name, arch, nvj.error);
-    use_nvjitlink = 1;
+    use = USE_NVJITLINK;
+    break;
+  case CUDA_FINALIZER_DRIVER:
+    if (!cuda_driver_can_link())
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "finalize of kernel '%s' for %s with "
+                        "KJIT_CUDA_FINALIZER=driver: the CUDA driver %s has "
+                        "no JIT linker (cuLinkCreate, cuLinkAddData, "
+                        "cuLinkComplete, cuLinkDestroy)",
+                        name, arch, cuda_driver_path());
+    use = USE_DRIVER;
     break;
   default:
-    /* auto: the first kernel of the process goes to ptxas (a process start
-     * is cheaper than opening nvJitLink and its first link), and opening
-     * nvJitLink starts now, in the background; later kernels take
-     * nvJitLink once it is open, ptxas until then. */
-    start_nvjitlink(1);
-    first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
-    state =
-        first && tk.has_ptxas ? NVJ_LOADING : nvjitlink_state(!tk.has_ptxas);
-    if (state == NVJ_READY) {
-      use_nvjitlink = 1;
-      if (!tk.has_ptxas)
-        waited = ", after waiting for nvJitLink to open";
-    } else if (!tk.has_ptxas) {
-      describe_ptxas_missing(why, sizeof why);
-      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
-                        "finalize of kernel '%s' for %s: no finalizer: %s, "
-                        "and %s",
-                        name, arch, why, nvj.error);
-    }
+    /* auto: the driver's JIT linker, which is in process, already loaded
+     * with the context, and the fastest on the H200 for first and later
+     * kernels (docs/CudaBackend.md); the toolkit's finalizers without it,
+     * or when the device's context cannot be had or is unusable (a cubin
+     * made then can still be cached for another process). */
+    if (cuda_driver_can_link() &&
+        !__atomic_load_n(&dev->sticky, __ATOMIC_ACQUIRE) &&
+        !(status = cuda_make_current(dev)))
+      use = USE_DRIVER;
+    else if (status)
+      cuda_host_api->status_destroy(status);
+    if (use != USE_DRIVER &&
+        (status = choose_in_toolkit(name, arch, &use, &waited)))
+      return status;
   }
   start = cuda_now_ns();
-  if (use_nvjitlink)
+  if (use == USE_DRIVER) {
+    status = cuda_driver_link(self, dev, ptx, ptx_size, arch, name, cubin,
+                              cubin_size, &r);
+    if (status && policy == CUDA_FINALIZER_AUTO &&
+        driver_link_can_fall_back(r)) {
+      char code[64];
+      snprintf(fell_back, sizeof fell_back,
+               ", after the driver's JIT linker failed with %s",
+               cuda_result_name(r, code, sizeof code));
+      cuda_host_api->status_destroy(status);
+      if ((status = choose_in_toolkit(name, arch, &use, &waited)))
+        return status;
+    }
+  }
+  if (use == USE_NVJITLINK)
     status = run_nvjitlink(ptx, ptx_size, arch, name, cubin, cubin_size);
-  else
+  else if (use == USE_PTXAS)
     status = run_ptxas(ptx, ptx_size, arch, name, cubin, cubin_size);
   n = __atomic_add_fetch(&finalize_count, 1, __ATOMIC_RELAXED);
-  {
-    uint64_t ns = cuda_now_ns() - start;
-    cuda_verbose(self,
-                 "finalize of kernel '%s' for %s: %s, %llu.%03llu ms (kernel "
-                 "%llu of the process%s)%s",
-                 name, arch, use_nvjitlink ? "nvJitLink" : "ptxas",
-                 (unsigned long long)(ns / 1000000),
-                 (unsigned long long)(ns / 1000 % 1000), (unsigned long long)n,
-                 waited, status ? ", failed" : "");
-    if (use_nvjitlink && n >= 1) {
-      static int said;
-      if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-        cuda_verbose(self, "nvJitLink %s was opened in %llu.%03llu ms",
-                     nvj.path, (unsigned long long)(nvj.load_ns / 1000000),
-                     (unsigned long long)(nvj.load_ns / 1000 % 1000));
-    }
+  ns = cuda_now_ns() - start;
+  cuda_verbose(self,
+               "finalize of kernel '%s' for %s: %s, %llu.%03llu ms (kernel "
+               "%llu of the process%s%s)%s",
+               name, arch, used_names[use], (unsigned long long)(ns / 1000000),
+               (unsigned long long)(ns / 1000 % 1000), (unsigned long long)n,
+               waited, fell_back, status ? ", failed" : "");
+  if (use == USE_NVJITLINK) {
+    static int said;
+    if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+      cuda_verbose(self, "nvJitLink %s was opened in %llu.%03llu ms", nvj.path,
+                   (unsigned long long)(nvj.load_ns / 1000000),
+                   (unsigned long long)(nvj.load_ns / 1000 % 1000));
   }
   return status;
 }

@@ -23,6 +23,10 @@
 |*                                returns N                                   *|
 |*   FAKE_CUDA_RETAIN_ERROR=N     cuDevicePrimaryCtxRetain returns N          *|
 |*   FAKE_CUDA_QUIET=1            log launches only (2: nothing, for timing)  *|
+|*   FAKE_CUDA_LINK_ERROR=N       cuLinkAddData returns N (PTX containing     *|
+|*                                "fake-driver-link-error" fails in           *|
+|*                                cuLinkComplete with a log, as a compile     *|
+|*                                error would)                                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -66,6 +70,11 @@ static const struct {
     {200, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+    {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+    {221, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND",
+     "PTX JIT compiler library not found"},
+    {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+     "the provided PTX was compiled with an unsupported toolchain."},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {700, "CUDA_ERROR_ILLEGAL_ADDRESS",
      "an illegal memory access was encountered"},
@@ -706,6 +715,97 @@ static CUresult fake_cuLaunchKernelEx(const fake_config *c, void *function,
                 c->num_attrs);
 }
 
+/*===--- the JIT linker: PTX to the fake cubin format -------------------===*/
+
+typedef struct fake_link {
+  int target;
+  char *log;
+  size_t log_size;
+  char *ptx;
+  unsigned char *cubin;
+} fake_link;
+
+static CUresult fake_cuLinkCreate(unsigned n, int *options, void **values,
+                                  void **state) {
+  fake_link *l;
+  unsigned i;
+  CUresult r = check();
+  if (r)
+    return r;
+  if (!current_ctx)
+    return INVALID_CONTEXT;
+  l = calloc(1, sizeof *l);
+  for (i = 0; i < n; ++i) {
+    if (options[i] == 5) /* CU_JIT_ERROR_LOG_BUFFER */
+      l->log = values[i];
+    else if (options[i] == 6) /* CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES */
+      l->log_size = (size_t)(uintptr_t)values[i];
+    else if (options[i] == 9) /* CU_JIT_TARGET */
+      l->target = (int)(uintptr_t)values[i];
+  }
+  *state = l;
+  return OK;
+}
+
+static CUresult fake_cuLinkAddData(void *state, int type, void *data,
+                                   size_t size, const char *name, unsigned n,
+                                   int *options, void **values) {
+  fake_link *l = state;
+  CUresult r;
+  (void)name, (void)n, (void)options, (void)values;
+  if ((r = env_int("FAKE_CUDA_LINK_ERROR", 0)))
+    return r;
+  /* The driver reads PTX as a C string: it must end with its NUL. */
+  if (type != 1 || !size || ((const char *)data)[size - 1] != '\0')
+    return INVALID_VALUE;
+  l->ptx = strdup(data);
+  return OK;
+}
+
+static CUresult fake_cuLinkComplete(void *state, void **cubin, size_t *size) {
+  fake_link *l = state;
+  char head[128];
+  size_t hl, pl;
+  uint32_t len;
+  if (!l->ptx)
+    return INVALID_VALUE;
+  if (strstr(l->ptx, "fake-driver-link-error")) {
+    if (l->log && l->log_size)
+      snprintf(l->log, l->log_size,
+               "ptxas application ptx input; error   : Unresolved "
+               "extern function '__nv_expf'\n");
+    return 218; /* CUDA_ERROR_INVALID_PTX */
+  }
+  /* CUjit_target: sm_90 is 90, sm_90a 0x10000 + 90, sm_100f 0x20000 + 100. */
+  hl = (size_t)snprintf(head, sizeof head,
+                        "fake-cubin by the driver for target %s%d\n",
+                        l->target >= 0x20000   ? "0x20000+"
+                        : l->target >= 0x10000 ? "0x10000+"
+                                               : "",
+                        l->target & 0xffff);
+  pl = strlen(l->ptx);
+  len = (uint32_t)(hl + pl);
+  l->cubin = malloc(8 + len);
+  memcpy(l->cubin, "\177ELF", 4);
+  l->cubin[4] = (unsigned char)len;
+  l->cubin[5] = (unsigned char)(len >> 8);
+  l->cubin[6] = (unsigned char)(len >> 16);
+  l->cubin[7] = (unsigned char)(len >> 24);
+  memcpy(l->cubin + 8, head, hl);
+  memcpy(l->cubin + 8 + hl, l->ptx, pl);
+  *cubin = l->cubin;
+  *size = 8 + len;
+  return OK;
+}
+
+static CUresult fake_cuLinkDestroy(void *state) {
+  fake_link *l = state;
+  free(l->ptx);
+  free(l->cubin);
+  free(l);
+  return OK;
+}
+
 /*===--- cuGetProcAddress_v2 -------------------------------------------===*/
 
 #define ENTRY(n) {#n, (void (*)(void))fake_##n}
@@ -746,6 +846,10 @@ static const struct {
     ENTRY(cuEventElapsedTime),
     ENTRY(cuStreamCreate),
     ENTRY(cuStreamDestroy),
+    ENTRY(cuLinkCreate),
+    ENTRY(cuLinkAddData),
+    ENTRY(cuLinkComplete),
+    ENTRY(cuLinkDestroy),
 };
 
 #ifndef FAKE_CUDA_NO_ENTRY
