@@ -21,8 +21,8 @@
 #   4. bandwidth, ABAB: kjit vector add n = 2^28 and softmax on 3 shapes
 #      (kjit-gpu-bench bandwidth) against anchors/triton_softmax.py;
 #   5. first launch, CUDA_CACHE_DISABLE=1, empty caches: kjit-gpu-bench
-#      first-launch in fresh processes (the default finalizer, then
-#      KJIT_CUDA_FINALIZER=nvjitlink and ptxas), Triton's triton_compile.py and
+#      first-launch in fresh processes (the default finalizers, then
+#      KJIT_CUDA_FINALIZER=driver), Triton's triton_compile.py and
 #      triton_compile_later.py cold then warm;
 #   6. the host-side dispatch floor (kjit-bench-dispatch, null backend).
 #
@@ -318,15 +318,14 @@ else
 
   # 5. First launch, empty caches, CUDA's cache off.
   export CUDA_CACHE_DISABLE=1
-  # The default finalizer (auto: the driver's JIT linker) against the
-  # toolkit's two, round by round.
+  # The default finalizers (auto: ptxas, then nvJitLink) against the
+  # driver's JIT linker, round by round.
   for r in $(seq 1 $rounds); do
     step "kjit first launch cuda #$r" "$B/bin/kjit-gpu-bench" first-launch \
       --backend cuda
-    for f in nvjitlink ptxas; do
-      step "kjit first launch cuda $f #$r" env KJIT_CUDA_FINALIZER=$f \
-        "$B/bin/kjit-gpu-bench" first-launch --backend cuda
-    done
+    step "kjit first launch cuda driver linker #$r" \
+      env KJIT_CUDA_FINALIZER=driver \
+      "$B/bin/kjit-gpu-bench" first-launch --backend cuda
   done
   # Where a first launch's time goes: the trace's compile ms per kernel
   # and the backend's finalize log (which finalizer, ms each).

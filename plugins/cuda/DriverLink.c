@@ -42,8 +42,7 @@ static int jit_target(const char *arch) {
 kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
                               const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
-                              uint8_t **cubin, size_t *cubin_size,
-                              CUresult *result) {
+                              uint8_t **cubin, size_t *cubin_size) {
   CUjit_option options[3] = {CU_JIT_ERROR_LOG_BUFFER,
                              CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_TARGET};
   void *values[3];
@@ -55,7 +54,6 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
   size_t linked_size = 0;
   int target = jit_target(arch);
   CUresult r;
-  *result = CUDA_SUCCESS;
   if (!target)
     return cuda_error(KJIT_STATUS_INVALID_ARGUMENT,
                       "finalize of kernel '%s': '%s' is not an architecture "
@@ -93,7 +91,6 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
   *cubin_size = linked_size;
   goto out;
 fail:
-  *result = r;
   if (cuda_is_sticky(r)) {
     snprintf(what, sizeof what, "finalize of kernel '%s' for %s: %s failed",
              kernel, arch, step);

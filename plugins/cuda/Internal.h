@@ -207,13 +207,11 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
                                size_t kernel_len, uint8_t **cubin,
                                size_t *cubin_size);
 /** The driver's JIT linker (DriverLink.c): PTX to cubin for `arch` with
- *  `dev`'s context current. *result is the failing call's CUresult
- *  (CUDA_SUCCESS when it did not fail in the driver). */
+ *  `dev`'s context current. */
 kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
                               const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
-                              uint8_t **cubin, size_t *cubin_size,
-                              CUresult *result);
+                              uint8_t **cubin, size_t *cubin_size);
 
 /** SHA-256 of bytes, as 64 hex digits and a NUL. */
 void cuda_sha256_hex(const uint8_t *data, size_t size, char out[65]);

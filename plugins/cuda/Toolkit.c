@@ -393,10 +393,12 @@ kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
   if (fingerprint_error[0])
     return cuda_error(KJIT_STATUS_UNAVAILABLE, "%s", fingerprint_error);
   /* The driver's JIT linker assembles with the driver's own ptxas, so the
-   * driver's version is part of its cubins. Asked here rather than in the
+   * driver's version is part of its cubins; auto may use it only when the
+   * toolkit has no ptxas (cuda_finalize_ptx). Asked here rather than in the
    * prefetch, which every process that loads the plugin runs: a process
    * that never asks for a cuda fingerprint never initializes the driver. */
-  if (policy == CUDA_FINALIZER_AUTO || policy == CUDA_FINALIZER_DRIVER)
+  if (policy == CUDA_FINALIZER_DRIVER ||
+      (policy == CUDA_FINALIZER_AUTO && !tk.has_ptxas))
     cuda_driver_identity(driver, sizeof driver);
   *len = (size_t)snprintf(buf, size, "finalizer=%s;driver=%s;%s", names[policy],
                           driver, fingerprint);
@@ -655,20 +657,13 @@ static uint64_t finalize_started; /* atomic: finalizes begun so far */
 
 enum { USE_PTXAS, USE_NVJITLINK, USE_DRIVER };
 
-/* Whether auto, having failed in the driver's linker with `r`, tries the
- * toolkit: the driver has no JIT compiler, or one older than the PTX. A
- * PTX the driver cannot compile for other reasons fails in ptxas too. */
-static int driver_link_can_fall_back(CUresult r) {
-  return r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
-         r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
-}
-
 /* The toolkit's choice under auto: the first kernel of the process goes to
  * ptxas (a process start is cheaper than opening nvJitLink and its first
  * link), and opening nvJitLink starts now, in the background; later kernels
  * take nvJitLink once it is open, ptxas until then. */
 static kjit_status *choose_in_toolkit(const char *name, const char *arch,
-                                      int *use, const char **waited) {
+                                      const char *driver_why, int *use,
+                                      const char **waited) {
   char why[CUDA_PATH_MAX + 128];
   int first, state;
   start_nvjitlink(1);
@@ -684,10 +679,28 @@ static kjit_status *choose_in_toolkit(const char *name, const char *arch,
     describe_ptxas_missing(why, sizeof why);
     return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
                       "finalize of kernel '%s' for %s: no finalizer: %s, "
-                      "and %s",
-                      name, arch, why, nvj.error);
+                      "%s, and %s",
+                      name, arch, why, nvj.error, driver_why);
   }
   *use = USE_PTXAS;
+  return NULL;
+}
+
+/* Why the driver's JIT linker cannot finalize for `dev` now, or NULL when
+ * it can: it has the entry points, and the device's context can be had and
+ * is usable. */
+static const char *driver_cannot_link_for(cuda_device *dev) {
+  kjit_status *status;
+  if (!cuda_driver_can_link())
+    return "the CUDA driver has no JIT linker";
+  if (__atomic_load_n(&dev->sticky, __ATOMIC_ACQUIRE))
+    return "the driver's JIT linker needs the device's context, which is "
+           "unusable";
+  if ((status = cuda_make_current(dev))) {
+    cuda_host_api->status_destroy(status);
+    return "the driver's JIT linker needs the device's context, which "
+           "cannot be made current";
+  }
   return NULL;
 }
 
@@ -698,12 +711,11 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
                                size_t *cubin_size) {
   static const char *const used_names[] = {"ptxas", "nvJitLink",
                                            "the driver's JIT linker"};
-  char name[256], why[CUDA_PATH_MAX + 128], fell_back[160] = "";
+  char name[256], why[CUDA_PATH_MAX + 128];
   kjit_status *status;
   int policy = CUDA_FINALIZER_AUTO, use = USE_PTXAS;
   uint64_t start, n, ns;
   const char *waited = "";
-  CUresult r = CUDA_SUCCESS;
   snprintf(name, sizeof name, "%.*s",
            (int)(kernel_len > 200 ? 200 : kernel_len), kernel);
   if ((status = cuda_finalizer_policy(&policy)))
@@ -737,49 +749,43 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
                         name, arch, cuda_driver_path());
     use = USE_DRIVER;
     break;
-  default:
-    /* auto: the driver's JIT linker, which is in process, already loaded
-     * with the context, and the fastest on the H200 for first and later
-     * kernels (docs/CudaBackend.md); the toolkit's finalizers without it,
-     * or when the device's context cannot be had or is unusable (a cubin
-     * made then can still be cached for another process). */
-    if (cuda_driver_can_link() &&
-        !__atomic_load_n(&dev->sticky, __ATOMIC_ACQUIRE) &&
-        !(status = cuda_make_current(dev)))
-      use = USE_DRIVER;
-    else if (status)
-      cuda_host_api->status_destroy(status);
-    if (use != USE_DRIVER &&
-        (status = choose_in_toolkit(name, arch, &use, &waited)))
-      return status;
-  }
-  start = cuda_now_ns();
-  if (use == USE_DRIVER) {
-    status = cuda_driver_link(self, dev, ptx, ptx_size, arch, name, cubin,
-                              cubin_size, &r);
-    if (status && policy == CUDA_FINALIZER_AUTO &&
-        driver_link_can_fall_back(r)) {
-      char code[64];
-      snprintf(fell_back, sizeof fell_back,
-               ", after the driver's JIT linker failed with %s",
-               cuda_result_name(r, code, sizeof code));
-      cuda_host_api->status_destroy(status);
-      if ((status = choose_in_toolkit(name, arch, &use, &waited)))
+  default: {
+    /* auto: the toolkit's finalizers, which the H200 measurements favour
+     * (docs/CudaBackend.md); without ptxas, nvJitLink, and without that
+     * too the driver's JIT linker, so that a machine with a driver and no
+     * toolkit still runs kernels (the fingerprint then names the driver). */
+    const char *driver_why = tk.has_ptxas ? "" : driver_cannot_link_for(dev);
+    if (driver_why) {
+      if ((status = choose_in_toolkit(name, arch, driver_why, &use, &waited)))
         return status;
+      break;
+    }
+    start_nvjitlink(0);
+    if (nvjitlink_state(1) == NVJ_READY) {
+      use = USE_NVJITLINK;
+      waited = ", after waiting for nvJitLink to open";
+    } else {
+      use = USE_DRIVER;
+      waited = ", the toolkit having neither ptxas nor nvJitLink";
     }
   }
-  if (use == USE_NVJITLINK)
+  }
+  start = cuda_now_ns();
+  if (use == USE_DRIVER)
+    status = cuda_driver_link(self, dev, ptx, ptx_size, arch, name, cubin,
+                              cubin_size);
+  else if (use == USE_NVJITLINK)
     status = run_nvjitlink(ptx, ptx_size, arch, name, cubin, cubin_size);
-  else if (use == USE_PTXAS)
+  else
     status = run_ptxas(ptx, ptx_size, arch, name, cubin, cubin_size);
   n = __atomic_add_fetch(&finalize_count, 1, __ATOMIC_RELAXED);
   ns = cuda_now_ns() - start;
   cuda_verbose(self,
                "finalize of kernel '%s' for %s: %s, %llu.%03llu ms (kernel "
-               "%llu of the process%s%s)%s",
+               "%llu of the process%s)%s",
                name, arch, used_names[use], (unsigned long long)(ns / 1000000),
                (unsigned long long)(ns / 1000 % 1000), (unsigned long long)n,
-               waited, fell_back, status ? ", failed" : "");
+               waited, status ? ", failed" : "");
   if (use == USE_NVJITLINK) {
     static int said;
     if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
