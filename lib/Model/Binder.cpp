@@ -166,8 +166,24 @@ struct BindPlan::Impl {
   size_t numWords = 0;
   absl::flat_hash_map<std::string, int32_t> keywords;
 
-  absl::Status argumentError(size_t index, const Argument &original,
-                             ValueError error) const;
+  // bind's rare cases, out of its code: a launch runs through few cache
+  // lines of it.
+  ABSL_ATTRIBUTE_COLD ABSL_ATTRIBUTE_NOINLINE absl::Status
+  argumentError(size_t index, const Argument &original, ValueError error) const;
+  ABSL_ATTRIBUTE_COLD ABSL_ATTRIBUTE_NOINLINE absl::Status
+  tooManyArguments(size_t given) const;
+  /// Sets the options in `stale` back to their defaults.
+  ABSL_ATTRIBUTE_COLD ABSL_ATTRIBUTE_NOINLINE void
+  resetOptions(uint32_t stale, Binding &binding, uint64_t &changed) const;
+  /// A constexpr value checked and normalized in place, into its three key
+  /// words at `w`.
+  ABSL_ATTRIBUTE_NOINLINE ValueError bindConstexpr(const Param &param,
+                                                   Argument &arg, uint64_t *w,
+                                                   uint64_t &changed) const;
+  /// The backend's attribute bits of parameter `index` added to `word`.
+  ABSL_ATTRIBUTE_NOINLINE absl::Status
+  addAttributes(size_t index, const BackendAttributes &attributes,
+                const Argument &arg, uint32_t &word) const;
   /// The keyword a keyword-table code stands for (not a deprecated one).
   std::string_view nameOf(int32_t code) const {
     if (code < kOptionCode)
@@ -314,6 +330,9 @@ void BindPlan::Impl::adopt(Binding &binding) const {
     binding.words_.resize(numWords);
     binding.wordsValid_ = false; // a key of another kernel, if any
   }
+  // Another plan of the same sizes may place its constexprs' words apart.
+  for (size_t i = 0; i < n; ++i)
+    binding.states_[i].word = params[i].word;
   // Keyword codes of another plan index its parameters, not these.
   std::fill(std::begin(binding.keywordCodes_), std::end(binding.keywordCodes_),
             -1);
@@ -619,6 +638,57 @@ ABSL_ATTRIBUTE_NOINLINE Specialized specializeSlow(const ParamRules &rules,
 
 } // namespace
 
+absl::Status BindPlan::Impl::tooManyArguments(size_t given) const {
+  size_t n = params.size();
+  return absl::InvalidArgumentError(
+      kjit::strCat("kernel '", manifest.name, "' takes ", n, " argument",
+                   n == 1 ? "" : "s", " but ", given, " were given"));
+}
+
+void BindPlan::Impl::resetOptions(uint32_t stale, Binding &binding,
+                                  uint64_t &changed) const {
+  uint64_t *words = binding.words_.data();
+  for (int i = 0; i < kNumLaunchOptions; ++i) {
+    if (!(stale & (1u << i)))
+      continue;
+    auto option = static_cast<LaunchOption>(i);
+    uint64_t value = static_cast<uint64_t>(defaults.raw(option));
+    changed |= words[i] ^ value;
+    words[i] = value;
+    binding.options_.setRaw(option, defaults.raw(option));
+  }
+  binding.optionsSet_ &= ~stale;
+}
+
+ValueError BindPlan::Impl::bindConstexpr(const Param &param, Argument &arg,
+                                         uint64_t *w, uint64_t &changed) const {
+  ValueError error = detail::normalizeConstexpr(param.rules, arg);
+  if (error != ValueError::Ok)
+    return error;
+  uint64_t old[3] = {w[0], w[1], w[2]};
+  detail::constexprWords(arg, w);
+  changed |= (old[0] ^ w[0]) | (old[1] ^ w[1]) | (old[2] ^ w[2]);
+  return ValueError::Ok;
+}
+
+absl::Status BindPlan::Impl::addAttributes(size_t index,
+                                           const BackendAttributes &attributes,
+                                           const Argument &arg,
+                                           uint32_t &word) const {
+  SigType type = {static_cast<SigType::Kind>(word & 0xff),
+                  static_cast<DType>((word >> 8) & 0xff)};
+  if (!attributes.asks(type))
+    return absl::OkStatus();
+  absl::StatusOr<uint32_t> bits = attributes.of(index, type, arg);
+  if (!bits.ok())
+    return absl::Status(bits.status().code(),
+                        kjit::strCat("parameter '", manifest.params[index].name,
+                                     "' of kernel '", manifest.name,
+                                     "': ", bits.status().message()));
+  word |= static_cast<uint32_t>(detail::backendAttributeBits(*bits));
+  return absl::OkStatus();
+}
+
 absl::Status BindPlan::bind(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
                             Binding &binding,
@@ -627,9 +697,7 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
   const size_t n = plan.params.size();
   const size_t numPositional = positional.size();
   if (ABSL_PREDICT_FALSE(numPositional > n))
-    return absl::InvalidArgumentError(
-        kjit::strCat("kernel '", plan.manifest.name, "' takes ", n, " argument",
-                     n == 1 ? "" : "s", " but ", numPositional, " were given"));
+    return plan.tooManyArguments(numPositional);
   // A Binding of another plan (or none) is sized here once (the only
   // allocation it ever sees); so is one moved from, whose vectors are
   // empty.
@@ -666,39 +734,27 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
       args[i] = plan.defaultValues[i];
   }
   stale &= ~given;
-  if (ABSL_PREDICT_FALSE(stale != 0)) {
-    for (int i = 0; i < kNumLaunchOptions; ++i) {
-      if (!(stale & (1u << i)))
-        continue;
-      auto option = static_cast<LaunchOption>(i);
-      uint64_t value = static_cast<uint64_t>(plan.defaults.raw(option));
-      changed |= words[i] ^ value;
-      words[i] = value;
-      binding.options_.setRaw(option, plan.defaults.raw(option));
-    }
-    binding.optionsSet_ &= ~stale;
-  }
+  if (ABSL_PREDICT_FALSE(stale != 0))
+    plan.resetOptions(stale, binding, changed);
 
-  std::copy(positional.begin(), positional.end(), args);
-  Binding::ParamState *states = binding.states_.data();
   const Impl::Param *params = plan.params.data();
+  const Argument *values = positional.data();
   for (size_t i = 0; i < n; ++i) {
     const Impl::Param &param = params[i];
     Argument &arg = args[i];
+    // The positional values are copied here rather than before the loop:
+    // a few moves each instead of a call to memmove.
+    if (i < numPositional)
+      arg = values[i];
     uint64_t *w = words + param.word;
     uint32_t word;
     if (!fastSpecialize(param, arg, word)) {
       // The rules leave `arg` as given when they fail, so the message can
       // show it without a copy on the hot path.
       if (param.rules.isConstexpr) {
-        ValueError error = detail::normalizeConstexpr(param.rules, arg);
+        ValueError error = plan.bindConstexpr(param, arg, w, changed);
         if (ABSL_PREDICT_FALSE(error != ValueError::Ok))
           return plan.argumentError(i, arg, error);
-        // Spec key None; the type and attribute bits stay as they were.
-        states[i].word &= ~(uint32_t(0xff) << 16);
-        uint64_t old[3] = {w[0], w[1], w[2]};
-        detail::constexprWords(arg, w);
-        changed |= (old[0] ^ w[0]) | (old[1] ^ w[1]) | (old[2] ^ w[2]);
         continue;
       }
       Specialized general = specializeSlow(param.rules, arg);
@@ -708,20 +764,10 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
           static_cast<uint32_t>(detail::paramWord(general.type, general.spec));
     }
     if (attributes) {
-      SigType type = {static_cast<SigType::Kind>(word & 0xff),
-                      static_cast<DType>((word >> 8) & 0xff)};
-      if (attributes->asks(type)) {
-        absl::StatusOr<uint32_t> bits = attributes->of(i, type, arg);
-        if (ABSL_PREDICT_FALSE(!bits.ok()))
-          return absl::Status(bits.status().code(),
-                              kjit::strCat("parameter '",
-                                           plan.manifest.params[i].name,
-                                           "' of kernel '", plan.manifest.name,
-                                           "': ", bits.status().message()));
-        word |= static_cast<uint32_t>(detail::backendAttributeBits(*bits));
-      }
+      if (absl::Status status = plan.addAttributes(i, *attributes, arg, word);
+          ABSL_PREDICT_FALSE(!status.ok()))
+        return status;
     }
-    states[i].word = word;
     changed |= *w ^ word;
     *w = word;
   }

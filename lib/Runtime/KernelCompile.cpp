@@ -86,14 +86,15 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   for (size_t i = 0; i < record.params.size(); ++i) {
     if (record.params[i].isConstexpr)
       continue;
-    entry.launchParams.push_back(i);
+    entry.launchParams.push_back(
+        Entry::LaunchParam{uint32_t(i), record.params[i].type});
     entry.launchTypes.push_back(toString(record.params[i].type));
   }
   for (size_t j = 0; j < entry.launchParams.size(); ++j) {
     kjit_arg arg;
     std::memset(&arg, 0, sizeof(arg));
     arg.struct_size = sizeof(arg);
-    const std::string &name = manifest.params[entry.launchParams[j]].name;
+    const std::string &name = manifest.params[entry.launchParams[j].index].name;
     arg.name = name.data();
     arg.name_len = name.size();
     arg.type = entry.launchTypes[j].data();
@@ -101,7 +102,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     // What the signature type fixes (dtype, flags, size) is encoded once
     // here; a launch fills in the value.
     if (absl::Status encodable =
-            encodeSignature(record.params[entry.launchParams[j]].type, arg);
+            encodeSignature(entry.launchParams[j].type, arg);
         !encodable.ok())
       return finish(
           Entry::State::Failed,

@@ -53,9 +53,15 @@ struct Entry {
   /// The backend checked the template at load (ABI 1.4's takes_values):
   /// launches pass only each argument's storage bits.
   bool takesValues = false;
-  /// Manifest indices of the arguments passed at launch (inline: a launch
-  /// reads them next to the fields above).
-  absl::InlinedVector<size_t, 8> launchParams;
+  /// The arguments passed at launch: manifest index and signature type
+  /// (inline: a launch reads them next to the fields above). The type is
+  /// the entry's, part of its key, so a launch need not read the
+  /// binding's.
+  struct LaunchParam {
+    uint32_t index;
+    SigType type;
+  };
+  absl::InlinedVector<LaunchParam, 8> launchParams;
   /// Written once, with release, after every other field is set; readers
   /// load it with acquire before touching them.
   std::atomic<State> state{State::Pending};

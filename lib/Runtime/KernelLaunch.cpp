@@ -68,21 +68,24 @@ struct Kernel::Impl::ThreadState {
 namespace {
 /// Everything a thread keeps between launches.
 struct ThreadLaunchState {
+  // What every launch reads comes first, with the first values of the
+  // arguments after it.
   /// How deep this thread is in launches: a launch from a hook, the grid
   /// callback or the launch-metadata callback is a nested one, which uses
   /// its own binding and arguments so that it cannot overwrite those of the
   /// launch around it.
   int depth = 0;
+  /// The kernel asked last, and its state in `kernels`.
+  uint64_t lastKernel = 0;
+  Kernel::Impl::ThreadState *last = nullptr;
   /// The outermost launch's arguments: they keep the template of the entry
   /// last launched, so a loop that launches one kernel rewrites only the
   /// values.
   LaunchArguments arguments;
   /// Per kernel id (unique in the process, so a destroyed kernel's state
   /// is never taken for a new one's; it stays until the thread exits, a
-  /// few hundred bytes), pointer-stable; the last one asked is remembered.
+  /// few hundred bytes), pointer-stable.
   absl::node_hash_map<uint64_t, Kernel::Impl::ThreadState> kernels;
-  uint64_t lastKernel = 0;
-  Kernel::Impl::ThreadState *last = nullptr;
 
   Kernel::Impl::ThreadState &forKernel(const Kernel::Impl &impl) {
     if (lastKernel != impl.id) {
@@ -167,12 +170,11 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
     uint64_t *values = arguments.values.data();
     // Raw pointers: Debian's Abseil checks every Span index (hardened).
     const Argument *boundValues = bound.data();
-    const size_t *params = entry.launchParams.data();
+    const Entry::LaunchParam *params = entry.launchParams.data();
     for (size_t j = 0; j < launch.num_args; ++j) {
-      size_t param = params[j];
       // The binder accepted the value for the entry's signature type (the
       // binding's key selected the entry): only the value is encoded.
-      values[j] = encodeBoundBits(binding.type(param), boundValues[param]);
+      values[j] = encodeBoundBits(params[j].type, boundValues[params[j].index]);
     }
     launch.values = values;
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
@@ -202,8 +204,8 @@ absl::Status Kernel::Impl::launchArguments(
   arguments.prepare(entry);
   absl::Span<kjit_arg> cArgs = absl::MakeSpan(arguments.args);
   for (size_t j = 0; j < cArgs.size(); ++j) {
-    size_t param = entry.launchParams[j];
-    encodeBoundValue(binding.type(param), bound[param], cArgs[j]);
+    const Entry::LaunchParam &param = entry.launchParams[j];
+    encodeBoundValue(param.type, bound[param.index], cArgs[j]);
   }
   launch.args = arguments.pointers.data();
   if (!hooked)

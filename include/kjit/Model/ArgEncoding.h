@@ -104,6 +104,34 @@ inline uint64_t storageMask(DType dtype) {
   return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
 }
 
+/// isInteger and storageMask for the launch path, from the order of the
+/// integer enumerators (i8, i16, i32, i64, then u8 to u64) instead of the
+/// dtype table: a launch then reads no row of the table (a cache line or
+/// two per dtype).
+constexpr bool isIntegerStorage(DType dtype) {
+  return dtype >= DType::I8 && dtype <= DType::U64;
+}
+constexpr uint64_t integerStorageMask(DType dtype) {
+  unsigned log2Size =
+      (static_cast<unsigned>(dtype) - static_cast<unsigned>(DType::I8)) & 3;
+  return log2Size == 3 ? ~uint64_t(0) : (uint64_t(1) << (8u << log2Size)) - 1;
+}
+constexpr bool integerStorageHolds() {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    auto dtype = static_cast<DType>(i);
+    unsigned size = byteWidth(dtype);
+    if (isIntegerStorage(dtype) != isInteger(dtype) ||
+        (isInteger(dtype) &&
+         integerStorageMask(dtype) !=
+             (size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1)))
+      return false;
+  }
+  return true;
+}
+static_assert(integerStorageHolds(),
+              "isIntegerStorage and integerStorageMask assume the order of "
+              "DType's integer enumerators");
+
 /// The IEEE-754 single bits of `real`, rounded to nearest even.
 inline uint64_t fp32Bits(double real) {
   float narrow = float(real);
@@ -123,9 +151,8 @@ void fillOtherKind(SigType type, const Argument &value, kjit_arg &arg);
 inline uint64_t encodeBoundBits(SigType type, const Argument &value) {
   if (type.isPointer())
     return value.kind() == ArgKind::Tensor ? value.address() : 0;
-  if (value.kind() == ArgKind::Int && isInteger(type.dtype) &&
-      type.dtype != DType::I1)
-    return uint64_t(value.asInt()) & detail::storageMask(type.dtype);
+  if (value.kind() == ArgKind::Int && detail::isIntegerStorage(type.dtype))
+    return uint64_t(value.asInt()) & detail::integerStorageMask(type.dtype);
   if (value.kind() == ArgKind::Float && type.dtype == DType::FP32)
     return detail::fp32Bits(value.asFloat());
   return detail::otherBits(type, value);
@@ -139,8 +166,8 @@ inline void encodeBoundValue(SigType type, const Argument &value,
   arg.uint_value = 0;
   arg.float_value = 0;
   arg.bits = encodeBoundBits(type, value);
-  if (type.isPointer() || (value.kind() == ArgKind::Int &&
-                           isInteger(type.dtype) && type.dtype != DType::I1)) {
+  if (type.isPointer() ||
+      (value.kind() == ArgKind::Int && detail::isIntegerStorage(type.dtype))) {
     detail::fillKind(value, arg);
     return;
   }

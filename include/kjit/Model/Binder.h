@@ -117,17 +117,17 @@ public:
   absl::Span<const Argument> arguments() const { return args_; }
   /// The signature type of non-constexpr parameter `index`.
   SigType type(size_t index) const {
-    uint32_t word = states_[index].word;
+    uint64_t word = keyWord(index);
     return {static_cast<SigType::Kind>(word & 0xff),
             static_cast<DType>((word >> 8) & 0xff)};
   }
   /// The spec key of parameter `index` (None for constexprs).
   SpecKey specKey(size_t index) const {
-    return static_cast<SpecKey>((states_[index].word >> 16) & 0xff);
+    return static_cast<SpecKey>((keyWord(index) >> 16) & 0xff);
   }
   /// The backend attribute bits of parameter `index` (0 without any).
   uint32_t backendAttributes(size_t index) const {
-    return states_[index].word >> 24;
+    return static_cast<uint32_t>(keyWord(index) >> 24);
   }
   /// The launch options, defaults included.
   const LaunchOptions &options() const { return options_; }
@@ -152,13 +152,16 @@ private:
   friend class BindPlan;
 
   struct ParamState {
-    /// The parameter's key word as the binder computes it, a byte each:
-    /// type kind, dtype, spec key, backend attribute bits (so that a bind
-    /// stores them at once). Initially {i32, None, 0}.
-    uint32_t word = static_cast<uint32_t>(SigType::Kind::Scalar) |
-                    static_cast<uint32_t>(DType::I32) << 8;
+    /// Where the parameter's first key word is in words_. A
+    /// non-constexpr parameter's one word holds a byte each of type kind,
+    /// dtype, spec key and backend attribute bits; a constexpr's first word
+    /// is its tag, whose spec key and attribute bytes are 0.
+    uint32_t word = 0;
     bool given = false;
   };
+  /// The first key word of parameter `index`: what type(), specKey() and
+  /// backendAttributes() read, so that a bind writes each word once.
+  uint64_t keyWord(size_t index) const { return words_[states_[index].word]; }
 
   /// The hash of a key's words (mixed per position and summed, so that
   /// equal words give equal hashes whatever path produced them).

@@ -46,10 +46,12 @@ public:
 
   /// One thread's calls.
   struct Record {
+    /// Before the plugins, so that a call (depth 0) reads and writes one
+    /// cache line of the record.
+    std::atomic<int> depth{0};
     /// The plugins of the calls this thread is inside of, outermost first:
     /// entries below min(depth, kMaxDepth) are meaningful.
     std::atomic<const void *> plugins[kMaxDepth] = {};
-    std::atomic<int> depth{0};
     std::atomic<bool> taken{false};
     /// The next record of the registry; set before the record is published.
     Record *next = nullptr;
