@@ -127,12 +127,17 @@ inline bool sameName(std::string_view a, std::string_view b) {
 
 } // namespace
 
-struct BindPlan::Impl {
-  /// What every bind reads of a parameter: 40 bytes, so that a launch's
+// Aligned, so that the fields every bind reads are one cache line.
+struct alignas(64) BindPlan::Impl {
+  /// What every bind reads of a parameter: 24 bytes, so that a launch's
   /// walk over the parameters touches few cache lines.
   struct Param {
     ParamRules rules;
-    bool hasDefault = false;
+    /// FastRule::Int: the declared type's range within int64 (a u64 value
+    /// beyond it takes the general rules), as fitsRange reads it: the shift
+    /// past which a value's bits are all its sign's (bit 7 set: a signed
+    /// type) or all zero.
+    uint8_t intRange = 0;
     FastRule fast = FastRule::None;
     /// First key word of this parameter.
     uint32_t word = 0;
@@ -144,26 +149,24 @@ struct BindPlan::Impl {
     uint32_t wordAligned = 0;
     uint32_t wordOne = 0;
     uint32_t wordPlain = 0;
-    /// FastRule::Int: the declared type's range within int64 (a u64 value
-    /// beyond it takes the general rules).
-    int64_t min = 0;
-    int64_t max = 0;
   };
+  static_assert(sizeof(Param) == 24);
 
+  // What every bind reads comes first, together.
   /// Unique per plan (never reused, unlike an address): a Binding knows
   /// whether its option words and keyword codes are this plan's.
   uint64_t id = 0;
-  KernelManifest manifest;
-  LaunchOptions defaults;
-  const std::array<LaunchOptionInfo, kNumLaunchOptions> *optionTable =
-      &launchOptionTable();
   std::vector<Param> params;
-  /// Each parameter's default value (None where it has none), read only
-  /// when a launch leaves the parameter out.
-  std::vector<Argument> defaultValues;
   /// Parameters before the first one with a default (defaults are trailing).
   size_t numRequired = 0;
   size_t numWords = 0;
+  const std::array<LaunchOptionInfo, kNumLaunchOptions> *optionTable =
+      &launchOptionTable();
+  /// Each parameter's default value (None where it has none), read only
+  /// when a launch leaves the parameter out.
+  std::vector<Argument> defaultValues;
+  LaunchOptions defaults;
+  KernelManifest manifest;
   absl::flat_hash_map<std::string, int32_t> keywords;
 
   // bind's rare cases, out of its code: a launch runs through few cache
@@ -241,19 +244,18 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
     param.rules = detail::rulesOf(kp);
     param.word = static_cast<uint32_t>(word);
     word += kp.isConstexpr ? 3 : 1;
-    if (kp.defaultValue) {
-      param.hasDefault = true;
+    if (kp.defaultValue)
       impl->numRequired = std::min(impl->numRequired, i);
-    }
     if (!kp.isConstexpr && kp.type.kind == ParamType::Kind::Pointer) {
       param.fast = FastRule::Pointer;
     } else if (!kp.isConstexpr && kp.type.kind == ParamType::Kind::Scalar) {
       DType dtype = kp.type.dtype;
       if (isInteger(dtype)) {
         param.fast = FastRule::Int;
-        param.min = static_cast<int64_t>(integerMin(dtype));
-        param.max = static_cast<int64_t>(
-            std::min<Int128>(integerMax(dtype), INT64_MAX));
+        bool isSigned = integerMin(dtype) < 0;
+        unsigned bits = bitWidth(dtype);
+        unsigned shift = isSigned ? bits - 1 : std::min(bits, 63u);
+        param.intRange = static_cast<uint8_t>(shift | (isSigned ? 0x80 : 0));
       } else if (isFloat(dtype)) {
         param.fast = FastRule::Float;
       }
@@ -501,7 +503,7 @@ absl::Status BindPlan::Impl::fillOmitted(absl::Span<const Argument> positional,
   for (size_t i = positional.size(); i < params.size(); ++i) {
     if (tracking && binding.states_[i].given)
       continue;
-    if (params[i].hasDefault) {
+    if (manifest.params[i].defaultValue) {
       binding.args_[i] = defaultValues[i];
       continue;
     }
@@ -529,6 +531,14 @@ static_assert(
         static_cast<uint32_t>(SigType::Kind::ConstPointer) &&
     (static_cast<uint32_t>(SigType::Kind::ConstPointer) | kConstPointerBit) ==
         static_cast<uint32_t>(SigType::Kind::ConstPointer));
+
+/// Whether `i` is in the range Param::intRange describes: its bits from
+/// the shift up are all its sign's (a signed type) or all zero.
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool fitsRange(uint8_t range, int64_t i) {
+  int64_t high = i >> (range & 63);
+  int64_t sign = (i >> 63) & -static_cast<int64_t>(range >> 7);
+  return high == sign;
+}
 
 /// The plan's word for an integer value `i`: divisible by 16, 1, other.
 ABSL_ATTRIBUTE_ALWAYS_INLINE inline uint32_t
@@ -574,8 +584,8 @@ fastSpecialize(const BindPlan::Impl::Param &param, const Argument &arg,
     return true;
   case FastRule::Int: {
     int64_t i;
-    if (arg.kind() != ArgKind::Int || !int64Of(arg, i) || i < param.min ||
-        i > param.max)
+    if (arg.kind() != ArgKind::Int || !int64Of(arg, i) ||
+        !fitsRange(param.intRange, i))
       return false;
     word = integerWord(param, i);
     return true;

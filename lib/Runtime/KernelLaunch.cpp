@@ -53,10 +53,11 @@ struct LaunchArguments {
 /// and a replaced one is retired, never freed, so its address is not
 /// reused while the kernel lives.
 struct Kernel::Impl::ThreadState {
-  Binding binding;
+  // Before the binding: next to the binding's own first fields.
   int32_t device = -1;
   const Cache *cache = nullptr;
   Entry *entry = nullptr;
+  Binding binding;
 
   /// (A null map is never one the entry was found in: an entry remembered
   /// after a miss in an empty map must not match a map cleared since.)
@@ -94,7 +95,8 @@ struct ThreadLaunchState {
         it = kernels
                  .try_emplace(
                      impl.id,
-                     Kernel::Impl::ThreadState{impl.plan->makeBinding()})
+                     Kernel::Impl::ThreadState{-1, nullptr, nullptr,
+                                               impl.plan->makeBinding()})
                  .first;
       lastKernel = impl.id;
       last = &it->second;

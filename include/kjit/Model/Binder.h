@@ -172,25 +172,26 @@ private:
   /// parameters and options; a lookup in the table costs about 100
   /// instructions more).
   static constexpr size_t kRememberedKeywords = 8;
-  int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
-  std::vector<Argument> args_;
-  std::vector<ParamState> states_;
-  std::vector<uint64_t> words_;
-  LaunchOptions options_;
+  // What every bind reads and writes comes first, in 63 bytes.
   /// The plan of the last bind (BindPlan's unique id; 0: none yet). Another
   /// plan's defaults and keyword codes do not hold here.
   uint64_t planId_ = 0;
+  std::vector<Argument> args_;
+  std::vector<uint64_t> words_;
   /// The launch options whose value (in options_ and their key words) may
   /// differ from the plan's defaults: those the last bind set by keyword.
   /// Every other option holds its default, so a bind resets and compares
   /// only these.
   uint32_t optionsSet_ = (1u << kNumLaunchOptions) - 1;
-  mutable uint64_t hash_ = 0;
   mutable bool hashed_ = false;
   /// Whether words_ hold the key of a successful bind.
   bool wordsValid_ = false;
   bool keyUnchanged_ = false;
+  mutable uint64_t hash_ = 0;
+  int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  std::vector<ParamState> states_;
+  LaunchOptions options_;
 };
 
 /// A kernel's binding plan: everything about binding that depends only on
