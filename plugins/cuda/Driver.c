@@ -329,7 +329,7 @@ kjit_status *cuda_get_device(int32_t device, const char *entry,
 |* Contexts                                                                   *|
 \*===----------------------------------------------------------------------===*/
 
-kjit_status *cuda_make_current(cuda_device *dev) {
+kjit_status *cuda_make_current_slow(cuda_device *dev) {
   CUcontext ctx = __atomic_load_n(&dev->ctx, __ATOMIC_ACQUIRE), current = NULL;
   CUresult r;
   char text[256];
@@ -377,10 +377,8 @@ void cuda_release_contexts(void) {
 |* Sticky errors                                                              *|
 \*===----------------------------------------------------------------------===*/
 
-kjit_status *cuda_sticky_status(cuda_device *dev) {
+kjit_status *cuda_sticky_error(cuda_device *dev) {
   kjit_status *status;
-  if (!dev || !__atomic_load_n(&dev->sticky, __ATOMIC_ACQUIRE))
-    return NULL;
   pthread_mutex_lock(&dev->lock);
   status = cuda_error(KJIT_STATUS_ABORTED, "%s",
                       dev->sticky_message ? dev->sticky_message

@@ -146,9 +146,18 @@ extern int32_t cuda_num_devices;
 /** The device for `device`, or an error naming the entry. */
 kjit_status *cuda_get_device(int32_t device, const char *entry,
                              cuda_device **out);
+/** cuda_make_current's work once the context is not current already:
+ *  retains it on first use, then makes it current. */
+kjit_status *cuda_make_current_slow(cuda_device *dev);
 /** Makes the device's primary context current on this thread, retaining it
- *  on first use; skipped when it is current already. */
-kjit_status *cuda_make_current(cuda_device *dev);
+ *  on first use; skipped when it is current already. Inline: every launch
+ *  asks, and the answer is nearly always "already current". */
+static inline kjit_status *cuda_make_current(cuda_device *dev) {
+  CUcontext ctx = __atomic_load_n(&dev->ctx, __ATOMIC_ACQUIRE), current = NULL;
+  if (ctx && cu.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current == ctx)
+    return NULL;
+  return cuda_make_current_slow(dev);
+}
 /** Releases every retained primary context (the last fini). */
 void cuda_release_contexts(void);
 
@@ -160,8 +169,15 @@ const char *cuda_result_text(CUresult r, char *buf, size_t size);
 const char *cuda_result_name(CUresult r, char *buf, size_t size);
 /** Whether `r` leaves the context unusable. */
 int cuda_is_sticky(CUresult r);
-/** The device's sticky error as a status, or NULL when it is fine. */
-kjit_status *cuda_sticky_status(cuda_device *dev);
+/** The device's sticky error as a status (the device has one). */
+kjit_status *cuda_sticky_error(cuda_device *dev);
+/** The device's sticky error as a status, or NULL when it is fine (inline:
+ *  one load on every launch). */
+static inline kjit_status *cuda_sticky_status(cuda_device *dev) {
+  return dev && __atomic_load_n(&dev->sticky, __ATOMIC_ACQUIRE)
+             ? cuda_sticky_error(dev)
+             : NULL;
+}
 /** Records `r` (sticky) found by `entry` on `dev`; reports it once through
  *  report_async_error and returns the status to give the caller. */
 kjit_status *cuda_mark_sticky(const cuda_instance *self, cuda_device *dev,
