@@ -16,8 +16,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 using namespace kjit::rt;
@@ -34,13 +37,25 @@ kjit.kernel @eight(%a: !kjit.ptr<f32>, %b: !kjit.ptr<f32>, %c: !kjit.ptr<f32>,
 }
 )mlir";
 
+/// The null backend's file: KJIT_BENCH_NULL_BACKEND names it in a copy of
+/// the build (the device bundle's lib/), where the build path does not
+/// exist.
+const char *nullBackendPath() {
+  const char *path = std::getenv("KJIT_BENCH_NULL_BACKEND");
+  return path && *path ? path : KJIT_NULL_BACKEND;
+}
+
+/// The time stamps the null backend's last pollution took (it writes them
+/// here: KJIT_BENCH_NULL_CYCLES_AT).
+uint64_t polluteCycles = 0;
+
 Module &module() {
   static std::shared_ptr<Module> instance = [] {
-    // KJIT_BENCH_NULL_BACKEND: the plugin's path in a copy of the build
-    // (the device bundle's lib/), where the build path does not exist.
-    const char *path = std::getenv("KJIT_BENCH_NULL_BACKEND");
-    if (!path || !*path)
-      path = KJIT_NULL_BACKEND;
+    const char *path = nullBackendPath();
+    char at[32];
+    std::snprintf(at, sizeof at, "%llx",
+                  (unsigned long long)(uintptr_t)&polluteCycles);
+    setenv("KJIT_BENCH_NULL_CYCLES_AT", at, 1);
     if (!Runtime::global().plugins().loadPlugin(path).ok())
       std::abort();
     auto loaded = Module::fromText(kKernels, "dispatch.mlir");
@@ -55,6 +70,12 @@ Module &module() {
 }
 
 alignas(64) float buffer[64];
+
+uint64_t timeStamp() {
+  uint32_t lo, hi;
+  asm volatile("lfence\n\trdtsc" : "=a"(lo), "=d"(hi)::"memory");
+  return (uint64_t(hi) << 32) | lo;
+}
 
 /// Reads `bytes` of a 4 MiB buffer, one load per cache line: what a real
 /// launch loop's driver call does to the caches between two launches,
@@ -83,16 +104,31 @@ void dispatch(benchmark::State &state, const char *name,
     state.SkipWithError("launch failed");
     return;
   }
+  // With KJIT_BENCH_NULL_POLLUTE=1 the backend's launch evicts the caches
+  // and reports the time stamps it spent doing so: a launch's stamps less
+  // those are the runtime's own path with cold caches (runtime_cycles, the
+  // median over the iterations; interrupts make the mean useless).
+  const char *pollute = std::getenv("KJIT_BENCH_NULL_POLLUTE");
+  const bool timed = pollute && std::string_view(pollute) == "1";
+  std::vector<uint64_t> cycles;
   long before = kjit::rt::testing::allocationCount.load();
   for (auto _ : state) {
     if (disturbBytes)
       disturbCaches(disturbBytes);
+    uint64_t start = timed ? timeStamp() : 0;
     auto result = kernel->launch(config, args, keywords);
     benchmark::DoNotOptimize(result);
+    if (timed)
+      cycles.push_back(timeStamp() - start - polluteCycles);
   }
   long allocations = kjit::rt::testing::allocationCount.load() - before;
   state.counters["allocs_per_launch"] =
       double(allocations) / double(state.iterations());
+  if (!cycles.empty()) {
+    std::nth_element(cycles.begin(), cycles.begin() + cycles.size() / 2,
+                     cycles.end());
+    state.counters["runtime_cycles"] = double(cycles[cycles.size() / 2]);
+  }
 }
 
 void oneArgument(benchmark::State &state) {
