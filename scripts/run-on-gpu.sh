@@ -28,10 +28,11 @@
 #
 # Results go to "${OUT:-./gpu-out}": summary.txt (one line per step, the
 # figures), results.jsonl (every JSON line any step printed, tagged with its
-# step), log.txt (every step's full output), nvidia-smi.txt and
+# step), log.txt (every step's full output), nvidia-smi.txt,
 # first-launch-trace.json (the trace plugin's Perfetto file of one
-# first-launch process): five files, within what the device tool brings
-# back. The summary is printed last.
+# first-launch process) and plot.svg (scripts/plot-gpu-results.py): six
+# files, within what the device tool brings back. The summary is printed
+# last.
 #
 #   --host-only      steps 2 (host backend only) and a short dispatch run:
 #                    what scripts/verify-bundle.sh runs on a machine
@@ -406,6 +407,11 @@ if ours and triton:
           f"kjit/Triton {mo / mt:.3f} (target at most 0.5)")
 PY
 } >> "$summary"
+
+# The run's plot (docs/figures has the ones the docs show).
+python3 "$B/scripts/plot-gpu-results.py" "$results" "$OUT_DIR/plot.svg" \
+  "kjit and Triton on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d)" \
+  || note "FAIL  plot: scripts/plot-gpu-results.py failed"
 
 elapsed=$(( $(date +%s) - start ))
 note ""
