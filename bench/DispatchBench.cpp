@@ -90,10 +90,12 @@ void disturbCaches(size_t bytes) {
   benchmark::DoNotOptimize(sum);
 }
 
+/// Launches `name` with `args` (or, with `other`, `args` and `other` in
+/// turn: every launch's arguments then differ from the one before).
 void dispatch(benchmark::State &state, const char *name,
               std::vector<Argument> args,
               std::vector<KeywordArgument> keywords = {},
-              size_t disturbBytes = 0) {
+              size_t disturbBytes = 0, std::vector<Argument> other = {}) {
   Kernel *kernel = *module().kernel(name);
   LaunchConfig config;
   config.grid = {128, 1, 1};
@@ -111,12 +113,14 @@ void dispatch(benchmark::State &state, const char *name,
   const char *pollute = std::getenv("KJIT_BENCH_NULL_POLLUTE");
   const bool timed = pollute && std::string_view(pollute) == "1";
   std::vector<uint64_t> cycles;
+  uint64_t launches = 0;
   long before = kjit::rt::testing::allocationCount.load();
   for (auto _ : state) {
     if (disturbBytes)
       disturbCaches(disturbBytes);
     uint64_t start = timed ? timeStamp() : 0;
-    auto result = kernel->launch(config, args, keywords);
+    const bool odd = !other.empty() && (++launches & 1);
+    auto result = kernel->launch(config, odd ? other : args, keywords);
     benchmark::DoNotOptimize(result);
     if (timed)
       cycles.push_back(timeStamp() - start - polluteCycles);
@@ -153,6 +157,16 @@ void eightArguments(benchmark::State &state) {
   dispatch(state, "eight", eightValues());
 }
 
+// Two sets of eight arguments in turn (other addresses and scalars of the
+// same specialization): the binder never finds its last inputs again, and
+// every launch binds in full.
+void eightArgumentsVarying(benchmark::State &state) {
+  Argument q = Argument::tensor(uintptr_t(buffer) + 64, DType::FP32);
+  dispatch(state, "eight", eightValues(), {}, 0,
+           {q, q, q, q, Argument::integer(4112), Argument::integer(33),
+            Argument::fp(0.25), Argument::integer(1)});
+}
+
 // As kjit-gpu-dispatch launches (bench/gpu): num_warps as a keyword.
 void eightArgumentsNumWarps(benchmark::State &state) {
   dispatch(state, "eight", eightValues(),
@@ -177,6 +191,7 @@ void disturbOnly(benchmark::State &state) {
 
 BENCHMARK(oneArgument)->Threads(1)->Threads(2)->UseRealTime();
 BENCHMARK(eightArguments)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(eightArgumentsVarying)->UseRealTime();
 BENCHMARK(eightArgumentsNumWarps)->UseRealTime();
 BENCHMARK(eightArgumentsNumWarpsDisturbed)->Arg(64)->Arg(1024)->UseRealTime();
 BENCHMARK(disturbOnly)->Arg(64)->Arg(1024)->UseRealTime();

@@ -300,6 +300,11 @@ else
     step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
       --raw-module "$B/share/kjit/empty.ptx" \
       --iters $((iters / 2)) --rounds 21
+    # Arguments that change at every launch (two sets alternating): every
+    # launch binds in full, none finds the last one's inputs again.
+    step "kjit dispatch cuda varying #$r" "$B/bin/kjit-gpu-dispatch" \
+      --backend cuda --vary --raw-module "$B/share/kjit/empty.ptx" \
+      --iters $((iters / 2)) --rounds 21
     # The same with 4 warps (Triton's default block, 128 threads).
     step "kjit dispatch cuda 4 warps #$r" "$B/bin/kjit-gpu-dispatch" \
       --backend cuda --num-warps 4 --raw-module "$B/share/kjit/empty.ptx" \

@@ -9,10 +9,17 @@
 // compiles before the timed rounds.
 //
 //   kjit-gpu-dispatch [--backend cuda|host] [--iters N] [--rounds R]
-//                     [--num-warps W]
+//                     [--num-warps W] [--vary] [--raw-module PTX]
 //
 // W (default 1: 32 threads, as the raw anchors launch) is passed as the
 // num_warps keyword of every launch.
+//
+// The launches repeat the same arguments, as a loop over the same buffers
+// does (the binder then finds its last inputs again: docs/Dispatch.md).
+// With --vary every launch's arguments differ from the one before (two
+// sets alternate: other addresses and other scalars of the same
+// specialization), so every launch binds them in full; the JSON lines
+// then say "vary": true.
 //
 // With --raw-module empty.ptx (cuda only), each round also times the bare
 // driver (RawDriver.h: cuLaunchKernel of e1 and e8 on the same primary
@@ -133,6 +140,7 @@ int main(int argc, char **argv) {
   // One warp by default: the raw-launch anchors launch blocks of 32
   // threads, and a block's size is part of what the GPU's launch costs.
   long warps = 1;
+  bool vary = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -152,11 +160,13 @@ int main(int argc, char **argv) {
       rounds = std::atol(value().c_str());
     else if (a == "--raw-module")
       rawModule = value();
+    else if (a == "--vary")
+      vary = true;
     else {
       std::fprintf(
           stderr,
           "usage: %s [--backend T] [--iters N] [--rounds R] [--num-warps W] "
-          "[--raw-module PTX]\n",
+          "[--vary] [--raw-module PTX]\n",
           argv[0]);
       return 2;
     }
@@ -181,6 +191,18 @@ int main(int argc, char **argv) {
                                  Argument::integer(17),
                                  Argument::fp(0.5),
                                  Argument::integer(1)};
+  // --vary's other set: another 16-byte-aligned address, other integers
+  // divisible by 16 or not as before, another float, the same 1.
+  Argument q = Argument::tensor(buffer.address() + 256, DType::FP32);
+  std::vector<Argument> other1 = {q};
+  std::vector<Argument> other8 = {q,
+                                  q,
+                                  q,
+                                  q,
+                                  Argument::integer(4112),
+                                  Argument::integer(33),
+                                  Argument::fp(0.25),
+                                  Argument::integer(1)};
   LaunchConfig config;
   config.grid = {1, 1, 1};
 
@@ -221,10 +243,11 @@ int main(int argc, char **argv) {
         pluginExtraNs[which].push_back((alone - raw) * 1e3);
       }
       Kernel *k = which ? eight : one;
-      const std::vector<Argument> &args = which ? args8 : args1;
+      const std::vector<Argument> *sets[2] = {which ? &args8 : &args1,
+                                              which ? &other8 : &other1};
       double t0 = bench::nowSeconds();
       for (long i = 0; i < iters; ++i) {
-        auto result = k->launch(config, args, keywords);
+        auto result = k->launch(config, *sets[vary && (i & 1)], keywords);
         if (!result.ok())
           bench::die("launch", result.status());
       }
@@ -243,23 +266,24 @@ int main(int argc, char **argv) {
     for (int raw = 0; raw < (rawModule.empty() ? 1 : 3); ++raw) {
       bench::Spread s = bench::spread(us[which][raw]);
       std::printf("{\"bench\": \"%s\", \"backend\": \"%s\", "
-                  "\"args\": %d, \"num_warps\": %ld, "
+                  "\"args\": %d, \"num_warps\": %ld, \"vary\": %s, "
                   "\"us_per_launch_median\": %.3f, "
                   "\"us_per_launch_min\": %.3f, \"us_per_launch_max\": %.3f, "
                   "\"iters\": %ld, \"rounds\": %ld}\n",
                   series[raw], backendName.c_str(), which ? 8 : 1, warps,
-                  s.median, s.min, s.max, iters, rounds);
+                  vary ? "true" : "false", s.median, s.min, s.max, iters,
+                  rounds);
     }
     if (!rawModule.empty()) {
       bench::Spread q = bench::spread(ratio[which]);
       bench::Spread d = bench::spread(extraNs[which]);
       std::printf("{\"bench\": \"kjit_over_raw\", \"args\": %d, "
-                  "\"num_warps\": %ld, \"ratio_median\": %.3f, "
+                  "\"num_warps\": %ld, \"vary\": %s, \"ratio_median\": %.3f, "
                   "\"ratio_min\": %.3f, \"ratio_max\": %.3f, "
                   "\"extra_ns_median\": %.0f, \"extra_ns_min\": %.0f, "
                   "\"extra_ns_max\": %.0f, \"rounds\": %ld}\n",
-                  which ? 8 : 1, warps, q.median, q.min, q.max, d.median, d.min,
-                  d.max, rounds);
+                  which ? 8 : 1, warps, vary ? "true" : "false", q.median,
+                  q.min, q.max, d.median, d.min, d.max, rounds);
       q = bench::spread(pluginRatio[which]);
       d = bench::spread(pluginExtraNs[which]);
       std::printf("{\"bench\": \"plugin_over_raw\", \"args\": %d, "

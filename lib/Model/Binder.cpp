@@ -331,6 +331,10 @@ void BindPlan::Impl::adopt(Binding &binding) const {
     binding.states_.resize(n);
     binding.words_.resize(numWords);
     binding.wordsValid_ = false; // a key of another kernel, if any
+    // Room for a launch's inputs: every parameter, by position or keyword,
+    // and a few launch options.
+    binding.inputs_.reserve(n + kNumLaunchOptions);
+    binding.inputNames_.reserve(n + kNumLaunchOptions);
   }
   // Another plan of the same sizes may place its constexprs' words apart.
   for (size_t i = 0; i < n; ++i)
@@ -343,6 +347,7 @@ void BindPlan::Impl::adopt(Binding &binding) const {
   // and compares them all.
   binding.optionsSet_ = (1u << kNumLaunchOptions) - 1;
   binding.planId_ = id;
+  binding.numPositionalInputs_ = Binding::kNoInputs;
 }
 
 namespace {
@@ -699,6 +704,45 @@ absl::Status BindPlan::Impl::addAttributes(size_t index,
   return absl::OkStatus();
 }
 
+bool Binding::sameInputs(absl::Span<const Argument> positional,
+                         absl::Span<const KeywordArgument> keywords) const {
+  if (positional.size() != numPositionalInputs_ ||
+      keywords.size() != inputNames_.size())
+    return false;
+  // The bound arguments when they are the positional values as given (the
+  // launch reads those lines next anyway), else the copy of the inputs.
+  const Argument *given = positionalAsGiven_ ? args_.data() : inputs_.data();
+  for (size_t i = 0; i < positional.size(); ++i)
+    if (!positional[i].identical(given[i]))
+      return false;
+  const Argument *keywordValues =
+      inputs_.data() + (positionalAsGiven_ ? 0 : positional.size());
+  for (size_t i = 0; i < keywords.size(); ++i)
+    if (!keywords[i].value.identical(keywordValues[i]) ||
+        keywords[i].name != inputNames_[i])
+      return false;
+  return true;
+}
+
+void Binding::rememberInputs(absl::Span<const Argument> positional,
+                             absl::Span<const KeywordArgument> keywords,
+                             bool positionalAsGiven) {
+  // Usually args_ begins with the positional values as given; only values
+  // the general rules bound (and may have converted) need a copy.
+  positionalAsGiven_ = positionalAsGiven;
+  inputs_.clear();
+  if (!positionalAsGiven)
+    inputs_.assign(positional.begin(), positional.end());
+  inputNames_.resize(keywords.size());
+  for (size_t i = 0; i < keywords.size(); ++i) {
+    inputs_.push_back(keywords[i].value);
+    // A loop's names are the last launch's: compared, not copied again.
+    if (inputNames_[i] != keywords[i].name)
+      inputNames_[i].assign(keywords[i].name);
+  }
+  numPositionalInputs_ = positional.size();
+}
+
 absl::Status BindPlan::bind(absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords,
                             Binding &binding,
@@ -714,6 +758,18 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
   if (ABSL_PREDICT_FALSE(binding.planId_ != plan.id ||
                          binding.words_.size() != plan.numWords))
     plan.adopt(binding);
+  // The inputs of the last successful bind into this binding (adopt forgets
+  // them) again, as a launch loop gives them: the result is the same, field
+  // for field, so only the key is marked unchanged. Backend attributes may
+  // change for the same value (they are the backend's view of it), so a bind
+  // with them always binds.
+  if (!attributes && binding.wordsValid_ &&
+      binding.sameInputs(positional, keywords)) {
+    binding.keyUnchanged_ = true;
+    return absl::OkStatus();
+  }
+  // From here on the arguments are written, whether the bind succeeds.
+  ++binding.generation_;
   Argument *args = binding.args_.data();
   uint64_t *words = binding.words_.data();
   // Each key word is compared with the one it replaces, so that the caller
@@ -749,6 +805,7 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
 
   const Impl::Param *params = plan.params.data();
   const Argument *values = positional.data();
+  bool converted = false;
   for (size_t i = 0; i < n; ++i) {
     const Impl::Param &param = params[i];
     Argument &arg = args[i];
@@ -759,6 +816,8 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
     uint64_t *w = words + param.word;
     uint32_t word;
     if (!fastSpecialize(param, arg, word)) {
+      // The general rules may convert the value (an int for a float).
+      converted |= i < numPositional;
       // The rules leave `arg` as given when they fail, so the message can
       // show it without a copy on the hot path.
       if (param.rules.isConstexpr) {
@@ -783,6 +842,7 @@ absl::Status BindPlan::bind(absl::Span<const Argument> positional,
   }
   binding.wordsValid_ = true;
   binding.keyUnchanged_ = hadKey && changed == 0;
+  binding.rememberInputs(positional, keywords, !converted);
   return absl::OkStatus();
 }
 

@@ -29,6 +29,14 @@ using kjit::strCat;
 /// of the entry whose template they hold.
 struct LaunchArguments {
   absl::InlinedVector<uint64_t, 16> values;
+  /// What `values` were encoded from: the entry (its serial), the binding
+  /// and its generation. A launch loop that binds the same inputs again
+  /// launches them as they are. (The thread's bindings live as long as
+  /// the thread, and a nested launch has arguments of its own, so a
+  /// binding's address is not another's while these are compared.)
+  uint64_t valuesSerial = 0;
+  const Binding *valuesBinding = nullptr;
+  uint64_t valuesGeneration = 0;
   uint64_t serial = 0;
   absl::InlinedVector<kjit_arg, 8> args;
   absl::InlinedVector<const kjit_arg *, 8> pointers;
@@ -168,17 +176,25 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   // gets the values alone.
   const bool hooked = host->hasLaunchHooks();
   if (entry.takesValues && !hooked) {
-    arguments.values.resize(launch.num_args);
-    uint64_t *values = arguments.values.data();
-    // Raw pointers: Debian's Abseil checks every Span index (hardened).
-    const Argument *boundValues = bound.data();
-    const Entry::LaunchParam *params = entry.launchParams.data();
-    for (size_t j = 0; j < launch.num_args; ++j) {
-      // The binder accepted the value for the entry's signature type (the
-      // binding's key selected the entry): only the value is encoded.
-      values[j] = encodeBoundBits(params[j].type, boundValues[params[j].index]);
+    if (arguments.valuesSerial != entry.serial ||
+        arguments.valuesBinding != &binding ||
+        arguments.valuesGeneration != binding.generation()) {
+      arguments.values.resize(launch.num_args);
+      uint64_t *values = arguments.values.data();
+      // Raw pointers: Debian's Abseil checks every Span index (hardened).
+      const Argument *boundValues = bound.data();
+      const Entry::LaunchParam *params = entry.launchParams.data();
+      for (size_t j = 0; j < launch.num_args; ++j) {
+        // The binder accepted the value for the entry's signature type (the
+        // binding's key selected the entry): only the value is encoded.
+        values[j] =
+            encodeBoundBits(params[j].type, boundValues[params[j].index]);
+      }
+      arguments.valuesSerial = entry.serial;
+      arguments.valuesBinding = &binding;
+      arguments.valuesGeneration = binding.generation();
     }
-    launch.values = values;
+    launch.values = arguments.values.data();
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
   }
   return launchArguments(entry, binding, config, grid, empty, hooked, launch,

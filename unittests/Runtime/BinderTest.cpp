@@ -1283,3 +1283,121 @@ TEST(BackendAttributes, AnErrorNamesTheParameter) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The last inputs again (a launch loop's): the bind only marks the key
+// unchanged, and generation() does not move; anything else binds in full.
+//===----------------------------------------------------------------------===//
+
+TEST(LastInputs, TheSameInputsAgainOnlyMarkTheKeyUnchanged) {
+  BindPlan plan =
+      makePlan({param("p", ParamType::pointer(DType::FP32)), param("n"),
+                param("f", ParamType::scalar(DType::FP32))});
+  Binding b = plan.makeBinding();
+  std::vector<Argument> args = {Argument::tensor(0x1000, DType::FP32),
+                                Argument::integer(7), Argument::fp(0.5)};
+  std::vector<KeywordArgument> keywords = {{"num_warps", Argument::integer(2)}};
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_FALSE(b.keyUnchanged()); // the first bind
+  const uint64_t first = b.generation();
+  const SpecializationKey key(b.key());
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_TRUE(b.keyUnchanged());
+  EXPECT_EQ(b.generation(), first);
+  EXPECT_EQ(SpecializationKey(b.key()), key);
+  EXPECT_EQ(b.options().numWarps(), 2);
+  EXPECT_EQ(b.arguments()[1].asInt(), 7);
+
+  // A value changed in place: bound in full, with its own specialization.
+  args[1] = Argument::integer(16);
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_NE(b.generation(), first);
+  EXPECT_FALSE(b.keyUnchanged());
+  EXPECT_EQ(b.specKey(1), SpecKey::Divisible16);
+  EXPECT_EQ(b.arguments()[1].asInt(), 16);
+  // The same key from other values: bound in full, key unchanged.
+  const uint64_t second = b.generation();
+  args[1] = Argument::integer(32);
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_NE(b.generation(), second);
+  EXPECT_TRUE(b.keyUnchanged());
+  EXPECT_EQ(b.arguments()[1].asInt(), 32);
+
+  // Fields a value's == might overlook: const-ness and dtype of a pointer.
+  const uint64_t third = b.generation();
+  args[0] = Argument::tensor(0x1000, DType::FP32, /*readOnly=*/true);
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_NE(b.generation(), third);
+  EXPECT_EQ(b.type(0).kind, SigType::Kind::ConstPointer);
+}
+
+TEST(LastInputs, KeywordsAreComparedByNameAndValue) {
+  BindPlan plan = makePlan({param("x"), param("n")});
+  Binding b = plan.makeBinding();
+  std::vector<Argument> args = {Argument::integer(3)};
+  // The caller's name buffer is reused with another name of the same
+  // length: a stale copy of the pointer would take it for the old one.
+  std::string name = "n";
+  std::vector<KeywordArgument> keywords = {{name, Argument::integer(5)}};
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  uint64_t generation = b.generation();
+  name[0] = 'x'; // now "x", given twice: an error, not the last bind
+  EXPECT_FALSE(plan.bind(args, {{name, Argument::integer(5)}}, b).ok());
+  name[0] = 'n';
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_NE(b.generation(), generation) << "a failed bind forgets the inputs";
+  generation = b.generation();
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_EQ(b.generation(), generation);
+  keywords[0].value = Argument::integer(6);
+  ASSERT_TRUE(plan.bind(args, keywords, b).ok());
+  EXPECT_NE(b.generation(), generation);
+  EXPECT_EQ(b.arguments()[1].asInt(), 6);
+  // The keyword now given by position: other inputs, the same arguments.
+  generation = b.generation();
+  ASSERT_TRUE(
+      plan.bind({Argument::integer(3), Argument::integer(6)}, {}, b).ok());
+  EXPECT_NE(b.generation(), generation);
+  EXPECT_TRUE(b.keyUnchanged());
+}
+
+TEST(LastInputs, AConvertedValueIsComparedAsGiven) {
+  // An int for a float parameter is bound as a float; the next bind of the
+  // same int finds it again, and another int does not.
+  BindPlan plan = makePlan({param("f", ParamType::scalar(DType::FP32))});
+  Binding b = plan.makeBinding();
+  ASSERT_TRUE(plan.bind({Argument::integer(2)}, b).ok());
+  EXPECT_EQ(b.arguments()[0].kind(), ArgKind::Float);
+  uint64_t generation = b.generation();
+  ASSERT_TRUE(plan.bind({Argument::integer(2)}, b).ok());
+  EXPECT_EQ(b.generation(), generation);
+  ASSERT_TRUE(plan.bind({Argument::fp(2.0)}, b).ok());
+  EXPECT_NE(b.generation(), generation) << "2.0 is not the int 2 given";
+  ASSERT_TRUE(plan.bind({Argument::integer(3)}, b).ok());
+  EXPECT_EQ(b.arguments()[0].asFloat(), 3.0);
+}
+
+TEST(LastInputs, BackendAttributesAlwaysBind) {
+  BindPlan plan = makePlan({param("p"), param("n")});
+  TestAttributes attrs({"low", "small"});
+  Binding b = plan.makeBinding();
+  std::vector<Argument> args = {Argument::tensor(0x1000, DType::FP32),
+                                Argument::integer(7)};
+  ASSERT_TRUE(plan.bind(args, {}, b, &attrs).ok());
+  int asked = attrs.asked;
+  uint64_t generation = b.generation();
+  ASSERT_TRUE(plan.bind(args, {}, b, &attrs).ok());
+  EXPECT_EQ(attrs.asked, 2 * asked) << "the backend is asked every time";
+  EXPECT_NE(b.generation(), generation);
+}
+
+TEST(LastInputs, AnotherPlansBindingForgetsThem) {
+  BindPlan one = makePlan({param("x")}, "one");
+  BindPlan two = makePlan({param("x")}, "two");
+  Binding b = one.makeBinding();
+  std::vector<Argument> args = {Argument::integer(7)};
+  ASSERT_TRUE(one.bind(args, b).ok());
+  uint64_t generation = b.generation();
+  ASSERT_TRUE(two.bind(args, b).ok());
+  EXPECT_NE(b.generation(), generation);
+}

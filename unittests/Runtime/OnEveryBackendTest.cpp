@@ -322,6 +322,66 @@ TEST_F(OnEveryBackend, VectorAddSpecializations) {
   EXPECT_EQ(add->stats().compiles, 4u);
 }
 
+// A launch loop that keeps one argument array and changes it in place:
+// the same inputs again launch what the last launch did (the binder finds
+// its last inputs, and a backend that takes values gets the last encoded
+// ones: docs/Dispatch.md), and each change is launched, output pointer and
+// scalar alike, then the first inputs again.
+TEST_F(OnEveryBackend, ArgumentsChangedInPlaceAreLaunched) {
+  ASSERT_NO_FATAL_FAILURE(start());
+  auto module = load("vector_add.mlir");
+  ASSERT_TRUE(module);
+  auto kernel = module->kernel("add");
+  ASSERT_TRUE(kernel.ok()) << kernel.status();
+  const int n = 2048;
+  std::vector<float> x(n), y(n), got;
+  for (int i = 0; i < n; ++i) {
+    x[i] = float(i);
+    y[i] = 0.25f * i;
+  }
+  const std::vector<float> poison(n, -1.0f), want = sum(x, y);
+  DeviceBuffer *dx, *dy, *outA, *outB;
+  ASSERT_OK(upload(x, dx));
+  ASSERT_OK(upload(y, dy));
+  ASSERT_OK(upload(poison, outA));
+  ASSERT_OK(upload(poison, outB));
+  LaunchConfig config;
+  config.grid = {(n + 1023) / 1024, 1, 1};
+  std::vector<Argument> args = {dx->tensor(), dy->tensor(), outA->tensor(),
+                                Argument::integer(n)};
+  // Launches the array as it is; then what each output holds, reset.
+  auto launchAndRead = [&](std::vector<float> &a, std::vector<float> &b) {
+    auto launched = (*kernel)->launch(config, args);
+    ASSERT_TRUE(launched.ok()) << launched.status();
+    EXPECT_TRUE(launched->launched);
+    ASSERT_OK(outA->download(a));
+    ASSERT_OK(outB->download(b));
+    ASSERT_OK(outA->upload(poison));
+    ASSERT_OK(outB->upload(poison));
+  };
+  std::vector<float> a, b, half = poison;
+  for (int i = 0; i < n / 2; ++i)
+    half[i] = want[i];
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    ASSERT_NO_FATAL_FAILURE(launchAndRead(a, b));
+    EXPECT_TRUE(sameValues(a, want));
+    EXPECT_TRUE(sameValues(b, poison));
+    ASSERT_NO_FATAL_FAILURE(launchAndRead(a, b)); // the same inputs again
+    EXPECT_TRUE(sameValues(a, want)) << "the same inputs again";
+    args[2] = outB->tensor();
+    ASSERT_NO_FATAL_FAILURE(launchAndRead(a, b));
+    EXPECT_TRUE(sameValues(a, poison)) << "the old output was launched";
+    EXPECT_TRUE(sameValues(b, want));
+    args[3] = Argument::integer(n / 2); // another n of the same key
+    ASSERT_NO_FATAL_FAILURE(launchAndRead(a, b));
+    EXPECT_TRUE(sameValues(b, half)) << "the old n was launched";
+    args[2] = outA->tensor();
+    args[3] = Argument::integer(n);
+  }
+  EXPECT_EQ((*kernel)->stats().compiles, 1u);
+}
+
 // The dtype of an !kjit.any parameter is part of the key; a
 // do_not_specialize integer is not (16, 17 and 1 share an entry).
 TEST_F(OnEveryBackend, DtypeChangesAndDoNotSpecialize) {

@@ -274,3 +274,28 @@ TEST(RememberedEntry, ABindingSizedForAnotherPlanForgetsItsKeywords) {
 }
 
 } // namespace
+
+// A launch loop that gives the same inputs again launches the values the
+// last launch encoded; one that changes an argument in place (the same
+// vector, another address) must launch the new one, and going back must
+// launch the old one again.
+TEST(RememberedEntry, ArgumentsChangedInPlaceAreLaunched) {
+  Loaded k = load();
+  ASSERT_NE(k.kernel, nullptr);
+  int32_t a = -1, b = -1;
+  std::vector<Argument> args = {out(a), Argument::integer(3)};
+  for (int round = 0; round < 2; ++round) {
+    a = b = -1;
+    ASSERT_TRUE(k.kernel->launch({}, args).ok());
+    EXPECT_EQ(a, 3);
+    a = -1;
+    ASSERT_TRUE(k.kernel->launch({}, args).ok()); // the same inputs again
+    EXPECT_EQ(a, 3);
+    a = -1;
+    args[0] = out(b);
+    ASSERT_TRUE(k.kernel->launch({}, args).ok());
+    EXPECT_EQ(b, 3);
+    EXPECT_EQ(a, -1) << "the last launch's address was launched";
+    args[0] = out(a);
+  }
+}

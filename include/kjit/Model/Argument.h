@@ -113,6 +113,14 @@ public:
   /// Same kind and same value; floats compare bit for bit (a NaN constexpr
   /// equals itself, as the cache key requires).
   friend bool operator==(const Argument &a, const Argument &b);
+  /// Every field the same, bit for bit (dtype, const-ness and mock-ness
+  /// too, and an int and a float of equal value differ): what binds the
+  /// same way, whatever the parameter. Never reads padding.
+  bool identical(const Argument &other) const {
+    return int_ == other.int_ && kind_ == other.kind_ &&
+           dtype_ == other.dtype_ && readOnly_ == other.readOnly_ &&
+           mock_ == other.mock_;
+  }
   friend bool operator!=(const Argument &a, const Argument &b) {
     return !(a == b);
   }

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace kjit::rt {
@@ -147,6 +148,10 @@ public:
   /// caller that remembers what the previous key found can skip the cache
   /// lookup without comparing keys itself.
   bool keyUnchanged() const { return keyUnchanged_; }
+  /// Changes with every bind that writes the arguments (not with one that
+  /// finds the last one's inputs again): what the caller derived from
+  /// arguments() at one generation holds while it is unchanged.
+  uint64_t generation() const { return generation_; }
 
 private:
   friend class BindPlan;
@@ -173,6 +178,16 @@ private:
   /// instructions more).
   static constexpr size_t kRememberedKeywords = 8;
 
+  /// Whether `positional` and `keywords` are, field for field, what the
+  /// last successful bind into this binding was given (sameInputs_ below).
+  bool sameInputs(absl::Span<const Argument> positional,
+                  absl::Span<const KeywordArgument> keywords) const;
+  /// Remembers a successful bind's inputs for sameInputs;
+  /// `positionalAsGiven`: args_ begins with the positional values as given.
+  void rememberInputs(absl::Span<const Argument> positional,
+                      absl::Span<const KeywordArgument> keywords,
+                      bool positionalAsGiven);
+
   // What every bind reads and writes comes first, in 63 bytes.
   /// The plan of the last bind (BindPlan's unique id; 0: none yet). Another
   /// plan's defaults and keyword codes do not hold here.
@@ -192,6 +207,19 @@ private:
   int32_t keywordCodes_[kRememberedKeywords] = {-1, -1, -1, -1, -1, -1, -1, -1};
   std::vector<ParamState> states_;
   LaunchOptions options_;
+  /// The inputs of the last successful bind: the positional values (unless
+  /// args_ begins with them: positionalAsGiven_), then the keywords'
+  /// values, whose names are in inputNames_. A bind given the same inputs
+  /// again (a launch loop's) has the same result, so it only marks the key
+  /// unchanged (BindPlan::bind). Valid while wordsValid_.
+  std::vector<Argument> inputs_;
+  std::vector<std::string> inputNames_;
+  /// kNoInputs: nothing remembered (a new plan, a failed bind).
+  size_t numPositionalInputs_ = kNoInputs;
+  /// Whether args_ begins with the positional inputs, field for field.
+  bool positionalAsGiven_ = false;
+  uint64_t generation_ = 0;
+  static constexpr size_t kNoInputs = ~size_t(0);
 };
 
 /// A kernel's binding plan: everything about binding that depends only on
