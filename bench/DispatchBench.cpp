@@ -113,6 +113,8 @@ void dispatch(benchmark::State &state, const char *name,
   const char *pollute = std::getenv("KJIT_BENCH_NULL_POLLUTE");
   const bool timed = pollute && std::string_view(pollute) == "1";
   std::vector<uint64_t> cycles;
+  if (timed) // reserved: the loop's allocations are counted
+    cycles.reserve(size_t(state.max_iterations));
   uint64_t launches = 0;
   long before = kjit::rt::testing::allocationCount.load();
   for (auto _ : state) {
