@@ -3,7 +3,9 @@
 SVG of three panels: the launch cost on a cache hit (raw cuLaunchKernel,
 kjit, Triton), bandwidth (kjit, Triton, torch, a device copy) and the first
 launch of a new kernel (kjit, Triton; log scale). Each bar is the median
-over the run's processes; the run's summary.txt has every figure.
+over the run's processes; the run's summary.txt has every figure. Prints
+the later kernels' medians and their ratio (the issue's target) as one
+line for the summary.
 
   scripts/plot-gpu-results.py RESULTS.jsonl OUT.svg [TITLE]
 
@@ -92,10 +94,19 @@ def collect(steps):
     ours = where("kjit first launch cuda #")
     later = [x for r in ours for x in
              [r.get("second_kernel_first_launch_ms")] +
-             list(r.get("later_add_first_launch_ms") or [])]
+             list(r.get("later_add_first_launch_ms") or [])
+             if isinstance(x, (int, float))]
     triton_later = [r.get(f"kernel{i}_first_launch_ms")
                     for r in where("anchor triton later kernels cold")
                     for i in (1, 2, 3)]
+    if later and triton_later:
+        ours_median = median(later)
+        theirs = median([x for x in triton_later if x is not None])
+        if ours_median and theirs:
+            print(f"  later kernels: kjit median {ours_median:.1f} ms "
+                  f"[{min(later):.1f}, {max(later):.1f}] (n={len(later)}), "
+                  f"Triton median {theirs:.1f} ms (n={len(triton_later)}), "
+                  f"kjit/Triton {ours_median / theirs:.3f} (target at most 0.5)")
     first = [(
         "first kernel", {
             "kjit": median(r.get("first_launch_ms") for r in ours),

@@ -384,44 +384,19 @@ for line in open(sys.argv[1]):
         items.append(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}")
     print(f"  [{step}] " + ", ".join(items))
 PY
-  # Later new kernels, over the ABAB rounds of step 5: kjit's (saxpy and
-  # the vector adds of other BLOCKs) against Triton's (kernels 1-3).
-  python3 - "$results" <<'PY' 2>&1 || true
-import json, statistics, sys
-ours, triton = [], []
-for line in open(sys.argv[1]):
-    try:
-        rec = json.loads(line)
-    except ValueError:
-        continue
-    step, r = rec["step"], rec["result"]
-    if not isinstance(r, dict):
-        continue
-    if step.startswith("kjit first launch cuda #"):
-        ours.append(r.get("second_kernel_first_launch_ms"))
-        ours.extend(r.get("later_add_first_launch_ms") or [])
-    elif step.startswith("anchor triton later kernels cold"):
-        triton.extend(r.get(f"kernel{i}_first_launch_ms") for i in (1, 2, 3))
-ours = [x for x in ours if isinstance(x, (int, float))]
-triton = [x for x in triton if isinstance(x, (int, float))]
-if ours and triton:
-    mo, mt = statistics.median(ours), statistics.median(triton)
-    print(f"  later kernels: kjit median {mo:.1f} ms [{min(ours):.1f}, "
-          f"{max(ours):.1f}] (n={len(ours)}), Triton median {mt:.1f} ms "
-          f"[{min(triton):.1f}, {max(triton):.1f}] (n={len(triton)}), "
-          f"kjit/Triton {mo / mt:.3f} (target at most 0.5)")
-PY
+  # The run's plot (docs/figures has the ones the docs show), and the
+  # later kernels' line: kjit's (saxpy and the vector adds of other
+  # BLOCKs) against Triton's (kernels 1-3), over the ABAB rounds of step 5.
+  python3 "$B/scripts/plot-gpu-results.py" "$results" "$OUT_DIR/plot.svg" \
+    "kjit and Triton on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d)" \
+    || echo "FAIL  plot: scripts/plot-gpu-results.py failed"
 } >> "$summary"
-
-# The run's plot (docs/figures has the ones the docs show).
-python3 "$B/scripts/plot-gpu-results.py" "$results" "$OUT_DIR/plot.svg" \
-  "kjit and Triton on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1), $(date -u +%Y-%m-%d)" \
-  || note "FAIL  plot: scripts/plot-gpu-results.py failed"
 
 elapsed=$(( $(date +%s) - start ))
 note ""
 note "steps: $passed passed, $failed failed, ${elapsed}s"
-echo "results in $OUT_DIR: summary.txt results.jsonl log.txt nvidia-smi.txt"
+echo "results in $OUT_DIR: summary.txt results.jsonl log.txt nvidia-smi.txt" \
+  "first-launch-trace.json plot.svg"
 echo "----- summary.txt -----"
 cat "$summary"
 [ $failed -eq 0 ]

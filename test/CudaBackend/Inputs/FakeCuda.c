@@ -32,6 +32,8 @@
 
 #define _GNU_SOURCE 1
 
+#include "FakeCubin.h"
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -765,8 +767,6 @@ static CUresult fake_cuLinkAddData(void *state, int type, void *data,
 static CUresult fake_cuLinkComplete(void *state, void **cubin, size_t *size) {
   fake_link *l = state;
   char head[128];
-  size_t hl, pl;
-  uint32_t len;
   if (!l->ptx)
     return INVALID_VALUE;
   if (strstr(l->ptx, "fake-driver-link-error")) {
@@ -777,24 +777,13 @@ static CUresult fake_cuLinkComplete(void *state, void **cubin, size_t *size) {
     return 218; /* CUDA_ERROR_INVALID_PTX */
   }
   /* CUjit_target: sm_90 is 90, sm_90a 0x10000 + 90, sm_100f 0x20000 + 100. */
-  hl = (size_t)snprintf(head, sizeof head,
-                        "fake-cubin by the driver for target %s%d\n",
-                        l->target >= 0x20000   ? "0x20000+"
-                        : l->target >= 0x10000 ? "0x10000+"
-                                               : "",
-                        l->target & 0xffff);
-  pl = strlen(l->ptx);
-  len = (uint32_t)(hl + pl);
-  l->cubin = malloc(8 + len);
-  memcpy(l->cubin, "\177ELF", 4);
-  l->cubin[4] = (unsigned char)len;
-  l->cubin[5] = (unsigned char)(len >> 8);
-  l->cubin[6] = (unsigned char)(len >> 16);
-  l->cubin[7] = (unsigned char)(len >> 24);
-  memcpy(l->cubin + 8, head, hl);
-  memcpy(l->cubin + 8 + hl, l->ptx, pl);
+  snprintf(head, sizeof head, "fake-cubin by the driver for target %s%d\n",
+           l->target >= 0x20000   ? "0x20000+"
+           : l->target >= 0x10000 ? "0x10000+"
+                                  : "",
+           l->target & 0xffff);
+  l->cubin = fake_cubin(head, l->ptx, strlen(l->ptx), size);
   *cubin = l->cubin;
-  *size = 8 + len;
   return OK;
 }
 

@@ -2,12 +2,14 @@
 |*                                                                            *|
 |* Built as <fake toolkit>/lib64/libnvJitLink.so.13. Exports the versioned    *|
 |* symbols nvJitLink.h's inline wrappers call (__nvJitLinkCreate_13_0, ...).  *|
-|* "Links" PTX into the fake cubin format FakeCuda.c loads: \x7fELF, a 4-byte *|
-|* little-endian length, "fake-cubin by nvJitLink for <options>", the PTX.    *|
+|* "Links" PTX into the fake cubin format (FakeCubin.h): a header line       *|
+|* "fake-cubin by nvJitLink for <options>", then the PTX.                     *|
 |* PTX containing "fake-nvjitlink-error" fails in nvJitLinkComplete with an   *|
 |* error log, as a real PTX compile error would.                              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
+
+#include "FakeCubin.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -61,24 +63,12 @@ EXPORT int __nvJitLinkAddData_13_0(fake_link *l, int type, const void *data,
 
 EXPORT int __nvJitLinkComplete_13_0(fake_link *l) {
   char head[300];
-  size_t hl;
-  uint32_t len;
   if (strstr(l->ptx, "fake-nvjitlink-error")) {
     l->log = "error   : Unresolved extern function '__nv_expf'\n";
     return 4; /* NVJITLINK_ERROR_PTX_COMPILE */
   }
-  hl = (size_t)snprintf(head, sizeof head, "fake-cubin by nvJitLink for %s\n",
-                        l->options);
-  len = (uint32_t)(hl + l->ptx_size);
-  l->cubin_size = 8 + len;
-  l->cubin = malloc(l->cubin_size);
-  memcpy(l->cubin, "\177ELF", 4);
-  l->cubin[4] = (unsigned char)len;
-  l->cubin[5] = (unsigned char)(len >> 8);
-  l->cubin[6] = (unsigned char)(len >> 16);
-  l->cubin[7] = (unsigned char)(len >> 24);
-  memcpy(l->cubin + 8, head, hl);
-  memcpy(l->cubin + 8 + hl, l->ptx, l->ptx_size);
+  snprintf(head, sizeof head, "fake-cubin by nvJitLink for %s\n", l->options);
+  l->cubin = fake_cubin(head, l->ptx, l->ptx_size, &l->cubin_size);
   return 0;
 }
 
