@@ -201,7 +201,8 @@ enum {
 /** Reads the environment (once per process); never fails. */
 void cuda_toolkit_init(void);
 /** Starts computing the toolkit's fingerprint on a thread (the first
- *  init); cuda_toolkit_join waits for it (the last fini). */
+ *  init); cuda_toolkit_join waits for it and for the thread opening
+ *  nvJitLink (the last fini). */
 void cuda_toolkit_prefetch(void);
 void cuda_toolkit_join(void);
 /** A file's identity without running or reading it: "size:N,mtime:T",

@@ -142,6 +142,12 @@ static struct {
   pthread_mutex_t lock;
   pthread_cond_t done;
   int state;
+  /* The thread opening it in the background, joined by the last fini: one
+   * still running at exit (a detached one, as it was) would be found by
+   * LeakSanitizer holding dlerror's buffer, or run while the process
+   * tears down. Under lock. */
+  pthread_t thread;
+  int thread_started;
   char path[CUDA_PATH_MAX]; /* what dlopen opened */
   char error[2048];
   uint64_t load_ns;
@@ -261,15 +267,13 @@ static void start_nvjitlink(int background) {
   if (!start)
     return;
   if (background) {
-    pthread_t thread;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&thread, &attr, nvjitlink_thread, NULL) == 0) {
-      pthread_attr_destroy(&attr);
+    pthread_mutex_lock(&nvj.lock);
+    nvj.thread_started =
+        pthread_create(&nvj.thread, NULL, nvjitlink_thread, NULL) == 0;
+    start = nvj.thread_started;
+    pthread_mutex_unlock(&nvj.lock);
+    if (start)
       return;
-    }
-    pthread_attr_destroy(&attr);
   }
   load_nvjitlink();
 }
@@ -377,9 +381,18 @@ void cuda_toolkit_prefetch(void) {
 }
 
 void cuda_toolkit_join(void) {
+  pthread_t nvjitlink;
+  int started;
   if (prefetch_started)
     pthread_join(prefetch_thread, NULL);
   prefetch_started = 0;
+  pthread_mutex_lock(&nvj.lock);
+  started = nvj.thread_started;
+  nvjitlink = nvj.thread;
+  nvj.thread_started = 0;
+  pthread_mutex_unlock(&nvj.lock);
+  if (started)
+    pthread_join(nvjitlink, NULL);
 }
 
 kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
