@@ -704,8 +704,9 @@ absl::Status BindPlan::Impl::addAttributes(size_t index,
   return absl::OkStatus();
 }
 
-bool Binding::sameInputs(absl::Span<const Argument> positional,
-                         absl::Span<const KeywordArgument> keywords) const {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline bool
+Binding::sameInputs(absl::Span<const Argument> positional,
+                    absl::Span<const KeywordArgument> keywords) const {
   if (positional.size() != numPositionalInputs_ ||
       keywords.size() != inputNames_.size())
     return false;
@@ -724,9 +725,10 @@ bool Binding::sameInputs(absl::Span<const Argument> positional,
   return true;
 }
 
-void Binding::rememberInputs(absl::Span<const Argument> positional,
-                             absl::Span<const KeywordArgument> keywords,
-                             bool positionalAsGiven) {
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void
+Binding::rememberInputs(absl::Span<const Argument> positional,
+                        absl::Span<const KeywordArgument> keywords,
+                        bool positionalAsGiven) {
   // Usually args_ begins with the positional values as given; only values
   // the general rules bound (and may have converted) need a copy.
   positionalAsGiven_ = positionalAsGiven;
