@@ -673,30 +673,19 @@ enum { USE_PTXAS, USE_NVJITLINK, USE_DRIVER };
 /* The toolkit's choice under auto: the first kernel of the process goes to
  * ptxas (a process start is cheaper than opening nvJitLink and its first
  * link), and opening nvJitLink starts now, in the background; later kernels
- * take nvJitLink once it is open, ptxas until then. */
-static kjit_status *choose_in_toolkit(const char *name, const char *arch,
-                                      const char *driver_why, int *use,
-                                      const char **waited) {
-  char why[CUDA_PATH_MAX + 128];
+ * take nvJitLink once it is open, ptxas until then. Without ptxas it waits
+ * for nvJitLink; -1 when that cannot be opened either. */
+static int choose_in_toolkit(const char **waited) {
   int first, state;
   start_nvjitlink(1);
   first = __atomic_fetch_add(&finalize_started, 1, __ATOMIC_RELAXED) == 0;
   state = first && tk.has_ptxas ? NVJ_LOADING : nvjitlink_state(!tk.has_ptxas);
   if (state == NVJ_READY) {
-    *use = USE_NVJITLINK;
     if (!tk.has_ptxas)
       *waited = ", after waiting for nvJitLink to open";
-    return NULL;
+    return USE_NVJITLINK;
   }
-  if (!tk.has_ptxas) {
-    describe_ptxas_missing(why, sizeof why);
-    return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
-                      "finalize of kernel '%s' for %s: no finalizer: %s, "
-                      "%s, and %s",
-                      name, arch, why, nvj.error, driver_why);
-  }
-  *use = USE_PTXAS;
-  return NULL;
+  return tk.has_ptxas ? USE_PTXAS : -1;
 }
 
 /* Why the driver's JIT linker cannot finalize for `dev` now, or NULL when
@@ -764,23 +753,21 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
     break;
   default: {
     /* auto: the toolkit's finalizers, which the H200 measurements favour
-     * (docs/CudaBackend.md); without ptxas, nvJitLink, and without that
-     * too the driver's JIT linker, so that a machine with a driver and no
-     * toolkit still runs kernels (the fingerprint then names the driver). */
-    const char *driver_why = tk.has_ptxas ? "" : driver_cannot_link_for(dev);
-    if (driver_why) {
-      if ((status = choose_in_toolkit(name, arch, driver_why, &use, &waited)))
-        return status;
+     * (docs/CudaBackend.md); without either, the driver's JIT linker, so
+     * that a machine with a driver and no toolkit still runs kernels (the
+     * fingerprint then names the driver). */
+    const char *driver_why;
+    if ((use = choose_in_toolkit(&waited)) >= 0)
       break;
+    if ((driver_why = driver_cannot_link_for(dev))) {
+      describe_ptxas_missing(why, sizeof why);
+      return cuda_error(KJIT_STATUS_FAILED_PRECONDITION,
+                        "finalize of kernel '%s' for %s: no finalizer: %s, "
+                        "%s, and %s",
+                        name, arch, why, nvj.error, driver_why);
     }
-    start_nvjitlink(0);
-    if (nvjitlink_state(1) == NVJ_READY) {
-      use = USE_NVJITLINK;
-      waited = ", after waiting for nvJitLink to open";
-    } else {
-      use = USE_DRIVER;
-      waited = ", the toolkit having neither ptxas nor nvJitLink";
-    }
+    use = USE_DRIVER;
+    waited = ", the toolkit having neither ptxas nor nvJitLink";
   }
   }
   start = cuda_now_ns();
