@@ -99,7 +99,7 @@ inline void fillKind(const Argument &value, kjit_arg &arg) {
 }
 
 /// The bits of storage of a scalar of `dtype` set: its width's low bits.
-inline uint64_t storageMask(DType dtype) {
+constexpr uint64_t storageMask(DType dtype) {
   unsigned size = byteWidth(dtype);
   return size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
 }
@@ -119,11 +119,8 @@ constexpr uint64_t integerStorageMask(DType dtype) {
 constexpr bool integerStorageHolds() {
   for (int i = 0; i < kNumDTypes; ++i) {
     auto dtype = static_cast<DType>(i);
-    unsigned size = byteWidth(dtype);
     if (isIntegerStorage(dtype) != isInteger(dtype) ||
-        (isInteger(dtype) &&
-         integerStorageMask(dtype) !=
-             (size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1)))
+        (isInteger(dtype) && integerStorageMask(dtype) != storageMask(dtype)))
       return false;
   }
   return true;

@@ -179,7 +179,7 @@ private:
   static constexpr size_t kRememberedKeywords = 8;
 
   /// Whether `positional` and `keywords` are, field for field, what the
-  /// last successful bind into this binding was given (sameInputs_ below).
+  /// last successful bind into this binding was given (inputs_ below).
   bool sameInputs(absl::Span<const Argument> positional,
                   absl::Span<const KeywordArgument> keywords) const;
   /// Remembers a successful bind's inputs for sameInputs;
