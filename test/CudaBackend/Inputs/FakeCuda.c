@@ -557,6 +557,7 @@ static CUresult fake_cuModuleGetFunction(void **function, void *module,
   return OK;
 }
 
+/* Parameters lie at multiples of their sizes (PTX's natural alignment). */
 static CUresult fake_cuFuncGetParamInfo(void *function, size_t index,
                                         size_t *offset, size_t *size) {
   fake_function *f = function;
@@ -565,8 +566,11 @@ static CUresult fake_cuFuncGetParamInfo(void *function, size_t index,
     return NOT_SUPPORTED;
   if (index >= (size_t)f->num_params)
     return INVALID_VALUE;
-  for (i = 0; i < index; ++i)
-    o = (o + f->sizes[i] - 1) / f->sizes[i] * f->sizes[i] + f->sizes[i];
+  for (i = 0; i <= index; ++i) {
+    o = (o + f->sizes[i] - 1) / f->sizes[i] * f->sizes[i];
+    if (i < index)
+      o += f->sizes[i];
+  }
   *offset = o;
   *size = f->sizes[index];
   return OK;
