@@ -153,21 +153,30 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
       [[unlikely]]
     return gridTooLarge(grid);
 
-  // Value-initialized rather than memset: the compiler writes the zeros
-  // with a few vector stores instead of a `rep stos`, which is slow to start.
-  kjit_backend_launch_args launch = {};
+  // Field by field rather than value-initialized: GCC 12 zeroes a local of
+  // this size with `rep stos`, which is slow to start (the static_assert
+  // below is there so that a field the ABI adds is set here too).
+  static_assert(sizeof(kjit_backend_launch_args) == 104,
+                "kjit_backend_launch_args changed: set its new fields here");
+  kjit_backend_launch_args launch;
   launch.struct_size = sizeof(launch);
+  launch.ext = nullptr;
   launch.kernel = entry.backendKernel;
   for (int axis = 0; axis < 3; ++axis)
     launch.grid[axis] = grid[axis];
   const LaunchOptions &options = binding.options();
   launch.num_warps = uint32_t(options.numWarps());
+  launch.shared_memory_bytes = 0;
   launch.stream = config.stream;
   launch.num_args = entry.launchParams.size();
+  launch.args = nullptr;
   launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
                       ? KJIT_LAUNCH_COOPERATIVE
                       : 0) |
                  (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
+  launch.cluster[0] = launch.cluster[1] = launch.cluster[2] = 0;
+  launch.correlation_id = 0;
+  launch.values = nullptr;
 
   // Without launch hooks nobody reads the launch's description, so the
   // launch-metadata callback is not run either (it is lazy, as in Triton,
@@ -178,22 +187,8 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   if (entry.takesValues && !hooked) {
     if (arguments.valuesSerial != entry.serial ||
         arguments.valuesBinding != &binding ||
-        arguments.valuesGeneration != binding.generation()) {
-      arguments.values.resize(launch.num_args);
-      uint64_t *values = arguments.values.data();
-      // Raw pointers: Debian's Abseil checks every Span index (hardened).
-      const Argument *boundValues = bound.data();
-      const Entry::LaunchParam *params = entry.launchParams.data();
-      for (size_t j = 0; j < launch.num_args; ++j) {
-        // The binder accepted the value for the entry's signature type (the
-        // binding's key selected the entry): only the value is encoded.
-        values[j] =
-            encodeBoundBits(params[j].type, boundValues[params[j].index]);
-      }
-      arguments.valuesSerial = entry.serial;
-      arguments.valuesBinding = &binding;
-      arguments.valuesGeneration = binding.generation();
-    }
+        arguments.valuesGeneration != binding.generation()) [[unlikely]]
+      encodeValues(entry, binding, launch.num_args, arguments);
     launch.values = arguments.values.data();
     return empty ? absl::OkStatus() : backend.ref.launchPrepared(launch);
   }
@@ -204,6 +199,23 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
 // Out of line and apart from launchEntry, so that the path of values stays
 // a few cache lines of code: between two GPU launches the driver's own code
 // evicts much of the instruction cache.
+void Kernel::Impl::encodeValues(const Entry &entry, const Binding &binding,
+                                size_t count, LaunchArguments &arguments) {
+  arguments.values.resize(count);
+  uint64_t *values = arguments.values.data();
+  // Raw pointers: Debian's Abseil checks every Span index (hardened).
+  const Argument *boundValues = binding.arguments().data();
+  const Entry::LaunchParam *params = entry.launchParams.data();
+  for (size_t j = 0; j < count; ++j) {
+    // The binder accepted the value for the entry's signature type (the
+    // binding's key selected the entry): only the value is encoded.
+    values[j] = encodeBoundBits(params[j].type, boundValues[params[j].index]);
+  }
+  arguments.valuesSerial = entry.serial;
+  arguments.valuesBinding = &binding;
+  arguments.valuesGeneration = binding.generation();
+}
+
 absl::Status Kernel::Impl::gridTooLarge(const Grid &grid) const {
   return absl::InvalidArgumentError(kjit::strCat(
       "cannot launch '", manifest.name, "' on grid (", grid[0], ", ", grid[1],
