@@ -257,9 +257,10 @@ struct Kernel::Impl {
   ABSL_ATTRIBUTE_NOINLINE absl::Status gridTooLarge(const Grid &grid) const;
   /// The entry's launch values from the binding into `arguments`, when
   /// they are not those of the last launch (a memo hit skips it).
-  ABSL_ATTRIBUTE_NOINLINE static void
-  encodeValues(const Entry &entry, const Binding &binding, size_t count,
-               LaunchArguments &arguments);
+  ABSL_ATTRIBUTE_NOINLINE static void encodeValues(const Entry &entry,
+                                                   const Binding &binding,
+                                                   size_t count,
+                                                   LaunchArguments &arguments);
   ABSL_ATTRIBUTE_NOINLINE absl::Status
   launchArguments(const Entry &entry, const Binding &binding,
                   const LaunchConfig &config, const Grid &grid, bool empty,
