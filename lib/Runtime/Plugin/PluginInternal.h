@@ -14,6 +14,7 @@
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Support/StrCat.h"
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/container/inlined_vector.h"
 
@@ -240,8 +241,10 @@ struct LoadedPlugin {
   }
 
   /// Publishes the call in this thread's record, checks that the plugin is
-  /// still alive and runs `fn`.
-  template <typename Fn> bool enter(Fn &fn) {
+  /// still alive and runs `fn`. Always inlined: otherwise every backend
+  /// launch is a frame of its own between the runtime and the plugin, and
+  /// costs four more lines of code with cold caches (docs/Dispatch.md).
+  template <typename Fn> ABSL_ATTRIBUTE_ALWAYS_INLINE bool enter(Fn &fn) {
     CallTracker::Record &record = CallTracker::mine();
     const int depth = record.depth.load(std::memory_order_relaxed);
     DeepCall deep{this, innermostDeepCall};
