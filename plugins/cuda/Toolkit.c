@@ -258,24 +258,18 @@ static void *nvjitlink_thread(void *unused) {
 
 /* Starts opening nvJitLink; in the background when `background`. */
 static void start_nvjitlink(int background) {
-  int start;
+  int start, in_background = 0;
   pthread_mutex_lock(&nvj.lock);
   start = nvj.state == NVJ_NOT_STARTED;
-  if (start)
+  if (start) {
     nvj.state = NVJ_LOADING;
-  pthread_mutex_unlock(&nvj.lock);
-  if (!start)
-    return;
-  if (background) {
-    pthread_mutex_lock(&nvj.lock);
-    nvj.thread_started =
-        pthread_create(&nvj.thread, NULL, nvjitlink_thread, NULL) == 0;
-    start = nvj.thread_started;
-    pthread_mutex_unlock(&nvj.lock);
-    if (start)
-      return;
+    if (background)
+      in_background = nvj.thread_started =
+          pthread_create(&nvj.thread, NULL, nvjitlink_thread, NULL) == 0;
   }
-  load_nvjitlink();
+  pthread_mutex_unlock(&nvj.lock);
+  if (start && !in_background)
+    load_nvjitlink();
 }
 
 /* The state, without waiting (wait = 0) or once loading has ended. */
