@@ -226,9 +226,10 @@ protected:
     builder.registerFunctionAnalyses(functions);
     builder.registerLoopAnalyses(loops);
     builder.crossRegisterProxies(loops, functions, sccs, modules);
-    llvm::OptimizationLevel level = optLevel == 1   ? llvm::OptimizationLevel::O1
-                                    : optLevel == 2 ? llvm::OptimizationLevel::O2
-                                                    : llvm::OptimizationLevel::O3;
+    llvm::OptimizationLevel level = optLevel == 1 ? llvm::OptimizationLevel::O1
+                                    : optLevel == 2
+                                        ? llvm::OptimizationLevel::O2
+                                        : llvm::OptimizationLevel::O3;
     builder.buildPerModuleDefaultPipeline(level).run(module, modules);
     return success();
   }
