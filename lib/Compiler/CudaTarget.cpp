@@ -174,6 +174,8 @@ bool declaresExternalSymbols(const llvm::Module &module) {
 ///    they could define (declaresExternalSymbols): parsing libdevice
 ///    (470 KB of bitcode) costs 1.5-2 ms per compile here, for nothing in
 ///    a kernel that calls no __nv_ function.
+/// and one in LLVM's pipeline, which runs without LoopLoadElimination
+/// (optimizeModule below; the PTX of every test artifact is the same).
 class PtxSerializer final : public LLVM::ModuleToObject {
 public:
   PtxSerializer(gpu::GPUModuleOp module, NVVM::NVVMTargetAttr target)
