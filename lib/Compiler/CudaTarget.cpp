@@ -203,10 +203,9 @@ protected:
   /// access and compares them pairwise, half of O3's time on the vector
   /// add, and on kjit's kernels it forwards nothing.
   LogicalResult optimizeModule(llvm::Module &module, int optLevel) override {
-    FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
+    FailureOr<llvm::TargetMachine *> machine = targetMachine();
     if (failed(machine))
-      return getOperation().emitError()
-             << "no LLVM target machine for " << triple << " (" << chip << ")";
+      return failure();
     if (optLevel < 1 || optLevel > 3)
       return ModuleToObject::optimizeModule(module, optLevel);
     (*machine)->setOptLevel(static_cast<llvm::CodeGenOptLevel>(optLevel));
@@ -238,10 +237,9 @@ protected:
 
   FailureOr<SmallVector<char, 0>>
   moduleToObject(llvm::Module &module) override {
-    FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
+    FailureOr<llvm::TargetMachine *> machine = targetMachine();
     if (failed(machine))
-      return getOperation().emitError()
-             << "no LLVM target machine for " << triple << " (" << chip << ")";
+      return failure();
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         module, **machine, [&] { return getOperation().emitError(); });
     if (failed(ptx))
@@ -250,6 +248,16 @@ protected:
   }
 
 private:
+  /// The target machine, or an error on the gpu.module that names the
+  /// triple and chip.
+  FailureOr<llvm::TargetMachine *> targetMachine() {
+    FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
+    if (failed(machine))
+      getOperation().emitError()
+          << "no LLVM target machine for " << triple << " (" << chip << ")";
+    return machine;
+  }
+
   NVVM::NVVMTargetAttr target;
 };
 
