@@ -347,6 +347,9 @@ public:
     // Anchored on the gpu.module explicitly: a pipeline string parsed into
     // a pass manager on `any` nests one level too deep and runs nothing.
     OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    // The block size is a constant now: loops strided by it get a constant
+    // trip count, and one of a single trip becomes straight-line code.
+    device.addPass(createCanonicalizerPass());
     device.addPass(createSCFToControlFlowPass());
     device.addPass(createConvertGpuOpsToNVVMOps());
     device.addPass(createCanonicalizerPass());
