@@ -336,6 +336,7 @@ public:
     if (!options.debug)
       pm.addPass(createKjitStripAsserts());
     pm.addPass(createKjitBakeGlobals());
+    pm.addPass(createKjitFoldBlockSize({options.numWarps}));
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createKjitCheckNonePointers());
     KjitConvertToGPUOptions convert;
@@ -347,9 +348,6 @@ public:
     // Anchored on the gpu.module explicitly: a pipeline string parsed into
     // a pass manager on `any` nests one level too deep and runs nothing.
     OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
-    // The block size is a constant now: loops strided by it get a constant
-    // trip count, and one of a single trip becomes straight-line code.
-    device.addPass(createCanonicalizerPass());
     device.addPass(createSCFToControlFlowPass());
     device.addPass(createConvertGpuOpsToNVVMOps());
     device.addPass(createCanonicalizerPass());

@@ -1,5 +1,7 @@
 // RUN: kjit-opt %s --split-input-file --kjit-convert-to-gpu | FileCheck %s
 // RUN: kjit-opt %s --split-input-file --kjit-convert-to-gpu='num-warps=8 maxnreg=64 fp-fusion=false' | FileCheck %s --check-prefix=OPTS
+// RUN: not kjit-opt %s --split-input-file --kjit-convert-to-gpu=num-warps=33 2>&1 | FileCheck %s --check-prefix=WARPS
+// WARPS: error: kjit-convert-to-gpu: num-warps must be 1 to 32, got 33
 
 // kjit-convert-to-gpu: one minimal case per rule (docs/CudaTarget.md). The
 // kernels are written as kjit-specialize leaves them.
@@ -131,59 +133,6 @@ kjit.kernel @calls(%x: !kjit.ptr<f32>) {
   %r = kjit.call @helper(%v) : (f32) -> f32
   %p = kjit.call @inlinable(%x) : (!kjit.ptr<f32>) -> !kjit.ptr<f32>
   kjit.store %r, %p[%c0] : f32, !kjit.ptr<f32>, i32
-  kjit.return
-}
-
-// -----
-
-// The backend launches every program as (32 * num_warps, 1, 1) threads, so
-// gpu.block_dim is a constant and gpu.thread_id y and z are 0, in device
-// functions as in the kernel; gpu.thread_id x stays.
-// CHECK-LABEL: gpu.module @kjit_device
-// CHECK:         func.func private @threads() -> index
-// CHECK-NEXT:      %[[T:.*]] = arith.constant 128 : index
-// CHECK-NEXT:      return %[[T]] : index
-// CHECK:         gpu.func @block_shape(
-// CHECK-NEXT:      func.call @threads()
-// CHECK-NEXT:      arith.constant 1 : index
-// CHECK-NEXT:      arith.constant 1 : index
-// CHECK-NEXT:      arith.constant 0 : index
-// CHECK-NEXT:      arith.constant 0 : index
-// CHECK-NEXT:      gpu.thread_id x
-// CHECK-NOT:       gpu.block_dim
-// CHECK-NOT:       gpu.thread_id
-// CHECK:           gpu.return
-// OPTS-LABEL:  func.func private @threads() -> index
-// OPTS-NEXT:     arith.constant 256 : index
-kjit.func private @threads() -> index {
-  %t = gpu.block_dim x
-  kjit.return %t : index
-}
-kjit.kernel @block_shape(%out: !kjit.ptr<i32>) {
-  %t = kjit.call @threads() : () -> index
-  %by = gpu.block_dim y
-  %bz = gpu.block_dim z
-  %ty = gpu.thread_id y
-  %tz = gpu.thread_id z
-  %tx = gpu.thread_id x
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %c2 = arith.constant 2 : i32
-  %c3 = arith.constant 3 : i32
-  %c4 = arith.constant 4 : i32
-  %c5 = arith.constant 5 : i32
-  %v0 = arith.index_cast %t : index to i32
-  %v1 = arith.index_cast %by : index to i32
-  %v2 = arith.index_cast %bz : index to i32
-  %v3 = arith.index_cast %ty : index to i32
-  %v4 = arith.index_cast %tz : index to i32
-  %v5 = arith.index_cast %tx : index to i32
-  kjit.store %v0, %out[%c0] : i32, !kjit.ptr<i32>, i32
-  kjit.store %v1, %out[%c1] : i32, !kjit.ptr<i32>, i32
-  kjit.store %v2, %out[%c2] : i32, !kjit.ptr<i32>, i32
-  kjit.store %v3, %out[%c3] : i32, !kjit.ptr<i32>, i32
-  kjit.store %v4, %out[%c4] : i32, !kjit.ptr<i32>, i32
-  kjit.store %v5, %out[%c5] : i32, !kjit.ptr<i32>, i32
   kjit.return
 }
 

@@ -91,10 +91,6 @@ def KjitConvertToGPU : Pass<"kjit-convert-to-gpu", "mlir::ModuleOp"> {
       is `!llvm.ptr<1>` (global memory), `i1` is passed as `i8` and
       converted inside; `known_block_size` is `32 * num-warps` threads
       (`.maxntid`), and `maxnreg` gives `nvvm.maxnreg` (`.maxnreg`);
-    - the block is `(32 * num-warps, 1, 1)` threads, as the backend launches
-      it: `gpu.block_dim` becomes that constant and `gpu.thread_id` y and z
-      become 0, so that a loop strided by the block size has a constant trip
-      count;
     - `kjit.func` becomes `func.func` (private ones internal); `kjit.call`
       a `func.call`, with the call-site `no_inline` when the callee is
       `noinline`, so that it stays a real call (`call.uni`);

@@ -224,6 +224,34 @@ def KjitStripAsserts : Pass<"kjit-strip-asserts", "mlir::ModuleOp"> {
   let dependentDialects = ["kjit::KjitDialect"];
 }
 
+def KjitFoldBlockSize : Pass<"kjit-fold-block-size", "mlir::ModuleOp"> {
+  let summary = "Make the block size a constant: 32 * num-warps threads in x";
+  let description = [{
+    Every backend runs a program as `(32 * num_warps, 1, 1)` threads, and
+    `num_warps` is part of the specialization key, so a compiled kernel
+    only ever runs with the block size it was compiled for: `gpu.block_dim`
+    becomes that constant (x: `32 * num-warps`, y and z: 1) and
+    `gpu.thread_id` y and z become 0, in kernels and device functions alike.
+    A loop strided by the block size, as a kernel sweeps its block, then has
+    a constant trip count, and the canonicalizer turns a loop of one trip
+    into straight-line code before LLVM sees it.
+
+    ```mlir
+    // Before (num-warps=4)
+    %threads = gpu.block_dim x
+    scf.for %r = %c0 to %c512 step %threads { ... }
+    // After
+    %threads = arith.constant 128 : index
+    scf.for %r = %c0 to %c512 step %threads { ... }
+    ```
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per program (1 to 32): the block is 32 * num-warps threads">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def KjitCheckNonePointers : Pass<"kjit-check-none-pointers", "mlir::ModuleOp"> {
   let summary = "Refuse kernels that dereference a pointer bound to None";
   let description = [{

@@ -529,7 +529,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     if (numWarps < 1 || numWarps > 32) {
       module.emitError() << "kjit-convert-to-gpu: num-warps must be 1 to 32, "
                             "got "
-                         << numWarps;
+                         << static_cast<int64_t>(numWarps);
       return signalPassFailure();
     }
     if (failed(checkReady(module)))
@@ -553,7 +553,6 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     setFpContraction(module, fpFusion);
     passBoolsAsBytes(module);
     lowerExactMath(module);
-    foldBlockShape(module, static_cast<int64_t>(32 * numWarps));
 
     // Everything the device runs moves into one gpu.module; the globals
     // were baked in.
@@ -688,30 +687,6 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       state.addTypes(op->getResultTypes());
       Operation *intrinsic = b.create(state);
       op->replaceAllUsesWith(intrinsic);
-      op->erase();
-    });
-  }
-
-  /// The backend launches every program as (32 * num_warps, 1, 1) threads
-  /// (known_block_size), so gpu.block_dim is a constant and gpu.thread_id y
-  /// and z are 0. convert-gpu-to-nvvm would read %ntid with only a range,
-  /// leaving a loop strided by the block size with an unknown trip count:
-  /// LLVM then spends its loop passes (SCEV, IndVarSimplify, LSR) on a loop
-  /// that the constant makes a straight line, and ptxas gets the longer PTX.
-  static void foldBlockShape(ModuleOp module, int64_t threads) {
-    module.walk([&](Operation *op) {
-      std::optional<int64_t> value;
-      if (auto dim = dyn_cast<gpu::BlockDimOp>(op))
-        value = dim.getDimension() == gpu::Dimension::x ? threads : 1;
-      else if (auto tid = dyn_cast<gpu::ThreadIdOp>(op);
-               tid && tid.getDimension() != gpu::Dimension::x)
-        value = 0;
-      if (!value)
-        return;
-      OpBuilder b(op);
-      op->replaceAllUsesWith(
-          arith::ConstantIndexOp::create(b, op->getLoc(), *value)
-              ->getResults());
       op->erase();
     });
   }

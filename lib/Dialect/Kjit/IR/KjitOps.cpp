@@ -10,7 +10,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -584,6 +586,14 @@ LogicalResult StoreOp::verify() {
         return emitOpError() << "stores through parameter '"
                              << kernel.getParamName(param.getArgNumber())
                              << "', which is marked 'kjit.const'";
+  return success();
+}
+
+/// An assertion of the constant true cannot fail.
+LogicalResult AssertOp::canonicalize(AssertOp op, PatternRewriter &rewriter) {
+  if (!matchPattern(op.getCondition(), m_One()))
+    return failure();
+  rewriter.eraseOp(op);
   return success();
 }
 

@@ -353,7 +353,9 @@ def Kjit_AssertOp : Kjit_Op<"assert", [
   let description = [{
     When debug mode is on (`debug=true` or `KJIT_DEBUG=1`) a false
     condition reports the kernel, the program and thread ids and the
-    message; otherwise the assertion is removed.
+    message; otherwise the assertion is removed. An assertion whose
+    condition is the constant true can never fail and canonicalizes away
+    (one that the block size or a specialized value decides).
 
     ```mlir
     kjit.assert %ok, "index out of range"
@@ -361,6 +363,7 @@ def Kjit_AssertOp : Kjit_Op<"assert", [
   }];
   let arguments = (ins I1:$condition, StrAttr:$message);
   let assemblyFormat = "$condition `,` $message attr-dict";
+  let hasCanonicalizeMethod = 1;
 }
 
 #endif // KJIT_DIALECT_KJIT_IR_KJITOPS_TD
