@@ -442,13 +442,13 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
             "got '" +
             value + "'");
       if (llvm::Error bad = checkPtx(*ptx, *chip, "option 'ptx'"))
-        return std::move(bad);
+        return bad;
     } else if (name == "libdevice") {
       if (seenLibdevice)
         return llvm::createStringError("option 'libdevice' is given twice");
       seenLibdevice = true;
       if (llvm::Error bad = checkLibdevice(value))
-        return std::move(bad);
+        return bad;
       config.libdevice = value;
     } else {
       return llvm::createStringError("target 'cuda' takes no option '" + name +
@@ -459,7 +459,7 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
     // The launch's ptx_version option wins over the backend's default.
     if (llvm::Error bad =
             checkPtx(options.ptxVersion, *chip, "launch option 'ptx_version'"))
-      return std::move(bad);
+      return bad;
     ptx = static_cast<int>(options.ptxVersion);
   }
   // Unasked, PTX 8.0, or the oldest version the chip takes if it needs a
