@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVM/ModuleToObject.h"
 #include "mlir/Target/LLVM/NVVM/Utils.h"
@@ -174,8 +175,9 @@ bool declaresExternalSymbols(const llvm::Module &module) {
 ///    they could define (declaresExternalSymbols): parsing libdevice
 ///    (470 KB of bitcode) costs 1.5-2 ms per compile here, for nothing in
 ///    a kernel that calls no __nv_ function.
-/// and one in LLVM's pipeline, which runs without LoopLoadElimination
-/// (optimizeModule below; the PTX of every test artifact is the same).
+/// and two in LLVM's: the IR pipeline runs without LoopLoadElimination
+/// and code generation at Default (optimizeModule and moduleToObject below;
+/// the PTX of every test artifact is the same).
 class PtxSerializer final : public LLVM::ModuleToObject {
 public:
   PtxSerializer(gpu::GPUModuleOp module, NVVM::NVVMTargetAttr target)
@@ -240,6 +242,13 @@ protected:
     FailureOr<llvm::TargetMachine *> machine = targetMachine();
     if (failed(machine))
       return failure();
+    // Code generation at Default, not at the IR pipeline's level: at
+    // Aggressive NVPTX's pass configuration runs GVN (with memory
+    // dependence analysis) where Default runs EarlyCSE, twice, and nothing
+    // else differs. After O3's own GVN that found nothing on kjit's kernels
+    // (the same PTX for every test artifact) and cost 4% of a later
+    // kernel's compile (docs/CudaTarget.md, "LLVM's pipeline").
+    (*machine)->setOptLevel(llvm::CodeGenOptLevel::Default);
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         module, **machine, [&] { return getOperation().emitError(); });
     if (failed(ptx))
@@ -288,6 +297,14 @@ struct SerializeToPtxPass
       if (!target) {
         module.emitError("kjit-serialize-to-ptx needs a gpu.module with one "
                          "#nvvm.target attached");
+        return signalPassFailure();
+      }
+      // The runtime's compile verifies the IR only here and at the other
+      // boundaries (docs/Runtime.md, "Verification"): LLVM's translation
+      // must never see an invalid module.
+      if (failed(mlir::verify(module))) {
+        module.emitError("kjit-serialize-to-ptx: the gpu.module is not valid "
+                         "IR (the errors above); nothing was translated");
         return signalPassFailure();
       }
       PtxSerializer serializer(module, target);
@@ -466,6 +483,10 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
   // newer one (sm_100: 8.6).
   config.ptx = ptx.value_or(std::max(kDefaultPtx, chip->minPtx));
   return config;
+}
+
+void kjit::registerCudaTargetPasses() {
+  PassRegistration<SerializeToPtxPass>();
 }
 
 std::unique_ptr<Target> kjit::createCudaTarget() {

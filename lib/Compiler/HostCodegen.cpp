@@ -2,6 +2,7 @@
 
 #include "kjit/Compiler/HostCodegen.h"
 
+#include "mlir/IR/Verifier.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -51,6 +52,14 @@ bool kjit::buildHostSharedObject(ModuleOp module,
                                  const HostCodegenOptions &codegen,
                                  std::string &sharedObject,
                                  std::string &error) {
+  // The runtime's compile does not verify after every pass (docs/Runtime.md,
+  // "Verification"): LLVM's translation must never see an invalid module.
+  // The verifier's diagnostics go to the context's handler (the compile
+  // session collects them into its message).
+  if (failed(mlir::verify(module))) {
+    error = "the lowered kernel module is not valid IR; nothing was translated";
+    return false;
+  }
   initializeNativeTarget();
   HostTargetInfo host = getHostTargetInfo();
   const llvm::Target *target =

@@ -7,6 +7,7 @@
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -17,6 +18,33 @@
 using namespace mlir;
 using namespace kjit;
 
+namespace {
+
+/// Verifies the module after the extra passes: the runtime's compile runs
+/// without MLIR's verification after every pass (docs/Runtime.md,
+/// "Verification"), and the extra passes are the plugins' code, so their
+/// output is checked before kjit's lowering relies on it.
+struct VerifyExtraPassesPass
+    : PassWrapper<VerifyExtraPassesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(VerifyExtraPassesPass)
+  explicit VerifyExtraPassesPass(std::string passes)
+      : passes(std::move(passes)) {}
+  llvm::StringRef getArgument() const override {
+    return "kjit-verify-extra-passes";
+  }
+  void runOnOperation() override {
+    if (succeeded(mlir::verify(getOperation())))
+      return;
+    getOperation().emitError()
+        << "the extra passes '" << passes
+        << "' left IR that is not valid (the errors above)";
+    signalPassFailure();
+  }
+  std::string passes;
+};
+
+} // namespace
+
 LogicalResult kjit::buildKernelPipeline(OpPassManager &pm, const Target &target,
                                         const KernelPipelineOptions &options,
                                         llvm::raw_ostream &errors) {
@@ -24,9 +52,11 @@ LogicalResult kjit::buildKernelPipeline(OpPassManager &pm, const Target &target,
   KjitKeepKernelOptions keep;
   keep.kernelName = options.kernel;
   pm.addPass(createKjitKeepKernel(keep));
-  if (!options.extraPasses.empty() &&
-      failed(parsePassPipeline(options.extraPasses, pm, errors)))
-    return failure();
+  if (!options.extraPasses.empty()) {
+    if (failed(parsePassPipeline(options.extraPasses, pm, errors)))
+      return failure();
+    pm.addPass(std::make_unique<VerifyExtraPassesPass>(options.extraPasses));
+  }
   target.buildPipeline(pm, options.target);
   return success();
 }

@@ -2,9 +2,11 @@
 //
 // Loads kjit into upstream mlir-opt:
 //
-//   mlir-opt --load-dialect-plugin=libKjitMlirPlugin.so \
-//            --load-pass-plugin=libKjitMlirPlugin.so \
+//   mlir-opt --load-dialect-plugin=libKjitMlirPlugin.so
+//            --load-pass-plugin=libKjitMlirPlugin.so
 //            --pass-pipeline='builtin.module(kjit-find-dependencies)' k.mlir
+//
+// (one command; no line continuations, which would continue the comment).
 //
 // MLIR's plugin interface is C++ and toolchain-locked: the plugin links the
 // same libMLIR.so as mlir-opt. It is not kjit's stable plugin ABI
@@ -13,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HookPasses.h"
+#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
@@ -31,6 +34,7 @@ mlirGetPassPluginInfo() {
             kjit::registerKjitConversionPasses();
             kjit::registerKjitHookPasses();
             kjit::registerKernelPipelines();
+            kjit::registerCudaTargetPasses();
           }};
 }
 

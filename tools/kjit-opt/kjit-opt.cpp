@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HookPasses.h"
+#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Conversion/Passes.h"
@@ -47,6 +48,7 @@ int main(int argc, char **argv) {
   kjit::registerKjitHookPasses();
   // kjit-host-pipeline (and one per registered target): a launch's compile.
   kjit::registerKernelPipelines();
+  kjit::registerCudaTargetPasses();
   // The generic transforms (canonicalize, cse, inline, symbol-dce, ...) that
   // pipelines over kernel IR use.
   mlir::registerTransformsPasses();

@@ -11,7 +11,10 @@
 
 #include "kjit/Model/Specialization.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <gtest/gtest.h>
@@ -320,6 +323,33 @@ TEST(TargetTest, CudaCompilesInKeptContextsAreIndependent) {
   failed = compile(*exp, "exp.mlir");
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(std::string(failed.status().message()), message);
+}
+
+/// The runtime's compile does not verify after every pass (docs/Runtime.md,
+/// "Verification"), so the host target verifies what it translates: an
+/// invalid lowered module is an error naming the operation, never a crash
+/// inside LLVM's translation.
+TEST(TargetTest, HostRefusesToTranslateInvalidIR) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::LLVM::LLVMDialect>();
+  std::string diagnostics;
+  mlir::ScopedDiagnosticHandler capture(&context, [&](mlir::Diagnostic &d) {
+    diagnostics += d.str() + "\n";
+    return mlir::success();
+  });
+  mlir::ParserConfig unverified(&context, /*verifyAfterParse=*/false);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          "llvm.func @k() -> i32 {\n  llvm.return\n}\n", unverified,
+          "lowered.mlir");
+  ASSERT_TRUE(module);
+  llvm::Expected<kjit::TargetArtifact> artifact =
+      kjit::lookupTarget("host")->emitArtifact(*module, kjit::TargetOptions());
+  ASSERT_FALSE(static_cast<bool>(artifact));
+  EXPECT_EQ(llvm::toString(artifact.takeError()),
+            "the lowered kernel module is not valid IR; nothing was "
+            "translated");
+  EXPECT_EQ(diagnostics, "'llvm.return' op expected 1 operand\n");
 }
 
 TEST(TargetTest, TheModuleRefusesAnotherBuildsRuntime) {

@@ -22,6 +22,11 @@ namespace kjit {
 /// A new cuda target (the registry holds the one every compile uses).
 std::unique_ptr<Target> createCudaTarget();
 
+/// Registers kjit-serialize-to-ptx, the last step of the cuda pipeline
+/// (gpu.module with an #nvvm.target -> gpu.binary holding its PTX), so that
+/// kjit-opt and mlir-opt run it on its own. Tools call it once.
+void registerCudaTargetPasses();
+
 /// One chip LLVM 22's NVPTX back end knows.
 struct CudaChip {
   const char *name;

@@ -10,7 +10,8 @@
 // writes the module it lowered where KJIT_DUMP_LOWERED_IR says).
 //
 //   kjit-specialize (the record)  ->  kjit-keep-kernel  ->  the extra
-//   passes (kjit-run --extra-passes, extra-passes=...)  ->  the target's
+//   passes (kjit-run --extra-passes, extra-passes=...) and a verification
+//   of what they left (docs/Runtime.md, "Verification")  ->  the target's
 //   buildPipeline (host: kjit-bake-globals, kjit-expand-masks,
 //   kjit-strip-asserts unless debug, canonicalize, kjit-convert-host-to-llvm)
 //

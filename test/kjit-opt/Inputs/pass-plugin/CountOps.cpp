@@ -102,6 +102,36 @@ struct EraseCountOps
   }
 };
 
+/// A broken plugin pass: beside every arith.addf it adds an unused one
+/// whose result is i64, which the verifier refuses. The runtime must report
+/// it (test/kjit-run/pass-plugin.test); nothing else would, since the
+/// lowering's canonicalizer erases unused operations.
+struct BreakAddF
+    : mlir::PassWrapper<BreakAddF, mlir::OperationPass<mlir::ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BreakAddF)
+
+  llvm::StringRef getArgument() const override { return "break-addf"; }
+  llvm::StringRef getDescription() const override {
+    return "Add an invalid arith.addf (an i64 result of f32 operands) beside "
+           "every arith.addf";
+  }
+
+  void runOnOperation() override {
+    llvm::SmallVector<mlir::Operation *> adds;
+    getOperation().walk([&](mlir::Operation *op) {
+      if (op->getName().getStringRef() == "arith.addf")
+        adds.push_back(op);
+    });
+    for (mlir::Operation *add : adds) {
+      mlir::OpBuilder builder(add);
+      mlir::OperationState state(add->getLoc(), "arith.addf");
+      state.addOperands(add->getOperands());
+      state.addTypes(builder.getI64Type());
+      builder.create(state);
+    }
+  }
+};
+
 /// A dialect with no op of its own: any op in its namespace parses.
 struct CountDialect : mlir::Dialect {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CountDialect)
@@ -121,6 +151,7 @@ mlirGetPassPluginInfo() {
             mlir::PassRegistration<CountKernelOps>();
             mlir::PassRegistration<SwapAddF>();
             mlir::PassRegistration<EraseCountOps>();
+            mlir::PassRegistration<BreakAddF>();
           }};
 }
 
