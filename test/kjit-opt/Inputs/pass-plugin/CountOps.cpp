@@ -9,7 +9,9 @@
 //   --swap-addf         replaces every arith.addf with COUNT_OPS_SWAP_TO
 //                       (arith.subf; the second build: arith.mulf), so that
 //                       a launch shows by its output that the pass ran;
-//   --erase-count-ops   erases the ops of the `count` dialect.
+//   --erase-count-ops   erases the ops of the `count` dialect;
+//   --break-addf        a broken pass: adds an invalid arith.addf beside
+//                       every arith.addf (the runtime must report it).
 //
 // Its dialect, `count`, has no op of its own and accepts any op in its
 // namespace: with the dialect plugin loaded a kernel may hold
@@ -31,6 +33,17 @@
 #endif
 
 namespace {
+
+/// The arith.addf operations under `root`, collected before a pass changes
+/// any.
+llvm::SmallVector<mlir::Operation *> collectAddFs(mlir::Operation *root) {
+  llvm::SmallVector<mlir::Operation *> adds;
+  root->walk([&](mlir::Operation *op) {
+    if (op->getName().getStringRef() == "arith.addf")
+      adds.push_back(op);
+  });
+  return adds;
+}
 
 struct CountKernelOps
     : mlir::PassWrapper<CountKernelOps, mlir::OperationPass<mlir::ModuleOp>> {
@@ -64,12 +77,7 @@ struct SwapAddF
   }
 
   void runOnOperation() override {
-    llvm::SmallVector<mlir::Operation *> adds;
-    getOperation().walk([&](mlir::Operation *op) {
-      if (op->getName().getStringRef() == "arith.addf")
-        adds.push_back(op);
-    });
-    for (mlir::Operation *add : adds) {
+    for (mlir::Operation *add : collectAddFs(getOperation())) {
       mlir::OpBuilder builder(add);
       mlir::OperationState state(add->getLoc(), COUNT_OPS_SWAP_TO);
       state.addOperands(add->getOperands());
@@ -117,12 +125,7 @@ struct BreakAddF
   }
 
   void runOnOperation() override {
-    llvm::SmallVector<mlir::Operation *> adds;
-    getOperation().walk([&](mlir::Operation *op) {
-      if (op->getName().getStringRef() == "arith.addf")
-        adds.push_back(op);
-    });
-    for (mlir::Operation *add : adds) {
+    for (mlir::Operation *add : collectAddFs(getOperation())) {
       mlir::OpBuilder builder(add);
       mlir::OperationState state(add->getLoc(), "arith.addf");
       state.addOperands(add->getOperands());
