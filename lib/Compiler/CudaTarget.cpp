@@ -244,10 +244,11 @@ protected:
       return failure();
     // Code generation at Default, not at the IR pipeline's level: at
     // Aggressive NVPTX's pass configuration runs GVN (with memory
-    // dependence analysis) where Default runs EarlyCSE, twice, and nothing
-    // else differs. After O3's own GVN that found nothing on kjit's kernels
-    // (the same PTX for every test artifact) and cost 4% of a later
-    // kernel's compile (docs/CudaTarget.md, "LLVM's pipeline").
+    // dependence analysis) in two places where Default runs EarlyCSE, and
+    // nothing else differs. Coming after O3's own GVN, those two found
+    // nothing on kjit's kernels (the same PTX for every test artifact) and
+    // cost 4% of a later kernel's compile (docs/CudaTarget.md, "LLVM's
+    // pipeline").
     (*machine)->setOptLevel(llvm::CodeGenOptLevel::Default);
     FailureOr<SmallString<0>> ptx = translateModuleToISA(
         module, **machine, [&] { return getOperation().emitError(); });

@@ -6,7 +6,7 @@
 //            --load-pass-plugin=libKjitMlirPlugin.so
 //            --pass-pipeline='builtin.module(kjit-find-dependencies)' k.mlir
 //
-// (one command; no line continuations, which would continue the comment).
+// (one command line, shown on three).
 //
 // MLIR's plugin interface is C++ and toolchain-locked: the plugin links the
 // same libMLIR.so as mlir-opt. It is not kjit's stable plugin ABI
