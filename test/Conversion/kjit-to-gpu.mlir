@@ -192,3 +192,28 @@ kjit.kernel @misc(%x: !kjit.ptr<f32>, %n: i32) {
   kjit.store %v, %null[%c0] : f32, !kjit.ptr<f32>, i32
   kjit.return
 }
+
+// -----
+
+// Math that is one exact PTX instruction becomes an LLVM intrinsic (so that
+// it needs no libdevice) on the types the intrinsics take: a float and a
+// 1-D vector. On a 2-D vector the intrinsic would not verify; the operation
+// stays for convert-gpu-to-nvvm, which unrolls it (found by fuzzing).
+// CHECK-LABEL: kjit.kernel_name = "exact"
+// CHECK:         llvm.intr.fabs(%{{.*}}) : (f32) -> f32
+// CHECK:         llvm.intr.sqrt(%{{.*}}) : (vector<4xf32>) -> vector<4xf32>
+// CHECK:         math.absf %{{.*}} : vector<2x2xf32>
+kjit.kernel @exact(%x: !kjit.ptr<f32>) {
+  %c0 = arith.constant 0 : i32
+  %v = kjit.load %x[%c0] : !kjit.ptr<f32>, i32 -> f32
+  %a = math.absf %v : f32
+  %b4 = vector.broadcast %a : f32 to vector<4xf32>
+  %s4 = math.sqrt %b4 : vector<4xf32>
+  %b22 = vector.broadcast %a : f32 to vector<2x2xf32>
+  %a22 = math.absf %b22 : vector<2x2xf32>
+  %e4 = vector.extract %s4[1] : f32 from vector<4xf32>
+  %e22 = vector.extract %a22[0, 1] : f32 from vector<2x2xf32>
+  %sum = arith.addf %e4, %e22 : f32
+  kjit.store %sum, %x[%c0] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}

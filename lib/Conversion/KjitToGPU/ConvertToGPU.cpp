@@ -19,11 +19,13 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace kjit {
@@ -668,11 +670,18 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
   /// Math operations that are one exact PTX instruction become LLVM
   /// intrinsics: convert-gpu-to-nvvm would make each a libdevice call
   /// (`__nv_fmaf`, ...), and a kernel without transcendental functions must
-  /// not need libdevice.
+  /// not need libdevice. Only on the types the intrinsics take (an LLVM
+  /// float, or a 1-D vector of one): on others (f8, a 2-D or 0-d vector)
+  /// the intrinsic would not verify, so the operation is left to
+  /// convert-gpu-to-nvvm, which unrolls or refuses it with its own message.
   static void lowerExactMath(ModuleOp module) {
     module.walk([](Operation *op) {
       if (!isa<math::FmaOp, math::AbsFOp, math::SqrtOp, math::FloorOp,
                math::CeilOp, math::TruncOp, math::CopySignOp>(op))
+        return;
+      Type type = op->getResult(0).getType();
+      if (!LLVM::isCompatibleType(type) ||
+          !LLVM::isCompatibleFloatingPointType(getElementTypeOrSelf(type)))
         return;
       OpBuilder b(op);
       OperationState state(op->getLoc(),
