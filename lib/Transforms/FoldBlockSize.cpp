@@ -20,12 +20,8 @@ struct FoldBlockSizePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (numWarps < 1 || numWarps > 32) {
-      module.emitError() << "kjit-fold-block-size: num-warps must be 1 to 32, "
-                            "got "
-                         << static_cast<int64_t>(numWarps);
+    if (failed(kjit::checkNumWarpsOption(module, getArgument(), numWarps)))
       return signalPassFailure();
-    }
     const int64_t threads = 32 * numWarps;
     // Post-order: erasing the operation being visited is safe.
     module.walk([&](Operation *op) {
@@ -47,3 +43,11 @@ struct FoldBlockSizePass
 };
 
 } // namespace
+
+LogicalResult kjit::checkNumWarpsOption(Operation *op, StringRef pass,
+                                        int64_t numWarps) {
+  if (numWarps >= 1 && numWarps <= 32)
+    return success();
+  return op->emitError() << pass << ": num-warps must be 1 to 32, got "
+                         << numWarps;
+}

@@ -44,6 +44,14 @@ std::unique_ptr<mlir::Pass> createKjitSpecializeWithRecord(
 /// becomes an scf.if around an unmasked one.
 void populateExpandMasksPatterns(mlir::RewritePatternSet &patterns);
 
+/// Checks a pass's num-warps option: a program is 32 * num-warps threads,
+/// so 1 to 32 (at most 1024 threads). On failure reports "<pass>: num-warps
+/// must be 1 to 32, got N" on `op` (kjit-fold-block-size and
+/// kjit-convert-to-gpu each guard their own option, since either runs
+/// alone in kjit-opt).
+mlir::LogicalResult checkNumWarpsOption(mlir::Operation *op,
+                                        llvm::StringRef pass, int64_t numWarps);
+
 } // namespace kjit
 
 #endif // KJIT_TRANSFORMS_PASSES_H

@@ -12,6 +12,7 @@
 
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -528,12 +529,8 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    if (numWarps < 1 || numWarps > 32) {
-      module.emitError() << "kjit-convert-to-gpu: num-warps must be 1 to 32, "
-                            "got "
-                         << static_cast<int64_t>(numWarps);
+    if (failed(kjit::checkNumWarpsOption(module, getArgument(), numWarps)))
       return signalPassFailure();
-    }
     if (failed(checkReady(module)))
       return signalPassFailure();
 
