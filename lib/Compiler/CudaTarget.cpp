@@ -388,6 +388,13 @@ public:
     pm.addPass(std::make_unique<SerializeToPtxPass>());
   }
 
+  /// Whether the PTX declares `.entry NAME(` (a whole name: not a prefix of
+  /// a longer one).
+  static bool hasEntry(StringRef ptx, StringRef name) {
+    std::string entry = (".entry " + name + "(").str();
+    return ptx.contains(entry);
+  }
+
   llvm::Expected<TargetArtifact>
   emitArtifact(ModuleOp module, const TargetOptions &options) const override {
     llvm::Expected<CudaConfig> config = resolveCudaConfig(options);
@@ -405,9 +412,23 @@ public:
     if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
       return llvm::createStringError(
           "the gpu.binary of the cuda pipeline does not hold one PTX object");
-    TargetArtifact artifact;
-    artifact.bytes = object.getObject().getValue().str();
+    // A PTX without the kernel's entry would load and then fail to find it
+    // (or, with no kernel named, launch nothing): refused here, where the
+    // pipeline that lost it can be named. It happens when extra passes
+    // lower or remove the kjit.kernel before kjit-convert-to-gpu.
     auto kernel = module->getAttrOfType<StringAttr>("kjit.kernel_name");
+    StringRef ptx = object.getObject().getValue();
+    if (!kernel)
+      return llvm::createStringError(
+          "the cuda pipeline found no kjit.kernel to compile, so the PTX has "
+          "no entry (did an extra pass lower or remove it before "
+          "kjit-convert-to-gpu?)");
+    if (!hasEntry(ptx, kernel.getValue()))
+      return llvm::createStringError("the PTX has no '.entry " +
+                                     kernel.getValue().str() +
+                                     "' for the kernel it was compiled for");
+    TargetArtifact artifact;
+    artifact.bytes = ptx.str();
     auto shared = module->getAttrOfType<IntegerAttr>("kjit.shared_bytes");
     llvm::raw_string_ostream os(artifact.metadataJson);
     llvm::json::OStream json(os);
@@ -416,7 +437,7 @@ public:
       json.attribute("format", artifactFormat());
       json.attribute("arch", config->chip);
       json.attribute("ptx_version", config->ptx);
-      json.attribute("kernel", kernel ? kernel.getValue() : "");
+      json.attribute("kernel", kernel.getValue());
       json.attribute("num_warps", options.numWarps);
       json.attribute("shared_bytes", shared ? shared.getInt() : 0);
       json.attribute("libdevice", !config->libdevice.empty());

@@ -217,3 +217,32 @@ kjit.kernel @exact(%x: !kjit.ptr<f32>) {
   kjit.store %sum, %x[%c0] : f32, !kjit.ptr<f32>, i32
   kjit.return
 }
+
+// -----
+
+// A pointer chosen by `arith.select` is a select of the converted pointers;
+// the bit counts become LLVM's intrinsics, defined at zero (no libdevice
+// has them); vector.step becomes a constant.
+// CHECK-LABEL: kjit.kernel_name = "chosen"
+// CHECK:         %[[P:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<1>
+// CHECK:         llvm.load %{{.*}} : !llvm.ptr<1> -> i32
+// CHECK:         "llvm.intr.ctlz"(%{{.*}}) <{is_zero_poison = false}> : (i32) -> i32
+// CHECK:         "llvm.intr.cttz"(%{{.*}}) <{is_zero_poison = false}> : (i32) -> i32
+// CHECK:         llvm.intr.ctpop(%{{.*}}) : (vector<4xi32>) -> vector<4xi32>
+// CHECK:         arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
+// CHECK-NOT:     vector.step
+kjit.kernel @chosen(%x: !kjit.ptr<i32>, %y: !kjit.ptr<i32>, %c: i1) {
+  %c0 = arith.constant 0 : i32
+  %p = arith.select %c, %x, %y : !kjit.ptr<i32>
+  %v = kjit.load %p[%c0] : !kjit.ptr<i32>, i32 -> i32
+  %lz = math.ctlz %v : i32
+  %tz = math.cttz %lz : i32
+  %v4 = vector.broadcast %tz : i32 to vector<4xi32>
+  %pop = math.ctpop %v4 : vector<4xi32>
+  %step = vector.step : vector<4xindex>
+  %lanes = arith.index_cast %step : vector<4xindex> to vector<4xi32>
+  %sum = arith.addi %pop, %lanes : vector<4xi32>
+  %e = vector.extract %sum[3] : i32 from vector<4xi32>
+  kjit.store %e, %x[%c0] : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}

@@ -11,7 +11,9 @@
 
 #include "kjit/Model/Specialization.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
@@ -362,6 +364,27 @@ TEST(TargetTest, HostRefusesToTranslateInvalidIR) {
             "the lowered kernel module is not valid IR; nothing was "
             "translated");
   EXPECT_EQ(diagnostics, "'llvm.return' op expected 1 operand\n");
+}
+
+/// A PTX that lacks the entry of the kernel it was compiled for is refused
+/// rather than handed to the backend, which would fail to find the kernel.
+/// (cuda-errors.test covers the other refusal: no kernel at all.)
+TEST(TargetTest, CudaRefusesAPtxWithoutTheKernelsEntry) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::gpu::GPUDialect, mlir::NVVM::NVVMDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(
+          "module attributes {kjit.kernel_name = \"add\"} {\n"
+          "  gpu.binary @kjit_device [#gpu.object<#nvvm.target, assembly = "
+          "\".version 8.0\\0A.visible .entry add2(\\0A)\">]\n"
+          "}\n",
+          &context, "serialized.mlir");
+  ASSERT_TRUE(module);
+  llvm::Expected<kjit::TargetArtifact> artifact =
+      kjit::lookupTarget("cuda")->emitArtifact(*module, kjit::TargetOptions());
+  ASSERT_FALSE(static_cast<bool>(artifact));
+  EXPECT_EQ(llvm::toString(artifact.takeError()),
+            "the PTX has no '.entry add' for the kernel it was compiled for");
 }
 
 TEST(TargetTest, TheModuleRefusesAnotherBuildsRuntime) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ExpandForLLVM.h"
 #include "../FpFusion.h"
 #include "HostABI.h"
 #include "HostToLLVM.h"
@@ -121,6 +122,7 @@ struct ConvertHostToLLVMPass
     scfToCf.addPass(createSCFToControlFlowPass());
     if (failed(runPipeline(scfToCf, module)))
       return signalPassFailure();
+    expandForLLVM(module);
 
     LowerToLLVMOptions options(context);
     LLVMTypeConverter converter(context, options);

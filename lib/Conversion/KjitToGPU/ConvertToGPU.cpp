@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ExpandForLLVM.h"
 #include "../FpFusion.h"
 
 #include "kjit/Conversion/Passes.h"
@@ -432,6 +433,32 @@ struct NullLowering : OpConversionPattern<NullOp> {
   }
 };
 
+/// Any other operation without regions or successors whose operands or
+/// results are kjit pointers (`arith.select` of two pointers, which the
+/// canonicalizer also makes of an `scf.if` that yields one, or `ub.poison`)
+/// is the same operation on the converted pointer type. (Structured control
+/// flow is scf's own structural conversion.)
+struct PointerTypedLowering : ConversionPattern {
+  PointerTypedLowering(const TypeConverter &converter, MLIRContext *context)
+      : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
+                          context) {}
+  LogicalResult
+  matchAndRewrite(Operation *op, ArrayRef<Value> operands,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (isa_and_present<KjitDialect>(op->getDialect()) ||
+        op->getNumRegions() != 0 || op->getNumSuccessors() != 0)
+      return failure();
+    SmallVector<Type> types;
+    if (failed(getTypeConverter()->convertTypes(op->getResultTypes(), types)))
+      return failure();
+    OperationState state(op->getLoc(), op->getName(), operands, types,
+                         op->getDiscardableAttrDictionary().getValue());
+    state.propertiesAttr = op->getPropertiesAsAttribute();
+    rewriter.replaceOp(op, rewriter.create(state)->getResults());
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Print and assert
 //===----------------------------------------------------------------------===//
@@ -552,6 +579,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     setFpContraction(module, fpFusion);
     passBoolsAsBytes(module);
     lowerExactMath(module);
+    expandForLLVM(module);
 
     // Everything the device runs moves into one gpu.module; the globals
     // were baked in.
@@ -595,7 +623,8 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     patterns.add<FuncLowering, ReturnLowering,
                  ProgramLowering<ProgramIdOp, gpu::BlockIdOp>,
                  ProgramLowering<NumProgramsOp, gpu::GridDimOp>, NullLowering,
-                 PrintLowering, AssertLowering>(converter, context);
+                 PrintLowering, AssertLowering, PointerTypedLowering>(converter,
+                                                                      context);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     if (failed(applyPartialConversion(device, target, std::move(patterns))))
@@ -671,8 +700,19 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
   /// float, or a 1-D vector of one): on others (f8, a 2-D or 0-d vector)
   /// the intrinsic would not verify, so the operation is left to
   /// convert-gpu-to-nvvm, which unrolls or refuses it with its own message.
+  ///
+  /// The bit counts (`math.ctlz`, `cttz`, `ctpop`: `clz`, `brev` + `clz`,
+  /// `popc`) have no libdevice form, and convert-gpu-to-nvvm leaves them
+  /// for LLVM's translation, which cannot take math operations: on integers
+  /// and 1-D vectors of them they become LLVM's intrinsics too, defined at
+  /// zero as math's are.
   static void lowerExactMath(ModuleOp module) {
     module.walk([](Operation *op) {
+      if (isa<math::CountLeadingZerosOp, math::CountTrailingZerosOp,
+              math::CtPopOp>(op)) {
+        lowerBitCount(op);
+        return;
+      }
       if (!isa<math::FmaOp, math::AbsFOp, math::SqrtOp, math::FloorOp,
                math::CeilOp, math::TruncOp, math::CopySignOp>(op))
         return;
@@ -695,6 +735,26 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       op->replaceAllUsesWith(intrinsic);
       op->erase();
     });
+  }
+
+  static void lowerBitCount(Operation *op) {
+    Type type = op->getResult(0).getType();
+    if (!LLVM::isCompatibleType(type) ||
+        !isa<IntegerType>(getElementTypeOrSelf(type)))
+      return;
+    OpBuilder b(op);
+    Value operand = op->getOperand(0);
+    Value count;
+    if (isa<math::CountLeadingZerosOp>(op))
+      count = LLVM::CountLeadingZerosOp::create(b, op->getLoc(), type, operand,
+                                                /*is_zero_poison=*/false);
+    else if (isa<math::CountTrailingZerosOp>(op))
+      count = LLVM::CountTrailingZerosOp::create(b, op->getLoc(), type, operand,
+                                                 /*is_zero_poison=*/false);
+    else
+      count = LLVM::CtPopOp::create(b, op->getLoc(), type, operand);
+    op->getResult(0).replaceAllUsesWith(count);
+    op->erase();
   }
 
   /// A bool launch argument is one byte (the runtime's kjit_arg): the entry
