@@ -677,7 +677,15 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     });
     if (result.wasInterrupted())
       return failure();
-    for (auto kernel : module.getOps<KernelOp>())
+    for (auto kernel : module.getOps<KernelOp>()) {
+      // The PTX entry is named after the kernel, and a PTX identifier has
+      // no '.' or '-' (NVPTX would write it as it is, for ptxas to refuse
+      // at load). The host backend refuses the same names.
+      if (!isValidParamName(kernel.getSymName()))
+        return kernel.emitError()
+               << "kernel name '" << kernel.getSymName()
+               << "' is not an identifier (letters, digits and '_', not "
+                  "starting with a digit), so it cannot name a PTX entry";
       for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
         StringRef missing;
         if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName))
@@ -690,6 +698,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
                                   << "' of '@" << kernel.getSymName() << "' "
                                   << missing << "; run kjit-specialize first";
       }
+    }
     return success();
   }
 
