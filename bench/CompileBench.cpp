@@ -8,10 +8,13 @@
 // process's one-time set-up (LLVM's targets, the first context); every
 // later one is a "later kernel" (docs/CudaBackend.md, "A later kernel's
 // compile and finalize"). Also checks that every compile of a job gives
-// the same artifact bytes as its first.
+// the same artifact bytes as its first, and writes the first artifacts to
+// DIR/<job number>.<format> with --artifacts-out (to compare them with a
+// fresh process's, `kjit-opt --kjit-cuda-pipeline='... artifact=FILE'`).
 //
 //   kjit-bench-compile [--compiler LIB] [--target cuda] [--arch sm_90]
-//       [--ptx 80] [--libdevice PATH] [--rounds N] KERNEL.mlir=RECORD.json...
+//       [--ptx 80] [--libdevice PATH] [--rounds N] [--artifacts-out DIR]
+//       KERNEL.mlir=RECORD.json...
 //
 // Records come from `kjit-run ... --warmup --record-out R.json` (on the
 // host backend: a record does not depend on the target).
@@ -71,7 +74,7 @@ struct Job {
 
 int main(int argc, char **argv) {
   std::string compilerPath = KJIT_COMPILER_LIBRARY, target = "cuda",
-              arch = "sm_90", ptx = "80", libdevice;
+              arch = "sm_90", ptx = "80", libdevice, artifactsOut;
   int rounds = 10;
   std::vector<std::pair<std::string, std::string>> inputs;
   for (int i = 1; i < argc; ++i) {
@@ -94,6 +97,8 @@ int main(int argc, char **argv) {
       libdevice = v;
     else if (const char *v = value("--rounds"))
       rounds = std::max(1, std::atoi(v));
+    else if (const char *v = value("--artifacts-out"))
+      artifactsOut = v;
     else if (size_t eq = arg.find('=');
              arg[0] != '-' && eq != std::string::npos)
       inputs.emplace_back(arg.substr(0, eq), arg.substr(eq + 1));
@@ -101,7 +106,7 @@ int main(int argc, char **argv) {
       std::fprintf(
           stderr,
           "usage: %s [--compiler=LIB] [--target=cuda|host] [--arch=ARCH] "
-          "[--ptx=NN] [--libdevice=PATH] [--rounds=N] "
+          "[--ptx=NN] [--libdevice=PATH] [--rounds=N] [--artifacts-out=DIR] "
           "KERNEL.mlir=RECORD.json...\n",
           argv[0]);
       return 2;
@@ -201,6 +206,17 @@ int main(int argc, char **argv) {
     std::printf("%-36s %9.2f %9.2f %9.2f (n=%zu)\n", job.name.c_str(),
                 job.ms.front(), median, min, later.size());
     differing += job.differing;
+    if (!artifactsOut.empty()) {
+      std::string path =
+          artifactsOut + "/" + std::to_string(j) + "." + formats.front();
+      std::ofstream out(path, std::ios::binary);
+      out << job.firstArtifact;
+      if (!out.flush()) {
+        std::fprintf(stderr, "kjit-bench-compile: cannot write %s\n",
+                     path.c_str());
+        return 1;
+      }
+    }
   }
   std::printf("artifacts that differ from their job's first: %d\n", differing);
   return differing ? 1 : 0;

@@ -9,6 +9,8 @@
 
 #include "kjit/Compiler/CudaTarget.h"
 
+#include "NvptxCodeGenerator.h"
+
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Transforms/Passes.h"
@@ -239,36 +241,53 @@ protected:
 
   FailureOr<SmallVector<char, 0>>
   moduleToObject(llvm::Module &module) override {
+    FailureOr<NvptxCodeGenerator *> generator = codeGenerator();
+    if (failed(generator))
+      return failure();
+    llvm::Expected<SmallVector<char, 0>> ptx =
+        (*generator)->generatePtx(module);
+    if (!ptx) {
+      getOperation().emitError() << llvm::toString(ptx.takeError());
+      return failure();
+    }
+    return std::move(*ptx);
+  }
+
+  /// As upstream's, from this thread's target machine (upstream's would
+  /// make one more).
+  void setDataLayoutAndTriple(llvm::Module &module) override {
     FailureOr<llvm::TargetMachine *> machine = targetMachine();
     if (failed(machine))
-      return failure();
-    // Code generation at Default, not at the IR pipeline's level: at
-    // Aggressive NVPTX's pass configuration runs GVN (with memory
-    // dependence analysis) in two places where Default runs EarlyCSE, and
-    // nothing else differs. Coming after O3's own GVN, those two found
-    // nothing on kjit's kernels (the same PTX for every test artifact) and
-    // cost 4% of a later kernel's compile (docs/CudaTarget.md, "LLVM's
-    // pipeline").
-    (*machine)->setOptLevel(llvm::CodeGenOptLevel::Default);
-    FailureOr<SmallString<0>> ptx = translateModuleToISA(
-        module, **machine, [&] { return getOperation().emitError(); });
-    if (failed(ptx))
-      return failure();
-    return SmallVector<char, 0>(ptx->begin(), ptx->end());
+      return; // reported; the steps after fail on it too
+    module.setDataLayout((*machine)->createDataLayout());
+    module.setTargetTriple((*machine)->getTargetTriple());
   }
 
 private:
-  /// The target machine, or an error on the gpu.module that names the
-  /// triple and chip.
+  /// This thread's code generator for the target (NvptxCodeGenerator.h),
+  /// or an error on the gpu.module that says why there is none.
+  FailureOr<NvptxCodeGenerator *> codeGenerator() {
+    if (!generator) {
+      llvm::Expected<std::shared_ptr<NvptxCodeGenerator>> made =
+          NvptxCodeGenerator::forThread(triple, chip, features);
+      if (!made) {
+        getOperation().emitError() << llvm::toString(made.takeError());
+        return failure();
+      }
+      generator = std::move(*made);
+    }
+    return generator.get();
+  }
+
   FailureOr<llvm::TargetMachine *> targetMachine() {
-    FailureOr<llvm::TargetMachine *> machine = getOrCreateTargetMachine();
-    if (failed(machine))
-      getOperation().emitError()
-          << "no LLVM target machine for " << triple << " (" << chip << ")";
-    return machine;
+    FailureOr<NvptxCodeGenerator *> made = codeGenerator();
+    if (failed(made))
+      return failure();
+    return &(*made)->machine();
   }
 
   NVVM::NVVMTargetAttr target;
+  std::shared_ptr<NvptxCodeGenerator> generator;
 };
 
 /// kjit-serialize-to-ptx: replaces the gpu.module (its one #nvvm.target

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -337,6 +338,80 @@ TEST(TargetTest, CudaCompilesInKeptContextsAreIndependent) {
   failed = compile(*exp, "exp.mlir");
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(std::string(failed.status().message()), message);
+}
+
+/// The store kernel calling a noinline device function: its PTX has a call.
+constexpr const char *kCallKernel = R"(
+kjit.func private @twice(%v: f32) -> f32 attributes {noinline} {
+  %r = arith.addf %v, %v : f32
+  kjit.return %r : f32
+}
+kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
+  %pid = kjit.program_id x
+  %v = arith.sitofp %n : i32 to f32
+  %t = kjit.call @twice(%v) : (f32) -> f32
+  kjit.store %t, %x[%pid] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}
+)";
+
+/// A thread keeps its NVPTX code generator between compiles
+/// (lib/Compiler/NvptxCodeGenerator.h): a kernel's PTX is still what a
+/// fresh thread would make, also after kernels with calls (NVPTX numbers
+/// calls with a counter no module resets) and before them.
+TEST(TargetTest, CudaPtxDoesNotDependOnTheThreadsEarlierCompiles) {
+  kjit_compiler_create_service_fn create = factory();
+  ASSERT_NE(create, nullptr) << dlerror();
+  const char *error = nullptr;
+  std::unique_ptr<kjit::rt::CompilerService> service(
+      create(kjit::rt::kCompilerServiceVersion, &error));
+  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<kjit::rt::ModuleAnalysis> store =
+      service->analyze(kStoreKernel, "store.mlir");
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<kjit::rt::ModuleAnalysis> call =
+      service->analyze(kCallKernel, "call.mlir");
+  ASSERT_TRUE(call.ok()) << call.status();
+  absl::StatusOr<kjit::rt::SpecializationRecord> record =
+      kjit::rt::specializationFromJson(kExpRecord);
+  ASSERT_TRUE(record.ok()) << record.status();
+  std::vector<std::string> formats = {"ptx"};
+  std::vector<std::pair<std::string, std::string>> options = {{"ptx", "80"}};
+  auto compile = [&](const kjit::rt::ModuleAnalysis &analysis) {
+    kjit::rt::CompileRequest request;
+    request.bytecode = analysis.bytecode;
+    request.sourceName = "k.mlir";
+    request.record = &*record;
+    request.target = "cuda";
+    request.acceptedFormats = formats;
+    request.arch = "sm_90";
+    request.backendOptions = options;
+    absl::StatusOr<kjit::rt::CompiledArtifact> artifact =
+        service->compile(request);
+    return artifact.ok() ? artifact->bytes
+                         : "error: " + std::string(artifact.status().message());
+  };
+  // Each in a thread of its own: what a fresh code generator makes.
+  std::string freshStore, freshCall;
+  std::thread([&] { freshStore = compile(*store); }).join();
+  std::thread([&] { freshCall = compile(*call); }).join();
+  ASSERT_NE(freshCall.find("call.uni"), std::string::npos) << freshCall;
+  ASSERT_NE(freshStore.find(".visible .entry k("), std::string::npos)
+      << freshStore;
+  // One thread, one kernel after the other.
+  std::vector<std::string> inTurn;
+  std::thread([&] {
+    for (const kjit::rt::ModuleAnalysis *analysis :
+         {&*store, &*store, &*call, &*call, &*store, &*call})
+      inTurn.push_back(compile(*analysis));
+  }).join();
+  ASSERT_EQ(inTurn.size(), 6u);
+  EXPECT_EQ(inTurn[0], freshStore);
+  EXPECT_EQ(inTurn[1], freshStore);
+  EXPECT_EQ(inTurn[2], freshCall);
+  EXPECT_EQ(inTurn[3], freshCall);
+  EXPECT_EQ(inTurn[4], freshStore);
+  EXPECT_EQ(inTurn[5], freshCall);
 }
 
 /// The runtime's compile does not verify after every pass (docs/Runtime.md,
