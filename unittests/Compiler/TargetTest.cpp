@@ -133,13 +133,24 @@ kjit_compiler_create_service_fn factory() {
       dlsym(handle, kCompilerServiceEntry));
 }
 
-TEST(TargetTest, CompileNamesTheRegisteredTargets) {
+/// A compiler service of the module, as the runtime makes one.
+absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> makeService() {
   kjit_compiler_create_service_fn create = factory();
-  ASSERT_NE(create, nullptr) << dlerror();
+  if (!create)
+    return absl::InternalError(dlerror());
   const char *error = nullptr;
   std::unique_ptr<kjit::rt::CompilerService> service(
       create(kjit::rt::kCompilerServiceVersion, &error));
-  ASSERT_NE(service, nullptr) << error;
+  if (!service)
+    return absl::InternalError(error ? error : "no service");
+  return service;
+}
+
+TEST(TargetTest, CompileNamesTheRegisteredTargets) {
+  absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
+      makeService();
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<kjit::rt::CompilerService> service = std::move(*made);
   // The module shares this process's registry (both link libkjit-mlir), so
   // a target another test registered is listed too when the tests run in
   // one process rather than one per test as under lit.
@@ -201,12 +212,10 @@ constexpr const char *kExpRecord =
 /// The cuda target through the compiler service, as the runtime calls it
 /// for a backend that describes `arch` and `options`.
 TEST(TargetTest, CudaCompilesThroughTheService) {
-  kjit_compiler_create_service_fn create = factory();
-  ASSERT_NE(create, nullptr) << dlerror();
-  const char *error = nullptr;
-  std::unique_ptr<kjit::rt::CompilerService> service(
-      create(kjit::rt::kCompilerServiceVersion, &error));
-  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
+      makeService();
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<kjit::rt::CompilerService> service = std::move(*made);
   absl::StatusOr<kjit::rt::ModuleAnalysis> analysis =
       service->analyze(kExpKernel, "exp.mlir");
   ASSERT_TRUE(analysis.ok()) << analysis.status();
@@ -286,16 +295,35 @@ kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
 }
 )";
 
+/// Compiles `analysis` with the exp kernel's record (the store and call
+/// kernels share its parameters) for sm_90, PTX 8.0, as the runtime asks
+/// for a cuda backend without libdevice.
+absl::StatusOr<kjit::rt::CompiledArtifact>
+compileForSm90(kjit::rt::CompilerService &service,
+               const kjit::rt::ModuleAnalysis &analysis,
+               const kjit::rt::SpecializationRecord &record,
+               std::string_view name) {
+  std::vector<std::string> formats = {"ptx"};
+  std::vector<std::pair<std::string, std::string>> options = {{"ptx", "80"}};
+  kjit::rt::CompileRequest request;
+  request.bytecode = analysis.bytecode;
+  request.sourceName = name;
+  request.record = &record;
+  request.target = "cuda";
+  request.acceptedFormats = formats;
+  request.arch = "sm_90";
+  request.backendOptions = options;
+  return service.compile(request);
+}
+
 /// Compiles run in contexts kept from earlier compiles (CompilerService.cpp,
 /// ContextPool): each compile of a kernel gives the same PTX, and a failed
 /// compile's message is its own, whatever the context compiled before.
 TEST(TargetTest, CudaCompilesInKeptContextsAreIndependent) {
-  kjit_compiler_create_service_fn create = factory();
-  ASSERT_NE(create, nullptr) << dlerror();
-  const char *error = nullptr;
-  std::unique_ptr<kjit::rt::CompilerService> service(
-      create(kjit::rt::kCompilerServiceVersion, &error));
-  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
+      makeService();
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<kjit::rt::CompilerService> service = std::move(*made);
   absl::StatusOr<kjit::rt::ModuleAnalysis> store =
       service->analyze(kStoreKernel, "store.mlir");
   ASSERT_TRUE(store.ok()) << store.status();
@@ -305,19 +333,9 @@ TEST(TargetTest, CudaCompilesInKeptContextsAreIndependent) {
   absl::StatusOr<kjit::rt::SpecializationRecord> record =
       kjit::rt::specializationFromJson(kExpRecord);
   ASSERT_TRUE(record.ok()) << record.status();
-  std::vector<std::string> formats = {"ptx"};
-  std::vector<std::pair<std::string, std::string>> options = {{"ptx", "80"}};
   auto compile = [&](const kjit::rt::ModuleAnalysis &analysis,
                      std::string_view name) {
-    kjit::rt::CompileRequest request;
-    request.bytecode = analysis.bytecode;
-    request.sourceName = name;
-    request.record = &*record;
-    request.target = "cuda";
-    request.acceptedFormats = formats;
-    request.arch = "sm_90";
-    request.backendOptions = options;
-    return service->compile(request);
+    return compileForSm90(*service, analysis, *record, name);
   };
   absl::StatusOr<kjit::rt::CompiledArtifact> first =
       compile(*store, "store.mlir");
@@ -360,12 +378,10 @@ kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
 /// fresh thread would make, also after kernels with calls (NVPTX numbers
 /// calls with a counter no module resets) and before them.
 TEST(TargetTest, CudaPtxDoesNotDependOnTheThreadsEarlierCompiles) {
-  kjit_compiler_create_service_fn create = factory();
-  ASSERT_NE(create, nullptr) << dlerror();
-  const char *error = nullptr;
-  std::unique_ptr<kjit::rt::CompilerService> service(
-      create(kjit::rt::kCompilerServiceVersion, &error));
-  ASSERT_NE(service, nullptr) << error;
+  absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
+      makeService();
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<kjit::rt::CompilerService> service = std::move(*made);
   absl::StatusOr<kjit::rt::ModuleAnalysis> store =
       service->analyze(kStoreKernel, "store.mlir");
   ASSERT_TRUE(store.ok()) << store.status();
@@ -375,19 +391,9 @@ TEST(TargetTest, CudaPtxDoesNotDependOnTheThreadsEarlierCompiles) {
   absl::StatusOr<kjit::rt::SpecializationRecord> record =
       kjit::rt::specializationFromJson(kExpRecord);
   ASSERT_TRUE(record.ok()) << record.status();
-  std::vector<std::string> formats = {"ptx"};
-  std::vector<std::pair<std::string, std::string>> options = {{"ptx", "80"}};
   auto compile = [&](const kjit::rt::ModuleAnalysis &analysis) {
-    kjit::rt::CompileRequest request;
-    request.bytecode = analysis.bytecode;
-    request.sourceName = "k.mlir";
-    request.record = &*record;
-    request.target = "cuda";
-    request.acceptedFormats = formats;
-    request.arch = "sm_90";
-    request.backendOptions = options;
     absl::StatusOr<kjit::rt::CompiledArtifact> artifact =
-        service->compile(request);
+        compileForSm90(*service, analysis, *record, "k.mlir");
     return artifact.ok() ? artifact->bytes
                          : "error: " + std::string(artifact.status().message());
   };
