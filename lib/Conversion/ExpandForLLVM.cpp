@@ -24,10 +24,11 @@ void kjit::expandForLLVM(ModuleOp module) {
   arith::populateCeilFloorDivExpandOpsPatterns(patterns);
   vector::populateVectorStepLoweringPatterns(patterns);
   vector::populateVectorMaskOpLoweringPatterns(patterns);
-  // A 1-D create_mask as a compare of vector.step with the bound, in i32
-  // lanes (a mask is at most a vector's few lanes long).
+  // A 1-D create_mask as a compare of vector.step with the bound, in index
+  // lanes: i32 lanes would truncate a bound of 2^32 or more (found by
+  // fuzzing: a bound of 2^32 + 1 gave the mask of 1).
   vector::populateVectorMaskMaterializationPatterns(
-      patterns, /*force32BitVectorIndices=*/true);
+      patterns, /*force32BitVectorIndices=*/false);
   // Only these operations and what their patterns create: the rest of the
   // kernel is left as it is (no folding, no dead code removed).
   GreedyRewriteConfig config;

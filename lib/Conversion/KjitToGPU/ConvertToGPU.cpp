@@ -746,22 +746,35 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     });
   }
 
+  /// An `index` is 64 bits on the device (the lowering keeps index
+  /// arithmetic 64-bit): counted as an i64 between two index_casts.
   static void lowerBitCount(Operation *op) {
+    Location loc = op->getLoc();
     Type type = op->getResult(0).getType();
-    if (!LLVM::isCompatibleType(type) ||
-        !isa<IntegerType>(getElementTypeOrSelf(type)))
+    Type counted = type;
+    if (isa<IndexType>(getElementTypeOrSelf(type))) {
+      Type i64 = IntegerType::get(op->getContext(), 64);
+      auto vector = dyn_cast<VectorType>(type);
+      counted = vector ? Type(vector.clone(i64)) : i64;
+    }
+    if (!LLVM::isCompatibleType(counted) ||
+        !isa<IntegerType>(getElementTypeOrSelf(counted)))
       return;
     OpBuilder b(op);
     Value operand = op->getOperand(0);
+    if (counted != type)
+      operand = arith::IndexCastOp::create(b, loc, counted, operand);
     Value count;
     if (isa<math::CountLeadingZerosOp>(op))
-      count = LLVM::CountLeadingZerosOp::create(b, op->getLoc(), type, operand,
+      count = LLVM::CountLeadingZerosOp::create(b, loc, counted, operand,
                                                 /*is_zero_poison=*/false);
     else if (isa<math::CountTrailingZerosOp>(op))
-      count = LLVM::CountTrailingZerosOp::create(b, op->getLoc(), type, operand,
+      count = LLVM::CountTrailingZerosOp::create(b, loc, counted, operand,
                                                  /*is_zero_poison=*/false);
     else
-      count = LLVM::CtPopOp::create(b, op->getLoc(), type, operand);
+      count = LLVM::CtPopOp::create(b, loc, counted, operand);
+    if (counted != type)
+      count = arith::IndexCastOp::create(b, loc, type, count);
     op->getResult(0).replaceAllUsesWith(count);
     op->erase();
   }

@@ -2,7 +2,8 @@
 // (lib/Conversion/ExpandForLLVM.h, and the bit counts and pointer-typed
 // operations of kjit-convert-to-gpu): each writes one result to `out`.
 kjit.kernel @portable(%out: !kjit.ptr<i32>, %x: !kjit.ptr<i32>,
-                      %y: !kjit.ptr<i32>, %a: i32, %b: i32, %pick_x: i1) {
+                      %y: !kjit.ptr<i32>, %a: i32, %b: i32, %pick_x: i1,
+                      %big: i64) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
   %c2 = arith.constant 2 : i32
@@ -12,6 +13,8 @@ kjit.kernel @portable(%out: !kjit.ptr<i32>, %x: !kjit.ptr<i32>,
   %c6 = arith.constant 6 : i32
   %c7 = arith.constant 7 : i32
   %c8 = arith.constant 8 : i32
+  %c9 = arith.constant 9 : i32
+  %c10 = arith.constant 10 : i32
   %floor = arith.floordivsi %a, %b : i32
   kjit.store %floor, %out[%c0] : i32, !kjit.ptr<i32>, i32
   %ceil = arith.ceildivsi %a, %b : i32
@@ -45,5 +48,15 @@ kjit.kernel @portable(%out: !kjit.ptr<i32>, %x: !kjit.ptr<i32>,
   }
   %picked = kjit.load %source[%c0] : !kjit.ptr<i32>, i32 -> i32
   kjit.store %picked, %out[%c8] : i32, !kjit.ptr<i32>, i32
+  // A mask bound beyond 32 bits keeps every lane (not the bound's low
+  // bits), and an index is counted in 64 bits (found by fuzzing).
+  %big_index = arith.index_cast %big : i64 to index
+  %firstbig = vector.create_mask %big_index : vector<4xi1>
+  %keptbig = arith.select %firstbig, %steps, %zeros : vector<4xi1>, vector<4xi32>
+  %sumbig = vector.reduction <add>, %keptbig : vector<4xi32> into i32
+  kjit.store %sumbig, %out[%c9] : i32, !kjit.ptr<i32>, i32
+  %clz_index = math.ctlz %b_index : index
+  %clz64 = arith.index_cast %clz_index : index to i32
+  kjit.store %clz64, %out[%c10] : i32, !kjit.ptr<i32>, i32
   kjit.return
 }
