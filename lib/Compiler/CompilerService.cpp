@@ -20,6 +20,7 @@
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Compiler/Target.h"
 #include "kjit/Conversion/Passes.h"
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
 #include "kjit/Model/DType.h"
 #include "kjit/Model/InputFile.h"
 #include "kjit/Model/Json.h"
@@ -187,7 +188,9 @@ struct CompileSession {
     });
   }
 
-  /// Parses text or bytecode (the parser tells them apart).
+  /// Parses text or bytecode (the parser tells them apart). Verified, the
+  /// operations MLIR's verifiers would crash on are refused first
+  /// (kjit::verifyUpstreamVerifierHazards), also outside kjit functions.
   OwningOpRef<ModuleOp> parse(std::string_view input,
                               std::string_view sourceName, bool verify = true) {
     auto buffer = llvm::MemoryBuffer::getMemBuffer(
@@ -196,7 +199,13 @@ struct CompileSession {
         /*RequiresNullTerminator=*/false);
     llvm::SourceMgr sources;
     sources.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-    return parseSourceFile<ModuleOp>(sources, ParserConfig(&context, verify));
+    OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
+        sources, ParserConfig(&context, /*verifyAfterParse=*/false));
+    if (module && verify &&
+        (failed(kjit::verifyUpstreamVerifierHazards(*module)) ||
+         failed(mlir::verify(*module))))
+      return nullptr;
+    return module;
   }
 
   /// `what`, with the diagnostics collected so far.
@@ -418,6 +427,12 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   // diagnostics (Module::kernel reports them) and the others of the module
   // stay launchable. Everything else must verify, as before.
   size_t beforeModule = session.diagnostics.size();
+  // What MLIR's verifiers would crash on is refused first; in a kjit
+  // function its own verifier does it (so only that kernel is set aside).
+  for (Operation &op : module->getBody()->getOperations())
+    if (!isa<kjit::KernelOp, kjit::FuncOp>(op) &&
+        failed(kjit::verifyUpstreamVerifierHazards(&op)))
+      return session.userError("cannot parse the kernel module");
   if (failed(mlir::verify(*module))) {
     session.diagnostics.resize(beforeModule); // said again below
     SmallVector<kjit::KernelOp> invalid;

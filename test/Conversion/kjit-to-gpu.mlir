@@ -246,3 +246,26 @@ kjit.kernel @chosen(%x: !kjit.ptr<i32>, %y: !kjit.ptr<i32>, %c: i1) {
   kjit.store %e, %x[%c0] : i32, !kjit.ptr<i32>, i32
   kjit.return
 }
+
+// -----
+
+// Pointers passed to other blocks: the branches and the block arguments
+// take the converted type (found by fuzzing: "failed to legalize 'cf.br'").
+// CHECK-LABEL: kjit.kernel_name = "blocks"
+// CHECK:         cf.br ^bb1(%{{.*}}, %{{.*}}, %{{.*}} : !llvm.ptr<1>, !llvm.ptr<1>, i32)
+// CHECK:       ^bb1(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i32):
+// CHECK:         cf.cond_br %{{.*}}, ^bb1({{.*}} : !llvm.ptr<1>, !llvm.ptr<1>, i32), ^bb2({{.*}} : !llvm.ptr<1>)
+// CHECK:       ^bb2(%{{.*}}: !llvm.ptr<1>):
+kjit.kernel @blocks(%out: !kjit.ptr<i32>, %x: !kjit.ptr<i32>, %y: !kjit.ptr<i32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  cf.br ^bb1(%x, %y, %c0 : !kjit.ptr<i32>, !kjit.ptr<i32>, i32)
+^bb1(%a: !kjit.ptr<i32>, %b: !kjit.ptr<i32>, %i: i32):
+  %go = arith.cmpi slt, %i, %n : i32
+  %next = arith.addi %i, %c1 : i32
+  cf.cond_br %go, ^bb1(%b, %a, %next : !kjit.ptr<i32>, !kjit.ptr<i32>, i32), ^bb2(%a : !kjit.ptr<i32>)
+^bb2(%p: !kjit.ptr<i32>):
+  %v = kjit.load %p[%c0] : !kjit.ptr<i32>, i32 -> i32
+  kjit.store %v, %out[%c0] : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}

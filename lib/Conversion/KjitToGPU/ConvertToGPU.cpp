@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/ControlFlow/Transforms/StructuralTypeConversions.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -627,6 +628,10 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
                                                                       context);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
+    // Branches that pass pointers to other blocks (found by fuzzing: they
+    // were "failed to legalize 'cf.br'").
+    cf::populateCFStructuralTypeConversionsAndLegality(converter, patterns,
+                                                       target);
     if (failed(applyPartialConversion(device, target, std::move(patterns))))
       return signalPassFailure();
   }

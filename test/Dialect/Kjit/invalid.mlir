@@ -568,3 +568,24 @@ kjit.kernel @k(%c: i32) {
   "kjit.assert"(%c) <{message = "c"}> : (i32) -> ()
   kjit.return
 }
+
+// -----
+
+// MLIR 22's own verifier of arith.select crashes on a vector condition with
+// a scalar result; the kjit function around it reports it first.
+kjit.kernel @k(%out: !kjit.ptr<i32>, %a: i32, %flag: i1) {
+  %c0 = arith.constant 0 : i32
+  %vc = vector.broadcast %flag : i1 to vector<2xi1>
+  // expected-error @below {{'arith.select' op has a condition of type 'vector<2xi1>' but a result of type 'i32': a vector condition selects element by element, so the values and the result must be vectors of its shape}}
+  %r = arith.select %vc, %a, %a : vector<2xi1>, i32
+  kjit.store %r, %out[%c0] : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}
+
+// -----
+
+kjit.func @pick(%c: vector<4xi1>, %x: !kjit.ptr<f32>, %y: !kjit.ptr<f32>) -> !kjit.ptr<f32> {
+  // expected-error @below {{'arith.select' op has a condition of type 'vector<4xi1>' but a result of type '!kjit.ptr<f32>'}}
+  %p = arith.select %c, %x, %y : vector<4xi1>, !kjit.ptr<f32>
+  kjit.return %p : !kjit.ptr<f32>
+}

@@ -82,6 +82,26 @@ bool kjit::isValidParamName(StringRef name) {
                       [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
+LogicalResult kjit::verifyUpstreamVerifierHazards(Operation *root) {
+  WalkResult result = root->walk([&](Operation *op) {
+    // Matched by name: the dialect library does not depend on arith.
+    if (op->getName().getStringRef() != "arith.select" ||
+        op->getNumOperands() != 3 || op->getNumResults() != 1)
+      return WalkResult::advance();
+    Type condition = op->getOperand(0).getType();
+    Type result = op->getResult(0).getType();
+    if (!isa<ShapedType>(condition) || isa<ShapedType>(result))
+      return WalkResult::advance();
+    op->emitOpError() << "has a condition of type " << condition
+                      << " but a result of type " << result
+                      << ": a vector condition selects element by element, "
+                         "so the values and the result must be vectors of "
+                         "its shape";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 LogicalResult PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   Type elementType) {
   if (!isValidPointeeType(elementType))

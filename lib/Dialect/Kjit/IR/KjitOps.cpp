@@ -185,7 +185,8 @@ static LogicalResult verifyDefault(KernelOp kernel, unsigned index,
 }
 
 LogicalResult KernelOp::verify() {
-  if (failed(verifyHasBody(*this, "kernel")))
+  if (failed(verifyHasBody(*this, "kernel")) ||
+      failed(verifyUpstreamVerifierHazards(*this)))
     return failure();
   if (!getResultTypes().empty())
     return emitOpError() << "kernel '@" << getSymName()
@@ -313,7 +314,8 @@ void FuncOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult FuncOp::verify() {
-  if (failed(verifyHasBody(*this, "device function")))
+  if (failed(verifyHasBody(*this, "device function")) ||
+      failed(verifyUpstreamVerifierHazards(*this)))
     return failure();
   auto isAny = [](Type type) { return isa<AnyValueType>(type); };
   if (llvm::any_of(getArgumentTypes(), isAny) ||

@@ -47,6 +47,14 @@ bool isScalarType(mlir::Type type);
 /// keyword arguments use at launch.
 bool isValidParamName(llvm::StringRef name);
 
+/// Reports the operations in `root` (itself included) that MLIR 22's
+/// own verifiers crash on instead of reporting: an `arith.select` with a
+/// vector condition and a scalar result (its shape check casts the result
+/// to a shaped type). kjit.kernel and kjit.func run it on their bodies,
+/// since MLIR verifies an operation before the ones inside it, and the
+/// runtime on every module it reads, before verifying it.
+mlir::LogicalResult verifyUpstreamVerifierHazards(mlir::Operation *root);
+
 } // namespace kjit
 
 #endif // KJIT_DIALECT_KJIT_IR_KJIT_H
