@@ -16,8 +16,8 @@ class DialectRegistry;
 namespace kjit {
 
 /// Registers the kjit dialect and the upstream dialects kernel bodies use:
-/// arith, math, scf, cf, vector, memref, gpu and func, and llvm (what the
-/// host lowering produces).
+/// arith, math, scf, cf, vector, memref, gpu, func and ub (`ub.poison`,
+/// which arith's folders make), and llvm (what the host lowering produces).
 void registerKjitDialects(mlir::DialectRegistry &registry);
 
 /// What every registered target's pipeline needs besides those dialects

@@ -146,3 +146,16 @@ kjit.kernel @branches(%c: i1) {
 module @lib {
   kjit.global @I : i32 = 7
 }
+
+// ub.poison before any arith operation: the ub dialect is registered for
+// itself, not only loaded with arith (found by fuzzing: kjit-opt said
+// "Dialect 'ub' not found" where the runtime parsed it).
+// CHECK-LABEL: kjit.kernel @poison(
+// CHECK:         %[[P:.*]] = ub.poison : i32
+// CHECK:         kjit.store %[[P]]
+kjit.kernel @poison(%out: !kjit.ptr<i32>) {
+  %p = ub.poison : i32
+  %c0 = arith.constant 0 : i32
+  kjit.store %p, %out[%c0] : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}
