@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace kjit {
@@ -42,6 +43,8 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
     }
     for (LLVM::LLVMFuncOp fn : wrappers)
       fn.erase();
+    if (failed(checkLowered(module)))
+      return signalPassFailure();
     if (libdevice || needed.empty())
       return;
     // Reported where the first call is: its location is the math operation
@@ -64,6 +67,47 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
             "option libdevice=PATH (e.g. "
             "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc)";
     signalPassFailure();
+  }
+
+  /// Every operation must now be LLVM's or NVVM's: one that the lowering
+  /// left (an n-D vector operation, say) is reported here, at its own
+  /// location, rather than as the translation's "Failed creating the
+  /// llvm::Module" at the cast in front of it.
+  static LogicalResult checkLowered(gpu::GPUModuleOp module) {
+    MLIRContext *context = module.getContext();
+    Dialect *llvm = context->getLoadedDialect<LLVM::LLVMDialect>();
+    Operation *left = nullptr, *cast = nullptr;
+    module.walk([&](Operation *op) {
+      if (op == module || op->getDialect() == llvm ||
+          op->getName().getDialectNamespace() == "nvvm")
+        return WalkResult::advance();
+      if (isa<UnrealizedConversionCastOp>(op)) {
+        cast = cast ? cast : op;
+        return WalkResult::advance();
+      }
+      left = op;
+      return WalkResult::interrupt();
+    });
+    if (!left && !cast)
+      return success();
+    Operation *op = left ? left : cast;
+    auto isMultiDimensional = [](Type type) {
+      auto vector = dyn_cast<VectorType>(type);
+      return vector && vector.getRank() > 1;
+    };
+    bool multiDimensional =
+        llvm::any_of(op->getOperandTypes(), isMultiDimensional) ||
+        llvm::any_of(op->getResultTypes(), isMultiDimensional);
+    InFlightDiagnostic diag = op->emitError();
+    if (left)
+      diag << "'" << op->getName() << "' was not lowered for the cuda target";
+    else
+      diag << "a value of type " << op->getResultTypes()
+           << " was not lowered for the cuda target";
+    if (multiDimensional)
+      diag << ": vectors of more than one dimension are not lowered (use "
+              "1-D vectors)";
+    return failure();
   }
 };
 
