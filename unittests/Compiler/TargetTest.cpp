@@ -376,7 +376,8 @@ kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
 /// A thread keeps its NVPTX code generator between compiles
 /// (lib/Compiler/NvptxCodeGenerator.h): a kernel's PTX is still what a
 /// fresh thread would make, also after kernels with calls (NVPTX numbers
-/// calls with a counter no module resets) and before them.
+/// calls with a counter no module resets) and before them, and on threads
+/// that compile at once.
 TEST(TargetTest, CudaPtxDoesNotDependOnTheThreadsEarlierCompiles) {
   absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
       makeService();
@@ -418,6 +419,23 @@ TEST(TargetTest, CudaPtxDoesNotDependOnTheThreadsEarlierCompiles) {
   EXPECT_EQ(inTurn[3], freshCall);
   EXPECT_EQ(inTurn[4], freshStore);
   EXPECT_EQ(inTurn[5], freshCall);
+
+  // Threads compiling at once, each with its own generator, make the same.
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::string>> byThread(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 3; ++i) {
+        byThread[t].push_back(compile(*call));
+        byThread[t].push_back(compile(*store));
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::vector<std::string> &compiled : byThread)
+    for (size_t i = 0; i < compiled.size(); ++i)
+      EXPECT_EQ(compiled[i], i % 2 ? freshStore : freshCall) << i;
 }
 
 /// The runtime's compile does not verify after every pass (docs/Runtime.md,
