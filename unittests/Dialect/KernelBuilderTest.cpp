@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -168,6 +169,51 @@ TEST_F(KernelBuilderTest, StoreThroughConstPointerIsRejected) {
   EXPECT_EQ(verifyError(*module),
             "'kjit.store' op stores through parameter 'y', which is "
             "marked 'kjit.const'");
+}
+
+/// An arith.select that MLIR 22's own verifier crashes on (a vector
+/// condition, a scalar result) is reported by the kernel's verifier, which
+/// runs first; one with a null operand (what a broken pass could leave) is
+/// left to the verifier's own "null operand" error, not read.
+TEST_F(KernelBuilderTest, SelectsUpstreamVerifiersCrashOnAreReported) {
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  Type i32 = b.getI32Type();
+  auto buildSelect = [&](bool nullCondition) {
+    OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(module->getBody());
+    auto ptr = kjit::PointerType::get(&context, i32);
+    SmallVector<DictionaryAttr> argAttrs(3, b.getDictionaryAttr({}));
+    auto kernel = kjit::KernelOp::create(
+        b, loc, "k", b.getFunctionType({ptr, i32, b.getI1Type()}, {}),
+        ArrayRef<StringRef>{"out", "a", "flag"}, argAttrs);
+    Block *entry = kernel.addEntryBlock();
+    b.setInsertionPointToStart(entry);
+    Value condition = vector::BroadcastOp::create(
+        b, loc, VectorType::get({2}, b.getI1Type()), entry->getArgument(2));
+    OperationState state(loc, "arith.select");
+    state.addOperands(
+        {condition, entry->getArgument(1), entry->getArgument(1)});
+    state.addTypes(i32);
+    Operation *select = b.create(state);
+    if (nullCondition)
+      select->getOpOperand(0).drop(); // as erasing its producer leaves it
+    kjit::ReturnOp::create(b, loc);
+    return module;
+  };
+  OwningOpRef<ModuleOp> bad = buildSelect(/*nullCondition=*/false);
+  {
+    ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {});
+    EXPECT_TRUE(failed(kjit::verifyUpstreamVerifierHazards(*bad)));
+  }
+  EXPECT_EQ(verifyError(*bad),
+            "'arith.select' op has a condition of type 'vector<2xi1>' but a "
+            "result of type 'i32': a vector condition selects element by "
+            "element, so the values and the result must be vectors of its "
+            "shape");
+  OwningOpRef<ModuleOp> null = buildSelect(/*nullCondition=*/true);
+  EXPECT_TRUE(succeeded(kjit::verifyUpstreamVerifierHazards(*null)));
+  EXPECT_EQ(verifyError(*null), "null operand found");
 }
 
 } // namespace

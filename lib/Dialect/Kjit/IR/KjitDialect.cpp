@@ -88,7 +88,11 @@ LogicalResult kjit::verifyUpstreamVerifierHazards(Operation *root) {
     if (op->getName().getStringRef() != "arith.select" ||
         op->getNumOperands() != 3 || op->getNumResults() != 1)
       return WalkResult::advance();
-    Type condition = op->getOperand(0).getType();
+    // (A null operand is the verifier's own error, found after this.)
+    Value conditionValue = op->getOperand(0);
+    if (!conditionValue)
+      return WalkResult::advance();
+    Type condition = conditionValue.getType();
     Type result = op->getResult(0).getType();
     if (!isa<ShapedType>(condition) || isa<ShapedType>(result))
       return WalkResult::advance();
