@@ -189,8 +189,7 @@ struct CompileSession {
   }
 
   /// Parses text or bytecode (the parser tells them apart). Verified, the
-  /// operations MLIR's verifiers would crash on are refused first
-  /// (kjit::verifyUpstreamVerifierHazards), also outside kjit functions.
+  /// operations MLIR's verifiers would crash on are refused first.
   OwningOpRef<ModuleOp> parse(std::string_view input,
                               std::string_view sourceName, bool verify = true) {
     auto buffer = llvm::MemoryBuffer::getMemBuffer(
@@ -202,10 +201,21 @@ struct CompileSession {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
         sources, ParserConfig(&context, /*verifyAfterParse=*/false));
     if (module && verify &&
-        (failed(kjit::verifyUpstreamVerifierHazards(*module)) ||
+        (failed(verifyHazardsOutsideKjitFunctions(*module)) ||
          failed(mlir::verify(*module))))
       return nullptr;
     return module;
+  }
+
+  /// kjit::verifyUpstreamVerifierHazards for the operations outside kjit
+  /// functions: in a kjit function its own verifier does it (so that only
+  /// that kernel is set aside, and no body is walked twice).
+  static LogicalResult verifyHazardsOutsideKjitFunctions(ModuleOp module) {
+    for (Operation &op : module.getBody()->getOperations())
+      if (!isa<kjit::KernelOp, kjit::FuncOp>(op) &&
+          failed(kjit::verifyUpstreamVerifierHazards(&op)))
+        return failure();
+    return success();
   }
 
   /// `what`, with the diagnostics collected so far.
@@ -427,12 +437,9 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   // diagnostics (Module::kernel reports them) and the others of the module
   // stay launchable. Everything else must verify, as before.
   size_t beforeModule = session.diagnostics.size();
-  // What MLIR's verifiers would crash on is refused first; in a kjit
-  // function its own verifier does it (so only that kernel is set aside).
-  for (Operation &op : module->getBody()->getOperations())
-    if (!isa<kjit::KernelOp, kjit::FuncOp>(op) &&
-        failed(kjit::verifyUpstreamVerifierHazards(&op)))
-      return session.userError("cannot parse the kernel module");
+  // What MLIR's verifiers would crash on is refused first.
+  if (failed(CompileSession::verifyHazardsOutsideKjitFunctions(*module)))
+    return session.userError("cannot parse the kernel module");
   if (failed(mlir::verify(*module))) {
     session.diagnostics.resize(beforeModule); // said again below
     SmallVector<kjit::KernelOp> invalid;

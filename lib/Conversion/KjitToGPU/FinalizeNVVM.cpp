@@ -75,10 +75,10 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
   /// llvm::Module" at the cast in front of it.
   static LogicalResult checkLowered(gpu::GPUModuleOp module) {
     MLIRContext *context = module.getContext();
-    Dialect *llvm = context->getLoadedDialect<LLVM::LLVMDialect>();
+    Dialect *llvmDialect = context->getLoadedDialect<LLVM::LLVMDialect>();
     Operation *left = nullptr, *cast = nullptr;
     module.walk([&](Operation *op) {
-      if (op == module || op->getDialect() == llvm ||
+      if (op == module || op->getDialect() == llvmDialect ||
           op->getName().getDialectNamespace() == "nvvm")
         return WalkResult::advance();
       if (isa<UnrealizedConversionCastOp>(op)) {
