@@ -165,6 +165,12 @@ struct Kernel::Impl {
       return absl::OkStatus();
     return checkAssignedGlobals(version);
   }
+  /// checkGlobals' comparison alone: no global was assigned since the last
+  /// check.
+  bool globalsUnchanged() const {
+    return module->globalsVersion.load(std::memory_order_acquire) ==
+           checkedVersion.load(std::memory_order_acquire);
+  }
   /// checkGlobals after an assignment: compares the values at `version`
   /// with the baked ones, and records `version` as checked.
   absl::Status checkAssignedGlobals(uint64_t version);
@@ -251,6 +257,14 @@ struct Kernel::Impl {
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config,
                            LaunchArguments &arguments);
+  /// After a launch of values whose bind found its last inputs again: keeps
+  /// it in `state` to be made again as it was (KernelLaunch.cpp,
+  /// LastLaunch), when it qualifies.
+  ABSL_ATTRIBUTE_NOINLINE void
+  keepLastLaunch(ThreadState &state, const Entry &entry,
+                 const LaunchConfig &config, const LaunchArguments &arguments,
+                 absl::Span<const Argument> positional,
+                 absl::Span<const KeywordArgument> keywords) const;
   /// launchEntry's rarer paths, kept out of its code: a grid beyond i32,
   /// and a launch that passes kjit_args (a backend that did not take the
   /// template, or launch hooks to describe it to).

@@ -15,6 +15,7 @@
 #include "absl/container/inlined_vector.h"
 #include "absl/container/node_hash_map.h"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -52,6 +53,62 @@ struct LaunchArguments {
   }
 };
 
+/// A thread's last launch of one kernel, kept so that the same launch again
+/// is made without binding, looking up or encoding anything ("The last
+/// launch again", docs/Dispatch.md): the backend's launch arguments as they
+/// were passed, and what they were made from. Kept only for a launch of
+/// values (the backend took the entry's template) with a fixed grid, no
+/// launch hooks and no backend attributes, after a bind that found its last
+/// inputs again: a loop's third launch is the first replayed. While the
+/// inputs are field for field the same, the config the same and the map
+/// the entry was found in still the device's published one, the binder, the
+/// cache and the encoding would give these arguments again; the globals
+/// check and the hooks' presence are checked as on every launch.
+struct LastLaunch {
+  static constexpr size_t kMaxInputs = 16;
+  static constexpr size_t kMaxKeywords = 4;
+  static constexpr size_t kMaxValues = 16;
+  // In the order a replay reads them.
+  /// The map the entry was found in; null: nothing to replay.
+  const Cache *cache = nullptr;
+  const Backend *backend = nullptr;
+  int32_t device = 0;
+  uint32_t numPositional = 0;
+  uint32_t numKeywords = 0;
+  kjit_backend_launch_args launch;
+  /// launch.values points here.
+  uint64_t values[kMaxValues];
+  /// The positional values, then the keywords' values.
+  Argument inputs[kMaxInputs];
+  std::string names[kMaxKeywords];
+
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool
+  matches(const Kernel::Impl &impl, const LaunchConfig &config,
+          absl::Span<const Argument> positional,
+          absl::Span<const KeywordArgument> keywords) const {
+    if (!cache || config.device != device ||
+        positional.size() != numPositional || keywords.size() != numKeywords ||
+        config.stream != launch.stream || config.grid[0] != launch.grid[0] ||
+        config.grid[1] != launch.grid[1] || config.grid[2] != launch.grid[2] ||
+        config.gridFn)
+      return false;
+    if (impl.caches[device].load(std::memory_order_acquire) != cache ||
+        !impl.globalsUnchanged() || impl.host->hasLaunchHooks())
+      return false;
+    // Raw pointers: Debian's Abseil checks every Span index (hardened).
+    const Argument *given = positional.data();
+    for (size_t i = 0; i < numPositional; ++i)
+      if (!given[i].identical(inputs[i]))
+        return false;
+    const KeywordArgument *named = keywords.data();
+    for (size_t i = 0; i < numKeywords; ++i)
+      if (!named[i].value.identical(inputs[numPositional + i]) ||
+          named[i].name != names[i])
+        return false;
+    return true;
+  }
+};
+
 /// What a thread keeps for one kernel between its launches: the binding
 /// it binds into (sized once), and the entry its last launch used, with
 /// the device and the cache map it was found in. `entry` is null unless it
@@ -66,6 +123,7 @@ struct Kernel::Impl::ThreadState {
   const Cache *cache = nullptr;
   Entry *entry = nullptr;
   Binding binding;
+  LastLaunch last;
 
   /// (A null map is never one the entry was found in: an entry remembered
   /// after a miss in an empty map must not match a map cleared since.)
@@ -103,8 +161,8 @@ struct ThreadLaunchState {
         it = kernels
                  .try_emplace(
                      impl.id,
-                     Kernel::Impl::ThreadState{-1, nullptr, nullptr,
-                                               impl.plan->makeBinding()})
+                     Kernel::Impl::ThreadState{
+                         -1, nullptr, nullptr, impl.plan->makeBinding(), {}})
                  .first;
       lastKernel = impl.id;
       last = &it->second;
@@ -132,6 +190,35 @@ ABSL_ATTRIBUTE_NOINLINE ThreadLaunchState &makeThreadLaunchState() {
   threadLaunchState = owned.state.get();
   return *threadLaunchState;
 }
+/// The backend's launch arguments of `entry` bound by `binding`, without
+/// the values (args and values null).
+ABSL_ATTRIBUTE_ALWAYS_INLINE inline void
+describeLaunch(const Entry &entry, const Binding &binding, uint64_t stream,
+               const Grid &grid, kjit_backend_launch_args &launch) {
+  // Field by field rather than value-initialized: GCC 12 zeroes a local of
+  // this size with `rep stos`, which is slow to start (the static_assert
+  // is there so that a field the ABI adds is set here too).
+  static_assert(sizeof(kjit_backend_launch_args) == 104,
+                "kjit_backend_launch_args changed: set its new fields here");
+  launch.struct_size = sizeof(launch);
+  launch.ext = nullptr;
+  launch.kernel = entry.backendKernel;
+  for (int axis = 0; axis < 3; ++axis)
+    launch.grid[axis] = grid[axis];
+  const LaunchOptions &options = binding.options();
+  launch.num_warps = uint32_t(options.numWarps());
+  launch.shared_memory_bytes = 0;
+  launch.stream = stream;
+  launch.num_args = entry.launchParams.size();
+  launch.args = nullptr;
+  launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
+                      ? KJIT_LAUNCH_COOPERATIVE
+                      : 0) |
+                 (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
+  launch.cluster[0] = launch.cluster[1] = launch.cluster[2] = 0;
+  launch.correlation_id = 0;
+  launch.values = nullptr;
+}
 } // namespace
 
 absl::Status Kernel::Impl::launchEntry(const Entry &entry,
@@ -153,30 +240,8 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
       [[unlikely]]
     return gridTooLarge(grid);
 
-  // Field by field rather than value-initialized: GCC 12 zeroes a local of
-  // this size with `rep stos`, which is slow to start (the static_assert
-  // below is there so that a field the ABI adds is set here too).
-  static_assert(sizeof(kjit_backend_launch_args) == 104,
-                "kjit_backend_launch_args changed: set its new fields here");
   kjit_backend_launch_args launch;
-  launch.struct_size = sizeof(launch);
-  launch.ext = nullptr;
-  launch.kernel = entry.backendKernel;
-  for (int axis = 0; axis < 3; ++axis)
-    launch.grid[axis] = grid[axis];
-  const LaunchOptions &options = binding.options();
-  launch.num_warps = uint32_t(options.numWarps());
-  launch.shared_memory_bytes = 0;
-  launch.stream = config.stream;
-  launch.num_args = entry.launchParams.size();
-  launch.args = nullptr;
-  launch.flags = (options.flag(LaunchOption::LaunchCooperativeGrid)
-                      ? KJIT_LAUNCH_COOPERATIVE
-                      : 0) |
-                 (options.flag(LaunchOption::LaunchPdl) ? KJIT_LAUNCH_PDL : 0);
-  launch.cluster[0] = launch.cluster[1] = launch.cluster[2] = 0;
-  launch.correlation_id = 0;
-  launch.values = nullptr;
+  describeLaunch(entry, binding, config.stream, grid, launch);
 
   // Without launch hooks nobody reads the launch's description, so the
   // launch-metadata callback is not run either (it is lazy, as in Triton,
@@ -214,6 +279,44 @@ void Kernel::Impl::encodeValues(const Entry &entry, const Binding &binding,
   arguments.valuesSerial = entry.serial;
   arguments.valuesBinding = &binding;
   arguments.valuesGeneration = binding.generation();
+}
+
+void Kernel::Impl::keepLastLaunch(
+    ThreadState &state, const Entry &entry, const LaunchConfig &config,
+    const LaunchArguments &arguments, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords) const {
+  LastLaunch &last = state.last;
+  last.cache = nullptr;
+  const Grid &grid = config.grid;
+  const size_t count = entry.launchParams.size();
+  // What a replay cannot make again: a grid computed per launch, launch
+  // hooks, a kjit_arg launch, no launch at all (an empty grid), an entry
+  // not (or no longer) remembered in the published map, or more than the
+  // record holds.
+  if (config.gridFn || host->hasLaunchHooks() || !entry.takesValues ||
+      grid[0] == 0 || grid[1] == 0 || grid[2] == 0 ||
+      !state.remembers(config.device,
+                       caches[config.device].load(std::memory_order_acquire)) ||
+      state.entry != &entry || arguments.valuesSerial != entry.serial ||
+      arguments.valuesBinding != &state.binding ||
+      arguments.valuesGeneration != state.binding.generation() ||
+      count > LastLaunch::kMaxValues ||
+      positional.size() + keywords.size() > LastLaunch::kMaxInputs ||
+      keywords.size() > LastLaunch::kMaxKeywords)
+    return;
+  describeLaunch(entry, state.binding, config.stream, grid, last.launch);
+  std::copy_n(arguments.values.data(), count, last.values);
+  last.launch.values = last.values;
+  std::copy(positional.begin(), positional.end(), last.inputs);
+  for (size_t i = 0; i < keywords.size(); ++i) {
+    last.inputs[positional.size() + i] = keywords[i].value;
+    last.names[i].assign(keywords[i].name);
+  }
+  last.backend = entry.backend;
+  last.device = config.device;
+  last.numPositional = uint32_t(positional.size());
+  last.numKeywords = uint32_t(keywords.size());
+  last.cache = state.cache;
 }
 
 absl::Status Kernel::Impl::gridTooLarge(const Grid &grid) const {
@@ -341,6 +444,7 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
                          absl::Span<const Argument> positional,
                          absl::Span<const KeywordArgument> keywords) {
   Binding &binding = state.binding;
+  const uint64_t generation = binding.generation();
   // A backend's own specialization attributes (plugin ABI 1.3) join the
   // key: only a backend that describes some is asked.
   std::optional<BackendSpecializer> specializer =
@@ -380,6 +484,11 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
   if (absl::Status status = launchEntry(*entry, binding, config, arguments);
       ABSL_PREDICT_FALSE(!status.ok()))
     return status;
+  // A bind that found its last inputs again (a loop's second launch, or a
+  // launch after a replay was refused): the next may be a replay. A backend
+  // with attributes always binds (BindPlan::bind), so it never gets here.
+  if (ABSL_PREDICT_FALSE(generation == binding.generation() && !attributes))
+    keepLastLaunch(state, *entry, config, arguments, positional, keywords);
   result.launched = true;
   return result;
 }
@@ -421,13 +530,31 @@ Kernel::launch(const LaunchConfig &config,
     int &depth;
     explicit Depth(int &depth) : depth(depth) { ++depth; }
     ~Depth() { --depth; }
-  } depth(thread.depth);
+  };
+  if (ABSL_PREDICT_FALSE(thread.depth != 0)) {
+    // A launch from a callback or hook binds into its own storage.
+    Depth depth(thread.depth);
+    return impl.launchNested(config, positional, keywords);
+  }
+  Impl::ThreadState &state = thread.forKernel(impl);
+  // The same launch as this thread's last of the kernel: made again as it
+  // was (it calls no callback or hook, so it needs no depth).
+  if (state.last.matches(impl, config, positional, keywords)) {
+    // A copy: the ABI does not promise that a backend leaves it unchanged.
+    kjit_backend_launch_args launch = state.last.launch;
+    if (absl::Status status = state.last.backend->ref.launchPrepared(launch);
+        ABSL_PREDICT_FALSE(!status.ok())) {
+      state.last.cache = nullptr;
+      return status;
+    }
+    LaunchResult result;
+    result.launched = true;
+    return result;
+  }
   // The outermost launch of a thread binds into reusable per-thread
-  // storage; a nested one (from a callback or hook) into its own.
-  if (ABSL_PREDICT_TRUE(thread.depth == 1))
-    return impl.launchWith(thread.forKernel(impl), thread.arguments, config,
-                           positional, keywords);
-  return impl.launchNested(config, positional, keywords);
+  // storage.
+  Depth depth(thread.depth);
+  return impl.launchWith(state, thread.arguments, config, positional, keywords);
 }
 
 absl::StatusOr<LaunchResult>

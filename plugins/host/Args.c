@@ -5,7 +5,9 @@
 |* as that storage already (kjit_arg.bits, bits_size, with a dtype code and   *|
 |* a pointer flag), encoded by the same rules its binder checked: this file   *|
 |* checks the codes against the kernel's signature, parsed once at load, and  *|
-|* copies bytes. It converts, rounds and range-checks nothing.                *|
+|* copies bytes. It converts, rounds and range-checks nothing. Since ABI 1.4  *|
+|* the checks can be made once, on the template the runtime hands to load,   *|
+|* and the launches then pass the storage bits alone (host_take_template).   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -223,5 +225,73 @@ kjit_status *host_copy_args(const host_kernel *kernel, size_t num_args,
                         kernel->num_params, kernel->signature);
   }
   *count = n;
+  return NULL;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Launches of values (ABI 1.4)                                               *|
+\*===----------------------------------------------------------------------===*/
+
+int host_take_template(host_kernel *kernel, size_t num_args,
+                       const kjit_arg *const *args) {
+  host_arg_slot small_slots[16];
+  void *small_pointers[16];
+  host_arg_slot *slots = small_slots;
+  void **pointers = small_pointers;
+  kjit_status *status;
+  size_t count = 0, i;
+  int taken = 0;
+  if (!args || num_args == 0)
+    return 0;
+  for (i = 0; i < num_args; ++i)
+    if (!args[i] || args[i]->is_constexpr)
+      return 0; /* values are one per launch argument, none constexpr */
+  if (num_args > 16) {
+    slots = malloc(num_args * sizeof *slots);
+    pointers = malloc(num_args * sizeof *pointers);
+  }
+  /* The checks of every launch, made once; a template that fails them is
+   * not taken, and its launches pass kjit_args and fail with the message. */
+  if (slots && pointers) {
+    status = host_copy_args(kernel, num_args, args, slots, pointers, &count);
+    if (status)
+      host_api->status_destroy(status);
+    else if (count == num_args && (kernel->value_bytes = malloc(num_args))) {
+      for (i = 0; i < num_args; ++i)
+        kernel->value_bytes[i] = (uint8_t)args[i]->bits_size;
+      kernel->num_values = num_args;
+      taken = 1;
+    }
+  }
+  if (slots != small_slots)
+    free(slots);
+  if (pointers != small_pointers)
+    free(pointers);
+  return taken;
+}
+
+kjit_status *host_copy_values(const host_kernel *kernel, size_t num_values,
+                              const uint64_t *values, host_arg_slot *slots,
+                              void **pointers) {
+  size_t i;
+  if (!kernel->value_bytes)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': values given, but its load "
+                      "took no argument template",
+                      kernel->name);
+  if (num_values != kernel->num_values)
+    return host_error(KJIT_STATUS_INVALID_ARGUMENT,
+                      "launch of kernel '%s': %zu values given, but its load "
+                      "took a template of %zu arguments",
+                      kernel->name, num_values, kernel->num_values);
+  for (i = 0; i < num_values; ++i) {
+    uint64_t bits = values[i];
+    /* As host_copy_args: the bytes above the storage size are zero by the
+     * ABI, and masking keeps a careless producer's out of a wider load. */
+    if (kernel->value_bytes[i] < 8)
+      bits &= (UINT64_C(1) << (8 * kernel->value_bytes[i])) - 1;
+    slots[i].u64 = bits;
+    pointers[i] = &slots[i];
+  }
   return NULL;
 }

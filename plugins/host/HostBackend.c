@@ -448,6 +448,7 @@ static void free_kernel(host_kernel *k) {
   if (k->dl)
     dlclose(k->dl);
   free(k->params);
+  free(k->value_bytes);
   free(k->line_table);
   free(k->path);
   free(k->name);
@@ -527,6 +528,9 @@ static kjit_status *host_load(void *self, kjit_backend_load_args *args) {
   k->signature = lookup(k, "kjit_host_signature_");
   if ((status = host_parse_signature(k)))
     goto fail;
+  if (KJIT_HAS_FIELD(args, kjit_backend_load_args, takes_values) &&
+      host_take_template(k, args->num_args, args->args))
+    args->takes_values = 1;
   args->kernel = k;
   return NULL;
 fail:
@@ -652,8 +656,13 @@ static kjit_status *host_launch_entry(void *self,
       goto out;
     }
   }
-  if ((status = host_copy_args(k, args->num_args, args->args, slots, pointers,
-                               &count)))
+  if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, values) && args->values) {
+    if ((status = host_copy_values(k, args->num_args, args->values, slots,
+                                   pointers)))
+      goto out;
+    count = args->num_args;
+  } else if ((status = host_copy_args(k, args->num_args, args->args, slots,
+                                      pointers, &count)))
     goto out;
   programs = (uint64_t)args->grid[0] * args->grid[1];
   if (args->grid[2] && programs > UINT64_MAX / args->grid[2]) {

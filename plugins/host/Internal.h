@@ -54,6 +54,10 @@ typedef struct host_kernel {
    *  a fault's report names its source line from it (Lines.c). */
   uint8_t *line_table;
   size_t line_table_size;
+  /** The storage size of each launch argument, from the template load took
+   *  (host_take_template); NULL when launches pass kjit_args. */
+  uint8_t *value_bytes;
+  size_t num_values;
 } host_kernel;
 
 /*===----------------------------------------------------------------------===*\
@@ -241,5 +245,19 @@ kjit_status *host_parse_signature(host_kernel *kernel);
 kjit_status *host_copy_args(const host_kernel *kernel, size_t num_args,
                             const kjit_arg *const *args, host_arg_slot *slots,
                             void **pointers, size_t *count);
+
+/** ABI 1.4: checks load's argument template as host_copy_args checks every
+ *  launch's arguments and, when it passes, keeps each argument's storage
+ *  size so that launches may pass the values alone. Returns whether it was
+ *  taken (load's takes_values); one that fails is not, and its launches pass
+ *  kjit_args and fail with host_copy_args' message. */
+int host_take_template(host_kernel *kernel, size_t num_args,
+                       const kjit_arg *const *args);
+
+/** host_copy_args for a launch of values: the template was checked at
+ *  load, so only their count is checked here. */
+kjit_status *host_copy_values(const host_kernel *kernel, size_t num_values,
+                              const uint64_t *values, host_arg_slot *slots,
+                              void **pointers);
 
 #endif /* KJIT_PLUGINS_HOST_INTERNAL_H */

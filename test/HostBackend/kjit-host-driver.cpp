@@ -28,6 +28,14 @@
 //   --cluster=X[,Y,Z]         the next launch asks for clusters
 //   --concurrent=K            the next launch runs from K threads at once,
 //                             each with its own buffers; results must agree
+//   --values                  the next launch as the runtime makes it (ABI
+//                             1.4): the kernel loaded last is loaded again
+//                             with the launch's arguments as its template;
+//                             when the backend takes it ("template taken"),
+//                             the launch passes values alone
+//   --values-count=N          with --values, pass N values instead
+//   --values-untaken          pass values to the kernel loaded last, whose
+//                             load took no template
 // ARG (optionally NAME=ARG; the default name is aI). Every value is encoded
 // by the runtime's own rules (kjit/Model/ArgEncoding.h), as a launch
 // would; a value those rules refuse is an "argument error" and nothing runs.
@@ -298,6 +306,11 @@ struct Driver {
   PluginHost host;
   BackendRef backend;
   std::vector<std::pair<std::string, void *>> kernels; // loaded, last current
+  std::vector<std::string> loadables;                  // of `kernels`
+  /// The next launch's values (ABI 1.4): none, through a template load,
+  /// or without one.
+  enum class Values { None, Template, Untaken } values = Values::None;
+  long valuesCount = -1; // -1: one per argument
   unsigned repeat = 1, concurrent = 1, shared = 0, flags = 0;
   std::array<uint32_t, 3> cluster = {0, 0, 0};
   bool time = false;
@@ -405,6 +418,7 @@ struct Driver {
     if (!handle.ok())
       return say("load error: " + str(handle.status()));
     kernels.emplace_back(kernel, *handle);
+    loadables.push_back(std::move(loadable));
     say("load ok: " + kernel);
   }
 
@@ -416,6 +430,7 @@ struct Driver {
     else
       say("unload ok: " + kernels.back().first);
     kernels.pop_back();
+    loadables.pop_back();
   }
 
   /// Runs one launch (repeat times); returns the status line.
@@ -437,6 +452,33 @@ struct Driver {
       launch.cluster[i] = cluster[i];
     launch.num_args = args.args.size();
     launch.args = args.args.data();
+    // Values alone, as the runtime passes them to a kernel whose load took
+    // its template.
+    std::string said;
+    std::vector<uint64_t> bits;
+    void *templated = nullptr;
+    if (values != Values::None) {
+      for (const kjit_arg *a : args.args)
+        bits.push_back(a->bits);
+      if (valuesCount >= 0)
+        bits.resize(size_t(valuesCount));
+    }
+    if (values == Values::Template) {
+      absl::StatusOr<BackendRef::LoadedKernel> loaded =
+          backend.load(0, loadables.back(), kernel, args.args);
+      if (!loaded.ok())
+        return "template load error: " + str(loaded.status());
+      templated = loaded->kernel;
+      launch.kernel = templated;
+      said = loaded->takesValues ? "template taken\n" : "template not taken\n";
+      if (!loaded->takesValues)
+        bits.clear();
+    }
+    if (values == Values::Untaken || !bits.empty()) {
+      launch.values = bits.data();
+      launch.num_args = bits.size();
+      launch.args = nullptr;
+    }
     absl::Status status;
     auto start = std::chrono::steady_clock::now();
     for (unsigned i = 0; i < repeat && status.ok(); ++i)
@@ -446,7 +488,10 @@ struct Driver {
       *usPerLaunch =
           std::chrono::duration<double, std::micro>(end - start).count() /
           repeat;
-    return status.ok() ? "launch ok" : "launch error: " + str(status);
+    if (templated)
+      if (absl::Status s = backend.unload(templated); !s.ok())
+        said += "unload error: " + str(s) + "\n";
+    return said + (status.ok() ? "launch ok" : "launch error: " + str(status));
   }
 
   void launch(const std::string &spec, const std::vector<std::string> &words) {
@@ -500,6 +545,8 @@ struct Driver {
     shared = flags = 0;
     cluster = {0, 0, 0};
     time = false;
+    values = Values::None;
+    valuesCount = -1;
   }
 };
 
@@ -507,7 +554,7 @@ bool isCommand(std::string_view w) {
   for (std::string_view c :
        {"describe", "options:", "finalize:", "load:", "unload",
         "memory:", "launch:", "--repeat=", "--time",
-        "--concurrent=", "--shared=", "--flags=", "--cluster="})
+        "--concurrent=", "--shared=", "--flags=", "--cluster=", "--values"})
     if (w.substr(0, c.size()) == c)
       return true;
   return false;
@@ -573,6 +620,12 @@ int main(int argc, char **argv) {
     } else if (w.rfind("--concurrent=", 0) == 0) {
       d.concurrent =
           unsigned(std::max(1ul, std::strtoul(rest(13).c_str(), nullptr, 10)));
+    } else if (w == "--values") {
+      d.values = Driver::Values::Template;
+    } else if (w == "--values-untaken") {
+      d.values = Driver::Values::Untaken;
+    } else if (w.rfind("--values-count=", 0) == 0) {
+      d.valuesCount = std::strtol(rest(15).c_str(), nullptr, 10);
     } else if (w.rfind("launch:", 0) == 0) {
       std::vector<std::string> args;
       while (i < words.size() && !isCommand(words[i]))
