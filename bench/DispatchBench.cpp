@@ -90,12 +90,14 @@ void disturbCaches(size_t bytes) {
   benchmark::DoNotOptimize(sum);
 }
 
-/// Launches `name` with `args` (or, with `other`, `args` and `other` in
-/// turn: every launch's arguments then differ from the one before).
+/// Launches `name` with `args` (or, with `others`, `args` and each of
+/// `others` in turn: every launch's arguments then differ from the one
+/// before).
 void dispatch(benchmark::State &state, const char *name,
               std::vector<Argument> args,
               std::vector<KeywordArgument> keywords = {},
-              size_t disturbBytes = 0, std::vector<Argument> other = {}) {
+              size_t disturbBytes = 0,
+              std::vector<std::vector<Argument>> others = {}) {
   Kernel *kernel = *module().kernel(name);
   LaunchConfig config;
   config.grid = {128, 1, 1};
@@ -121,8 +123,9 @@ void dispatch(benchmark::State &state, const char *name,
     if (disturbBytes)
       disturbCaches(disturbBytes);
     uint64_t start = timed ? timeStamp() : 0;
-    const bool odd = !other.empty() && (++launches & 1);
-    auto result = kernel->launch(config, odd ? other : args, keywords);
+    const size_t set = others.empty() ? 0 : ++launches % (others.size() + 1);
+    auto result =
+        kernel->launch(config, set ? others[set - 1] : args, keywords);
     benchmark::DoNotOptimize(result);
     if (timed)
       cycles.push_back(timeStamp() - start - polluteCycles);
@@ -159,14 +162,19 @@ void eightArguments(benchmark::State &state) {
   dispatch(state, "eight", eightValues());
 }
 
-// Two sets of eight arguments in turn (other addresses and scalars of the
-// same specialization): the binder never finds its last inputs again, and
-// every launch binds in full.
+// Three sets of eight arguments in turn (other addresses and scalars of
+// the same specialization): the binder never finds its last inputs again,
+// no launch is the thread's last one again, and every launch binds in
+// full. (With two sets in turn every third launch would be made again:
+// docs/Dispatch.md, "The last launch again".)
 void eightArgumentsVarying(benchmark::State &state) {
   Argument q = Argument::tensor(uintptr_t(buffer) + 64, DType::FP32);
+  Argument r = Argument::tensor(uintptr_t(buffer) + 128, DType::FP32);
   dispatch(state, "eight", eightValues(), {}, 0,
-           {q, q, q, q, Argument::integer(4112), Argument::integer(33),
-            Argument::fp(0.25), Argument::integer(1)});
+           {{q, q, q, q, Argument::integer(4112), Argument::integer(33),
+             Argument::fp(0.25), Argument::integer(1)},
+            {r, r, r, r, Argument::integer(4128), Argument::integer(49),
+             Argument::fp(0.125), Argument::integer(1)}});
 }
 
 // As kjit-gpu-dispatch launches (bench/gpu): num_warps as a keyword.

@@ -16,10 +16,11 @@
 //
 // The launches repeat the same arguments, as a loop over the same buffers
 // does (the binder then finds its last inputs again: docs/Dispatch.md).
-// With --vary every launch's arguments differ from the one before (two
-// sets alternate: other addresses and other scalars of the same
+// With --vary every launch's arguments differ from the one before (three
+// sets in turn: other addresses and other scalars of the same
 // specialization), so every launch binds them in full; the JSON lines
-// then say "vary": true.
+// then say "vary": true. (With two sets in turn, a thread's last launch of
+// the kernel is made again at every third launch: docs/Dispatch.md.)
 //
 // With --raw-module empty.ptx (cuda only), each round also times the bare
 // driver (RawDriver.h: cuLaunchKernel of e1 and e8 on the same primary
@@ -191,8 +192,8 @@ int main(int argc, char **argv) {
                                  Argument::integer(17),
                                  Argument::fp(0.5),
                                  Argument::integer(1)};
-  // --vary's other set: another 16-byte-aligned address, other integers
-  // divisible by 16 or not as before, another float, the same 1.
+  // --vary's other sets: other 16-byte-aligned addresses, other integers
+  // divisible by 16 or not as before, other floats, the same 1.
   Argument q = Argument::tensor(buffer.address() + 256, DType::FP32);
   std::vector<Argument> other1 = {q};
   std::vector<Argument> other8 = {q,
@@ -202,6 +203,16 @@ int main(int argc, char **argv) {
                                   Argument::integer(4112),
                                   Argument::integer(33),
                                   Argument::fp(0.25),
+                                  Argument::integer(1)};
+  Argument r = Argument::tensor(buffer.address() + 512, DType::FP32);
+  std::vector<Argument> third1 = {r};
+  std::vector<Argument> third8 = {r,
+                                  r,
+                                  r,
+                                  r,
+                                  Argument::integer(4128),
+                                  Argument::integer(49),
+                                  Argument::fp(0.125),
                                   Argument::integer(1)};
   LaunchConfig config;
   config.grid = {1, 1, 1};
@@ -243,11 +254,12 @@ int main(int argc, char **argv) {
         pluginExtraNs[which].push_back((alone - raw) * 1e3);
       }
       Kernel *k = which ? eight : one;
-      const std::vector<Argument> *sets[2] = {which ? &args8 : &args1,
-                                              which ? &other8 : &other1};
+      const std::vector<Argument> *sets[3] = {which ? &args8 : &args1,
+                                              which ? &other8 : &other1,
+                                              which ? &third8 : &third1};
       double t0 = bench::nowSeconds();
       for (long i = 0; i < iters; ++i) {
-        auto result = k->launch(config, *sets[vary && (i & 1)], keywords);
+        auto result = k->launch(config, *sets[vary ? i % 3 : 0], keywords);
         if (!result.ok())
           bench::die("launch", result.status());
       }

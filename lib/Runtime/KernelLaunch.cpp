@@ -118,12 +118,13 @@ struct LastLaunch {
 /// and a replaced one is retired, never freed, so its address is not
 /// reused while the kernel lives.
 struct Kernel::Impl::ThreadState {
-  // Before the binding: next to the binding's own first fields.
+  // In the line of the last launch's first fields, which every launch
+  // reads.
   int32_t device = -1;
   const Cache *cache = nullptr;
   Entry *entry = nullptr;
-  Binding binding;
   LastLaunch last;
+  Binding binding;
 
   /// (A null map is never one the entry was found in: an entry remembered
   /// after a miss in an empty map must not match a map cleared since.)
@@ -162,7 +163,7 @@ struct ThreadLaunchState {
                  .try_emplace(
                      impl.id,
                      Kernel::Impl::ThreadState{
-                         -1, nullptr, nullptr, impl.plan->makeBinding(), {}})
+                         -1, nullptr, nullptr, {}, impl.plan->makeBinding()})
                  .first;
       lastKernel = impl.id;
       last = &it->second;
