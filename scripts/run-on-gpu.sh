@@ -300,7 +300,7 @@ else
     step "kjit dispatch cuda #$r" "$B/bin/kjit-gpu-dispatch" --backend cuda \
       --raw-module "$B/share/kjit/empty.ptx" \
       --iters $((iters / 2)) --rounds 21
-    # Arguments that change at every launch (two sets alternating): every
+    # Arguments that change at every launch (three sets in turn): every
     # launch binds in full, none finds the last one's inputs again.
     step "kjit dispatch cuda varying #$r" "$B/bin/kjit-gpu-dispatch" \
       --backend cuda --vary --raw-module "$B/share/kjit/empty.ptx" \
