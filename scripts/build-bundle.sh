@@ -130,6 +130,7 @@ fi
 cp "$KJIT_ROOT"/examples/*.mlir "$stage/examples/"
 [ -f "$KJIT_ROOT/examples/README.md" ] && cp "$KJIT_ROOT/examples/README.md" "$stage/examples/"
 cp "$KJIT_ROOT/scripts/run-on-gpu.sh" "$KJIT_ROOT/scripts/examples.sh" \
+   "$KJIT_ROOT/scripts/dispatch-ab-on-gpu.sh" \
    "$KJIT_ROOT/test/Runtime/Inputs/reference.py" \
    "$KJIT_ROOT/bench/disk-cache/warm-start.py" \
    "$KJIT_ROOT/scripts/plot-gpu-results.py" "$stage/scripts/"
