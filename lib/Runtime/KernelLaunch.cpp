@@ -103,7 +103,30 @@ struct LastLaunch {
     const KeywordArgument *named = keywords.data();
     for (size_t i = 0; i < numKeywords; ++i)
       if (!named[i].value.identical(inputs[numPositional + i]) ||
-          named[i].name != names[i])
+          !sameName(named[i].name, names[i]))
+        return false;
+    return true;
+  }
+
+  /// `given == kept`, compared here, eight bytes at a time: a launch's
+  /// keyword names are short ("num_warps"), and libc's memcmp would be code
+  /// lines of its own on the path.
+  ABSL_ATTRIBUTE_ALWAYS_INLINE static bool sameName(std::string_view given,
+                                                    const std::string &kept) {
+    const size_t size = given.size();
+    if (size != kept.size())
+      return false;
+    const char *a = given.data(), *b = kept.data();
+    size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y)
+        return false;
+    }
+    for (; i < size; ++i)
+      if (a[i] != b[i])
         return false;
     return true;
   }

@@ -156,6 +156,18 @@ TEST_F(LastLaunch, KeywordsAreComparedByNameAndValue) {
   EXPECT_NE(std::string(status.message()).find("'D'"), std::string::npos)
       << status;
   EXPECT_EQ(o[0], -1);
+
+  // Names of more than eight bytes differ in their first eight or after.
+  for (const char *name : {"num_warpz", "nun_warps"}) {
+    for (int i = 0; i < 3; ++i)
+      ASSERT_TRUE(launch(o, positional, fourWarps).ok());
+    KeywordArgument misspelt[] = {{"C", Argument::integer(7)},
+                                  {name, Argument::integer(4)}};
+    status = launch(o, positional, misspelt);
+    EXPECT_NE(std::string(status.message()).find(name), std::string::npos)
+        << status;
+    EXPECT_EQ(o[0], -1);
+  }
 }
 
 // The grid, the device and the grid callback are the config's: a change is
