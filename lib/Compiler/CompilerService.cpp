@@ -201,21 +201,11 @@ struct CompileSession {
     OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(
         sources, ParserConfig(&context, /*verifyAfterParse=*/false));
     if (module && verify &&
-        (failed(verifyHazardsOutsideKjitFunctions(*module)) ||
+        (failed(kjit::verifyUpstreamVerifierHazardsOutsideKjitFunctions(
+             *module)) ||
          failed(mlir::verify(*module))))
       return nullptr;
     return module;
-  }
-
-  /// kjit::verifyUpstreamVerifierHazards for the operations outside kjit
-  /// functions: in a kjit function its own verifier does it (so that only
-  /// that kernel is set aside, and no body is walked twice).
-  static LogicalResult verifyHazardsOutsideKjitFunctions(ModuleOp module) {
-    for (Operation &op : module.getBody()->getOperations())
-      if (!isa<kjit::KernelOp, kjit::FuncOp>(op) &&
-          failed(kjit::verifyUpstreamVerifierHazards(&op)))
-        return failure();
-    return success();
   }
 
   /// `what`, with the diagnostics collected so far.
@@ -438,7 +428,7 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   // stay launchable. Everything else must verify, as before.
   size_t beforeModule = session.diagnostics.size();
   // What MLIR's verifiers would crash on is refused first.
-  if (failed(CompileSession::verifyHazardsOutsideKjitFunctions(*module)))
+  if (failed(kjit::verifyUpstreamVerifierHazardsOutsideKjitFunctions(*module)))
     return session.userError("cannot parse the kernel module");
   if (failed(mlir::verify(*module))) {
     session.diagnostics.resize(beforeModule); // said again below

@@ -13,6 +13,11 @@
 // KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
 // their hooks working on IR alone.
 //
+// Two inputs would crash MLIR itself, so a file is checked before
+// MlirOptMain reads it (standard input cannot be read twice and is not):
+// nesting deeper than the parser's recursion survives, and operations MLIR
+// 22's verifiers crash on outside kjit functions (hasUpstreamVerifierHazard).
+//
 //===----------------------------------------------------------------------===//
 
 #include "HookPasses.h"
@@ -24,12 +29,21 @@
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Transforms/Passes.h"
 
+#include "kjit/Dialect/Kjit/IR/Kjit.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <string>
 
 static llvm::cl::list<std::string>
     pluginPaths("load-plugin",
@@ -37,6 +51,59 @@ static llvm::cl::list<std::string>
                                "stable C ABI); repeatable. A plugin that "
                                "fails to load is reported and skipped"),
                 llvm::cl::value_desc("path"));
+
+/// Whether `text` (the file `name`, split at `marker` lines unless it is
+/// empty, as --split-input-file does) holds an operation that MLIR 22's own
+/// verifier crashes on instead of reporting, outside kjit functions (whose
+/// verifiers report those in their bodies before MLIR reaches them): an
+/// arith.select with a vector condition and a scalar result in an upstream
+/// func.func. Each part is parsed without verifying, quietly (MlirOptMain
+/// reports what does not parse); what is found is reported at its location.
+/// Every part keeps the file's line numbers: the lines before it are blank.
+static bool hasUpstreamVerifierHazard(llvm::StringRef text,
+                                      llvm::StringRef name,
+                                      llvm::StringRef marker,
+                                      const mlir::DialectRegistry &registry,
+                                      bool allowUnregistered) {
+  mlir::MLIRContext context(registry);
+  context.allowUnregisteredDialects(allowUnregistered);
+  bool found = false;
+  size_t begin = 0;
+  while (begin <= text.size()) {
+    size_t end = text.size();
+    if (!marker.empty()) {
+      // A marker counts where it starts a line, as in MLIR's splitter.
+      for (size_t at = text.find(marker, begin); at != llvm::StringRef::npos;
+           at = text.find(marker, at + 1))
+        if (at == 0 || text[at - 1] == '\n') {
+          end = at;
+          break;
+        }
+    }
+    std::string part(size_t(text.substr(0, begin).count('\n')), '\n');
+    part += text.slice(begin, end).str();
+    llvm::SourceMgr sources;
+    sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(part, name),
+                               llvm::SMLoc());
+    mlir::OwningOpRef<mlir::ModuleOp> module;
+    {
+      mlir::ScopedDiagnosticHandler quiet(
+          &context, [](mlir::Diagnostic &) { return mlir::success(); });
+      module = mlir::parseSourceFile<mlir::ModuleOp>(
+          sources, mlir::ParserConfig(&context, /*verifyAfterParse=*/false));
+    }
+    if (module) {
+      mlir::SourceMgrDiagnosticHandler report(sources, &context);
+      found |= mlir::failed(
+          kjit::verifyUpstreamVerifierHazardsOutsideKjitFunctions(*module));
+    }
+    if (end == text.size())
+      break;
+    size_t lineEnd = text.find('\n', end);
+    begin = lineEnd == llvm::StringRef::npos ? text.size() : lineEnd + 1;
+  }
+  return found;
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -68,6 +135,12 @@ int main(int argc, char **argv) {
         llvm::errs() << input << ": error: " << deep << "\n";
         return 1;
       }
+      mlir::MlirOptMainConfig config =
+          mlir::MlirOptMainConfig::createFromCLOptions();
+      if (hasUpstreamVerifierHazard((*text)->getBuffer(), input,
+                                    config.inputSplitMarker(), registry,
+                                    config.shouldAllowUnregisteredDialects()))
+        return 1;
     }
   }
   kjit::plugin::PluginHost &plugins = kjit::hookPluginHost();

@@ -106,6 +106,17 @@ LogicalResult kjit::verifyUpstreamVerifierHazards(Operation *root) {
   return failure(result.wasInterrupted());
 }
 
+LogicalResult
+kjit::verifyUpstreamVerifierHazardsOutsideKjitFunctions(Operation *module) {
+  for (Region &region : module->getRegions())
+    for (Block &block : region)
+      for (Operation &op : block)
+        if (!isa<KernelOp, FuncOp>(op) &&
+            failed(verifyUpstreamVerifierHazards(&op)))
+          return failure();
+  return success();
+}
+
 LogicalResult PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
                                   Type elementType) {
   if (!isValidPointeeType(elementType))

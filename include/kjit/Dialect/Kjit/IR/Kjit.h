@@ -55,6 +55,13 @@ bool isValidParamName(llvm::StringRef name);
 /// runtime on every module it reads, before verifying it.
 mlir::LogicalResult verifyUpstreamVerifierHazards(mlir::Operation *root);
 
+/// verifyUpstreamVerifierHazards for the operations of `module` (a
+/// builtin.module) outside kjit functions, whose own verifiers report those
+/// in their bodies (so that a kernel with one is set aside alone and no body
+/// is walked twice): what a tool runs on a module before verifying it.
+mlir::LogicalResult
+verifyUpstreamVerifierHazardsOutsideKjitFunctions(mlir::Operation *module);
+
 } // namespace kjit
 
 #endif // KJIT_DIALECT_KJIT_IR_KJIT_H
