@@ -56,58 +56,10 @@ static kjit_status *load(void *self, kjit_backend_load_args *args) {
   return 0;
 }
 
-/* KJIT_BENCH_NULL_POLLUTE=1: each launch does to the caches roughly what a
- * driver's cuLaunchKernel does between two of the runtime's launches in a
- * GPU launch loop: it runs 80 KiB of code that nothing else runs (1024
- * functions of about 70 bytes, called through a table: the L1 instruction
- * cache, the branch target buffer) and writes 128 KiB of data (the L1 data
- * cache). The runtime's path then misses on every line it touches, code and
- * data, and callgrind's cache simulation counts those lines
- * (scripts/dispatch-cache-proxy.sh, docs/Dispatch.md "A proxy for cold
- * caches"). */
+/* KJIT_BENCH_NULL_POLLUTE=1: each launch runs kjit_bench_pollute
+ * (CachePolluter.c), which evicts the L1 caches as a driver's launch does. */
 static int pollute;
-
-/* A polluting function's body: multiplies and adds that the compiler cannot
- * fold into one another (the empty asm hides each result), about 8 bytes of
- * code each. */
-#define STEP(x)                                                                \
-  do {                                                                         \
-    (x) = (x) * 0x9E3779B97F4A7C15ull + 1;                                     \
-    __asm__ volatile("" : "+r"(x));                                            \
-  } while (0)
-/* A function of about 70 bytes, named f<five base-4 digits>. */
-#define POLLUTER(n)                                                            \
-  __attribute__((noinline)) static uint64_t f##n(uint64_t x) {                 \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    STEP(x);                                                                   \
-    return x;                                                                  \
-  }
-#define X4(M, p) M(p##0) M(p##1) M(p##2) M(p##3)
-#define X16(M, p) X4(M, p##0) X4(M, p##1) X4(M, p##2) X4(M, p##3)
-#define X64(M, p) X16(M, p##0) X16(M, p##1) X16(M, p##2) X16(M, p##3)
-#define X256(M, p) X64(M, p##0) X64(M, p##1) X64(M, p##2) X64(M, p##3)
-#define X1024(M) X256(M, 0) X256(M, 1) X256(M, 2) X256(M, 3)
-X1024(POLLUTER)
-#define POINTER(n) f##n,
-static uint64_t (*const kPolluters[])(uint64_t) = {X1024(POINTER)};
-enum { kPolluteFunctions = sizeof(kPolluters) / sizeof(kPolluters[0]) };
-
-static volatile unsigned char polluteData[128 << 10];
-
-/* Out of line, under a name of its own in a profile. */
-__attribute__((noinline)) static void kjit_bench_null_pollute(void) {
-  uint64_t x = 1;
-  for (int i = 0; i < kPolluteFunctions; ++i)
-    x = kPolluters[i](x);
-  for (size_t i = 0; i < sizeof(polluteData); i += 64)
-    polluteData[i] = (unsigned char)(polluteData[i] + x);
-}
+void kjit_bench_pollute(void);
 
 /* Where to write the time stamps the last pollution took, so that the
  * bench can take them out of a launch's time (kjit-bench-dispatch's
@@ -127,7 +79,7 @@ static kjit_status *null_launch(void *self, kjit_backend_launch_args *args) {
   (void)args;
   if (pollute) {
     uint64_t start = timeStamp();
-    kjit_bench_null_pollute();
+    kjit_bench_pollute();
     if (polluteCyclesAt)
       *polluteCyclesAt = timeStamp() - start;
   }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # An A/B of the launch hit path on the GPU machine, in one device call: the
 # bundle as built (B) against the same bundle with another build's runtime
-# library (A: libkjit-runtime.so of the revision to compare with), process
-# by process in turn, kjit-gpu-dispatch --raw-module in each (the raw driver,
+# library and, when BASE holds one, cuda plugin (A: libkjit-runtime.so.* and
+# libkjit-cuda.so of the revision to compare with, in the folder BASE),
+# process by process in turn, kjit-gpu-dispatch --raw-module in each (the raw driver,
 # the plugin alone and kjit, round by round; docs/Dispatch.md "How it is
 # measured"). Instances differ by up to 1.8x in CPU speed, so only two
 # builds measured this way in one call compare.
 #
-#   dispatch-ab-on-gpu.sh BASE_RUNTIME_LIBRARY [PAIRS]
+#   dispatch-ab-on-gpu.sh BASE [PAIRS]
 #
 # Run from the unpacked bundle (bin/, lib/ and share/ beside scripts/).
 # PAIRS (default 6) processes per build with the same arguments and 1 warp;
@@ -15,8 +16,10 @@
 # kjit_over_raw / plugin_over_raw figure, prefixed with the mode and the
 # build ("A" or "B"). Making the base library: docs/Dispatch.md.
 set -euo pipefail
-if [ $# -lt 1 ] || [ ! -f "$1" ]; then
-  echo "usage: $0 BASE_RUNTIME_LIBRARY [PAIRS]" >&2
+runtime=$(ls "${1:-/nonexistent}"/libkjit-runtime.so.* 2>/dev/null | head -1 || true)
+if [ $# -lt 1 ] || [ -z "$runtime" ]; then
+  echo "usage: $0 BASE [PAIRS]  (BASE: a folder with libkjit-runtime.so.*" \
+    "and, optionally, libkjit-cuda.so)" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +27,10 @@ pairs=${2:-6}
 base=$(mktemp -d)
 trap 'rm -rf "$base"' EXIT
 cp -a "$here/." "$base/"
-cp "$1" "$base/lib/libkjit-runtime.so.0.1"
+cp "$runtime" "$base/lib/libkjit-runtime.so.0.1"
+if [ -f "$1/libkjit-cuda.so" ]; then
+  cp "$1/libkjit-cuda.so" "$base/lib/libkjit-cuda.so"
+fi
 export KJIT_CACHE_DIR=
 export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 unset KJIT_COMPILER_LIBRARY KJIT_PLUGINS KJIT_INTERPRET

@@ -10,9 +10,11 @@
 //
 //   kjit-gpu-dispatch [--backend cuda|host] [--iters N] [--rounds R]
 //                     [--num-warps W] [--vary] [--raw-module PTX]
+//                     [--args 1|8]
 //
 // W (default 1: 32 threads, as the raw anchors launch) is passed as the
-// num_warps keyword of every launch.
+// num_warps keyword of every launch. --args times one of the two kernels
+// only (scripts/dispatch-cache-proxy.sh --cuda counts one kind of launch).
 //
 // The launches repeat the same arguments, as a loop over the same buffers
 // does (the binder then finds its last inputs again: docs/Dispatch.md).
@@ -142,6 +144,7 @@ int main(int argc, char **argv) {
   // threads, and a block's size is part of what the GPU's launch costs.
   long warps = 1;
   bool vary = false;
+  long onlyArgs = 0; // 0: both kernels
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&]() -> std::string {
@@ -163,17 +166,25 @@ int main(int argc, char **argv) {
       rawModule = value();
     else if (a == "--vary")
       vary = true;
+    else if (a == "--args")
+      onlyArgs = std::atol(value().c_str());
     else {
       std::fprintf(
           stderr,
           "usage: %s [--backend T] [--iters N] [--rounds R] [--num-warps W] "
-          "[--vary] [--raw-module PTX]\n",
+          "[--vary] [--raw-module PTX] [--args 1|8]\n",
           argv[0]);
       return 2;
     }
   }
-  if (iters < 1 || rounds < 1 || warps < 1)
+  if (iters < 1 || rounds < 1 || warps < 1 ||
+      (onlyArgs != 0 && onlyArgs != 1 && onlyArgs != 8)) {
+    std::fprintf(stderr,
+                 "%s: --iters, --rounds and --num-warps must be "
+                 "positive, and --args 1 or 8\n",
+                 argv[0]);
     return 2;
+  }
 
   bench::Setup setup = bench::makeRuntime(backendName);
   auto module = bench::check(
@@ -242,6 +253,8 @@ int main(int argc, char **argv) {
       pluginExtraNs[2];
   for (long r = 0; r < rounds; ++r) {
     for (int which = 0; which < 2; ++which) {
+      if (onlyArgs && onlyArgs != (which ? 8 : 1))
+        continue;
       if (!rawModule.empty()) {
         double raw =
             raw_driver_time(which ? 8 : 1, iters, unsigned(32 * warps));
@@ -273,6 +286,8 @@ int main(int argc, char **argv) {
     }
   }
   for (int which = 0; which < 2; ++which) {
+    if (onlyArgs && onlyArgs != (which ? 8 : 1))
+      continue;
     const char *series[3] = {"kjit_dispatch", "raw_in_process",
                              "plugin_in_process"};
     for (int raw = 0; raw < (rawModule.empty() ? 1 : 3); ++raw) {

@@ -756,7 +756,11 @@ launch_failed(const cuda_instance *self, const cuda_kernel *k,
   return cuda_call_error(self, k->dev, r, entry, what);
 }
 
-static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
+/* Every launch cuda_launch_plain does not make: kjit_args, flags, clusters,
+ * large dynamic shared memory, timing, many arguments, an empty grid, a
+ * pointer not validated yet, a sticky context, and every error. */
+__attribute__((noinline)) static kjit_status *
+cuda_launch_general(void *self, kjit_backend_launch_args *args) {
   cuda_kernel *k = args->kernel;
   uint64_t stack_slots[CUDA_STACK_ARGS];
   void *stack_params[CUDA_STACK_ARGS];
@@ -846,6 +850,49 @@ out:
   if (params != stack_params)
     free(params);
   return status;
+}
+
+/* What nearly every launch of a loop is: values (ABI 1.4) of a kernel whose
+ * pointers were validated before, no flags or clusters, the default shared
+ * memory, a non-empty grid, a context without a sticky error. In few cache
+ * lines of code: between two launches the driver's own code evicts much of
+ * the instruction cache (docs/Dispatch.md). Anything else, including any
+ * error, is cuda_launch_general's, which checks everything again. */
+static kjit_status *cuda_launch(void *self, kjit_backend_launch_args *args) {
+  cuda_kernel *k = args->kernel;
+  uint64_t slots[CUDA_STACK_ARGS];
+  void *params[CUDA_STACK_ARGS];
+  kjit_status *status;
+  size_t n;
+  CUresult r;
+  if (!k || !KJIT_HAS_FIELD(args, kjit_backend_launch_args, values) ||
+      !args->values || args->flags ||
+      args->cluster[0] | args->cluster[1] | args->cluster[2] ||
+      args->num_args != k->num_values || !k->value_slots ||
+      args->num_args > CUDA_STACK_ARGS || !args->grid[0] || !args->grid[1] ||
+      !args->grid[2] || !plain_launch(k, args, 0, NULL) ||
+      __atomic_load_n(&k->dev->sticky, __ATOMIC_ACQUIRE))
+    return cuda_launch_general(self, args);
+  for (n = 0; n < k->num_values; ++n) {
+    slots[n] = args->values[n];
+    params[n] = &slots[n];
+  }
+  for (n = 0; n < k->num_pointer_values; ++n) {
+    uint32_t at = k->pointer_values[n];
+    if (slots[at] != 0 && !pointer_cached(k, at, slots[at]))
+      return cuda_launch_general(self, args);
+  }
+  if ((status = cuda_make_current(k->dev)))
+    return status;
+  r = cu.cuLaunchKernel(
+      k->function, args->grid[0], args->grid[1], args->grid[2],
+      32 * args->num_warps, 1, 1, args->shared_memory_bytes,
+      (CUstream)(uintptr_t)args->stream, k->num_values ? params : NULL, NULL);
+  if (r != CUDA_SUCCESS)
+    return launch_failed(self, k, args, r);
+  if (__atomic_load_n(&k->dev->last_kernel, __ATOMIC_RELAXED) != k->name)
+    __atomic_store_n(&k->dev->last_kernel, k->name, __ATOMIC_RELAXED);
+  return NULL;
 }
 
 /*===----------------------------------------------------------------------===*\
