@@ -114,6 +114,7 @@ copy_lib "$B/bundle/lib/libkjit-compiler.so"     # the static module
 for p in "${plugins[@]}"; do
   copy_lib "$B/lib/lib$p.so"
 done
+copy_lib "$B/bench/libkjit-bench-polluter.so"
 copy_lib "$B/bench/libkjit-bench-null-backend.so"
 cp "$B/share/kjit/empty.ptx" "$stage/share/kjit/"
 [ $tests -eq 1 ] && cp "$B/unittests/KjitOnEveryBackendTests" "$stage/bin/"
