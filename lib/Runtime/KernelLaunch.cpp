@@ -92,8 +92,15 @@ struct LastLaunch {
         config.grid[1] != launch.grid[1] || config.grid[2] != launch.grid[2] ||
         config.gridFn)
       return false;
-    if (impl.caches[device].load(std::memory_order_acquire) != cache ||
-        !impl.globalsUnchanged() || impl.host->hasLaunchHooks())
+    // The globals version before the map, as launchWith reads them: a
+    // globals check on another thread (a recompile policy) drops the maps
+    // before it marks the version checked, so a launch that finds the
+    // version checked finds the maps dropped too. The other order could
+    // replay an entry baked with the value before the assignment
+    // (LastLaunchFuzzTest's race test).
+    if (!impl.globalsUnchanged() ||
+        impl.caches[device].load(std::memory_order_acquire) != cache ||
+        impl.host->hasLaunchHooks())
       return false;
     // Raw pointers: Debian's Abseil checks every Span index (hardened).
     const Argument *given = positional.data();
