@@ -19,7 +19,6 @@
 /* The one symbol of the library. */
 __attribute__((visibility("default"))) void kjit_bench_pollute(void);
 
-
 /* A polluting function's body: multiplies and adds that the compiler cannot
  * fold into one another (the empty asm hides each result), about 8 bytes of
  * code each. */
@@ -60,4 +59,3 @@ void kjit_bench_pollute(void) {
   for (size_t i = 0; i < sizeof(polluteData); i += 64)
     polluteData[i] = (unsigned char)(polluteData[i] + x);
 }
-
