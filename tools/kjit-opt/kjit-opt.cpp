@@ -13,10 +13,11 @@
 // KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
 // their hooks working on IR alone.
 //
-// Two inputs would crash MLIR itself, so a file is checked before
-// MlirOptMain reads it (standard input cannot be read twice and is not):
-// nesting deeper than the parser's recursion survives, and operations MLIR
-// 22's verifiers crash on outside kjit functions (hasUpstreamVerifierHazard).
+// Two inputs would crash MLIR itself, so the input is checked before
+// MlirOptMain reads it: nesting deeper than the parser's recursion survives,
+// and operations MLIR 22's verifiers crash on outside kjit functions
+// (hasUpstreamVerifierHazard). Standard input is read whole for the check
+// and put back as an anonymous file (readStandardInputAndPutBack).
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,7 +44,11 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string>
+#include <unistd.h>
 
 static llvm::cl::list<std::string>
     pluginPaths("load-plugin",
@@ -105,6 +110,41 @@ static bool hasUpstreamVerifierHazard(llvm::StringRef text,
   return found;
 }
 
+/// Standard input, read whole; the text is then put back at descriptor 0 as
+/// an anonymous temporary file, so that MlirOptMain reads the same text as
+/// from a file and still names it <stdin> in its diagnostics. Null, with the
+/// reason printed, when it cannot be read or put back.
+static std::unique_ptr<llvm::MemoryBuffer> readStandardInputAndPutBack() {
+  // MlirOptMain says this when it would wait on a terminal; it is kjit-opt
+  // that waits now.
+  if (isatty(STDIN_FILENO))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> text =
+      llvm::MemoryBuffer::getSTDIN();
+  if (!text) {
+    llvm::errs() << "kjit-opt: error: cannot read standard input: "
+                 << text.getError().message() << "\n";
+    return nullptr;
+  }
+  std::FILE *copy = std::tmpfile();
+  bool putBack =
+      copy &&
+      std::fwrite((*text)->getBufferStart(), 1, (*text)->getBufferSize(),
+                  copy) == (*text)->getBufferSize() &&
+      std::fflush(copy) == 0 && lseek(fileno(copy), 0, SEEK_SET) == 0 &&
+      dup2(fileno(copy), STDIN_FILENO) == STDIN_FILENO;
+  if (copy)
+    std::fclose(copy); // descriptor 0 keeps the file open
+  if (!putBack) {
+    llvm::errs() << "kjit-opt: error: cannot keep standard input in a "
+                    "temporary file: "
+                 << std::strerror(errno) << "\n";
+    return nullptr;
+  }
+  return std::move(*text);
+}
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
@@ -124,24 +164,29 @@ int main(int argc, char **argv) {
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry);
   // MLIR's parser recurses once per nesting level without a limit and
-  // overflows the stack at about 4000 nested regions (R15): refuse such a
-  // file first, as the runtime does. Standard input ("-") cannot be read
-  // twice and reaches the parser unchecked.
-  if (input != "-") {
-    if (auto text = llvm::MemoryBuffer::getFile(input, /*IsText=*/true)) {
-      std::string_view view((*text)->getBufferStart(),
-                            (*text)->getBufferSize());
-      if (std::string deep = kjit::rt::checkIRNesting(view); !deep.empty()) {
-        llvm::errs() << input << ": error: " << deep << "\n";
-        return 1;
-      }
-      mlir::MlirOptMainConfig config =
-          mlir::MlirOptMainConfig::createFromCLOptions();
-      if (hasUpstreamVerifierHazard((*text)->getBuffer(), input,
-                                    config.inputSplitMarker(), registry,
-                                    config.shouldAllowUnregisteredDialects()))
-        return 1;
+  // overflows the stack at about 4000 nested regions (R15): refuse such an
+  // input first, as the runtime does. An input that cannot be read is left
+  // to MlirOptMain's message.
+  std::unique_ptr<llvm::MemoryBuffer> text;
+  if (input == "-") {
+    if (!(text = readStandardInputAndPutBack()))
+      return 1;
+  } else if (auto file = llvm::MemoryBuffer::getFile(input, /*IsText=*/true)) {
+    text = std::move(*file);
+  }
+  if (text) {
+    llvm::StringRef name = input == "-" ? "<stdin>" : llvm::StringRef(input);
+    std::string_view view(text->getBufferStart(), text->getBufferSize());
+    if (std::string deep = kjit::rt::checkIRNesting(view); !deep.empty()) {
+      llvm::errs() << name << ": error: " << deep << "\n";
+      return 1;
     }
+    mlir::MlirOptMainConfig config =
+        mlir::MlirOptMainConfig::createFromCLOptions();
+    if (hasUpstreamVerifierHazard(text->getBuffer(), name,
+                                  config.inputSplitMarker(), registry,
+                                  config.shouldAllowUnregisteredDialects()))
+      return 1;
   }
   kjit::plugin::PluginHost &plugins = kjit::hookPluginHost();
   plugins.loadFromEnvironment();
