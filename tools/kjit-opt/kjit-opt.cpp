@@ -134,12 +134,13 @@ static std::unique_ptr<llvm::MemoryBuffer> readStandardInputAndPutBack() {
                   copy) == (*text)->getBufferSize() &&
       std::fflush(copy) == 0 && lseek(fileno(copy), 0, SEEK_SET) == 0 &&
       dup2(fileno(copy), STDIN_FILENO) == STDIN_FILENO;
+  int why = errno; // before fclose, which may set it
   if (copy)
     std::fclose(copy); // descriptor 0 keeps the file open
   if (!putBack) {
     llvm::errs() << "kjit-opt: error: cannot keep standard input in a "
                     "temporary file: "
-                 << std::strerror(errno) << "\n";
+                 << std::strerror(why) << "\n";
     return nullptr;
   }
   return std::move(*text);
