@@ -11,6 +11,7 @@
 
 #include "../ExpandForLLVM.h"
 #include "../FpFusion.h"
+#include "../ResolvedParameters.h"
 #include "HostABI.h"
 #include "HostToLLVM.h"
 
@@ -188,18 +189,8 @@ struct ConvertHostToLLVMPass
     if (result.wasInterrupted())
       return failure();
     for (auto kernel : module.getOps<KernelOp>())
-      for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
-        StringRef missing;
-        if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName))
-          missing = "is constexpr but has no value yet";
-        else if (isa<AnyValueType>(kernel.getArgumentTypes()[i]))
-          missing = "has no type yet";
-        else
-          continue;
-        return kernel.emitError() << "parameter '" << kernel.getParamName(i)
-                                  << "' of '@" << kernel.getSymName() << "' "
-                                  << missing << "; run kjit-specialize first";
-      }
+      if (failed(checkParametersResolved(kernel)))
+        return failure();
     return success();
   }
 

@@ -10,6 +10,7 @@
 
 #include "../ExpandForLLVM.h"
 #include "../FpFusion.h"
+#include "../ResolvedParameters.h"
 
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
@@ -691,18 +692,8 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
                << "kernel name '" << kernel.getSymName()
                << "' is not an identifier (letters, digits and '_', not "
                   "starting with a digit), so it cannot name a PTX entry";
-      for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
-        StringRef missing;
-        if (kernel.hasParamFlag(i, KjitDialect::kConstexprAttrName))
-          missing = "is constexpr but has no value yet";
-        else if (isa<AnyValueType>(kernel.getArgumentTypes()[i]))
-          missing = "has no type yet";
-        else
-          continue;
-        return kernel.emitError() << "parameter '" << kernel.getParamName(i)
-                                  << "' of '@" << kernel.getSymName() << "' "
-                                  << missing << "; run kjit-specialize first";
-      }
+      if (failed(checkParametersResolved(kernel)))
+        return failure();
     }
     return success();
   }
