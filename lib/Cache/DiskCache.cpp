@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <thread>
 
 #include <dirent.h>
@@ -904,13 +905,21 @@ void DiskCache::count(Counter counter, uint64_t amount) {
 namespace {
 /// The counters in DIR/stats, read under a shared lock (a writer rewrites
 /// the file in place under an exclusive one): zeros when it is missing or
-/// busy, and `valid` false when it is not a stats file.
+/// busy, and `valid` false when it is not a stats file (nor a regular file:
+/// opened without blocking, so that a FIFO there cannot hang the reader).
 Stats loadStats(int root, bool &valid) {
   Stats stats;
   valid = true;
-  int fd = openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  int fd =
+      openat(root, "stats", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return stats;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    valid = false;
+    ::close(fd);
+    return stats;
+  }
   if (lockWithTimeout(fd, std::chrono::milliseconds(2000), nullptr, LOCK_SH) ==
       0) {
     std::string text = readAll(fd, 4096);
@@ -928,13 +937,16 @@ int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
   // The file is its own lock, and is rewritten in place: a rename over it
   // would cost a millisecond on ext4, which flushes a file renamed over
   // another (auto_da_alloc), at the end of every process.
-  int fd =
-      openat(root_, "stats", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int fd = openat(root_, "stats",
+                  O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
   if (fd < 0)
     return errno;
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
+    warnOnce(kWarnStats, strCat("disk cache: '", options_.directory,
+                                "/stats' is not a regular file; the counters "
+                                "are not kept"));
     return EINVAL;
   }
   // Held for microseconds; a holder stopped with SIGSTOP costs 2 s once.
@@ -1081,7 +1093,14 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
     result.ran = false;
     return result;
   }
-  const int64_t staleBefore = nowNanos() - staleSeconds * 1000000000;
+  // Files last written before this are stale. An age past the epoch (up to
+  // INT64_MAX seconds) makes nothing stale rather than overflowing into a
+  // time that makes everything stale; a negative age counts as 0.
+  const int64_t now = nowNanos();
+  const int64_t ageSeconds = std::max<int64_t>(staleSeconds, 0);
+  const int64_t staleBefore = ageSeconds > now / 1000000000
+                                  ? std::numeric_limits<int64_t>::min()
+                                  : now - ageSeconds * 1000000000;
   struct Candidate {
     int64_t mtime;
     uint64_t size;

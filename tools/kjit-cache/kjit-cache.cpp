@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -468,9 +469,14 @@ int prune(const Options &options) {
         usageError("--max-size '" + value + "' is not a size (512M, 2G)");
     } else if (take("--stale-age")) {
       char *end = nullptr;
+      errno = 0;
       long long age = std::strtoll(value.c_str(), &end, 10);
       if (value.empty() || *end || age < 0)
         usageError("--stale-age '" + value + "' is not a number of seconds");
+      if (errno == ERANGE)
+        usageError("--stale-age '" + value + "' is too large (at most " +
+                   std::to_string(std::numeric_limits<int64_t>::max()) +
+                   " seconds)");
       staleAge = age;
     } else {
       usageError("prune takes --max-size and --stale-age, not '" + arg + "'");

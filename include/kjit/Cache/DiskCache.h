@@ -226,7 +226,8 @@ public:
   };
   /// Evicts least recently used entries until they fit in 90% of
   /// `maxSize` (none when they fit already), and removes temporary and lock
-  /// files older than `staleSeconds`. Tolerates files vanishing under it.
+  /// files older than `staleSeconds` (negative: 0; more than the seconds
+  /// since the epoch: none). Tolerates files vanishing under it.
   PruneResult prune(uint64_t maxSize, int64_t staleSeconds = kStaleSeconds,
                     bool wait = false);
   /// Removes every entry, lock and temporary file; the counters stay.
