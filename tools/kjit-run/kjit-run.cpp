@@ -22,6 +22,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -241,10 +242,14 @@ Options parseOptions(int argc, char **argv) {
       options.maxPrint = size_t(count);
     } else if (name == "--record-out") {
       options.recordOut = takeValue();
+      if (options.recordOut.empty())
+        fail("--record-out takes a file name, not ''");
     } else if (name == "--preload") {
       options.preload = takeValue();
     } else if (name == "--output-dir") {
       options.outputDir = takeValue();
+      if (options.outputDir.empty())
+        fail("--output-dir takes a directory, not ''");
     } else if (name == "--load-plugin") {
       options.plugins.push_back(takeValue());
     } else if (name == "--load-pass-plugin") {
@@ -265,6 +270,14 @@ Options parseOptions(int argc, char **argv) {
     fail("no kernel IR file given (see --help)");
   if (options.kernel.empty())
     fail("no kernel given: add --kernel NAME");
+  // Before anything is compiled or launched.
+  for (const std::string &name : options.printNames) {
+    bool tensor = false;
+    for (const run::NamedArg &arg : options.args)
+      tensor |= arg.name == name && arg.value.isTensor();
+    if (!tensor)
+      fail("--print " + name + ": no tensor argument has that name");
+  }
   return options;
 }
 
@@ -361,10 +374,14 @@ int main(int argc, char **argv) {
   auto writeRecord = [&](const rt::SpecializationRecord &record) {
     if (options.recordOut.empty())
       return;
+    errno = 0;
     std::ofstream out(options.recordOut, std::ios::binary);
     out << rt::toJson(record) << '\n';
+    // The bytes reach the file at the flush: a full disk shows there.
+    out.close();
     if (!out)
-      fail("cannot write '" + options.recordOut + "'");
+      fail("cannot write '" + options.recordOut + "'" +
+           (errno ? std::string(": ") + std::strerror(errno) : ""));
   };
 
   if (options.warmup) {
@@ -442,12 +459,11 @@ int main(int argc, char **argv) {
       if (!readOnly[name])
         shown.push_back(name);
   for (const std::string &name : shown) {
-    auto it = buffers.find(name);
-    if (it == buffers.end())
-      fail("--print " + name + ": no tensor argument has that name");
+    // A tensor argument (parseOptions checked --print's names).
+    const run::HostBuffer &buffer = buffers.at(name);
     std::printf("%s = %s\n%s checksum: %s\n", name.c_str(),
-                run::formatBuffer(it->second, options.maxPrint).c_str(),
-                name.c_str(), run::formatChecksum(it->second).c_str());
+                run::formatBuffer(buffer, options.maxPrint).c_str(),
+                name.c_str(), run::formatChecksum(buffer).c_str());
   }
   if (!options.outputDir.empty())
     for (auto &[name, buffer] : buffers)
