@@ -237,8 +237,10 @@ Options parseOptions(int argc, char **argv) {
       options.repeat = int(count);
     } else if (name == "--max-print") {
       long count;
-      if (!parseCount(takeValue(), 0, LONG_MAX, count))
-        fail("--max-print takes a count");
+      std::string value = takeValue();
+      if (!parseCount(value, 0, LONG_MAX, count))
+        fail("--max-print takes a count from 0 to " + std::to_string(LONG_MAX) +
+             ", not '" + value + "'");
       options.maxPrint = size_t(count);
     } else if (name == "--record-out") {
       options.recordOut = takeValue();
