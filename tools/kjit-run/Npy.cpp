@@ -109,6 +109,11 @@ public:
       return std::nullopt;
     return value;
   }
+  /// After integer() failed: whether it stopped inside a number (one too
+  /// large for 64 bits) rather than at something else.
+  bool atDigit() const {
+    return pos_ < text_.size() && text_[pos_] >= '0' && text_[pos_] <= '9';
+  }
 
 private:
   std::string_view text_;
@@ -159,8 +164,10 @@ absl::Status parseHeaderDict(std::string_view text, std::string &descr,
       while (!parser.consume(')')) {
         std::optional<int64_t> extent = parser.integer();
         if (!extent)
-          return headerError("'shape' holds something other than a "
-                             "non-negative integer");
+          return headerError(parser.atDigit()
+                                 ? "'shape' holds an extent past 2^63-1"
+                                 : "'shape' holds something other than a "
+                                   "non-negative integer");
         shape.push_back(*extent);
         if (!parser.consume(',')) {
           if (!parser.consume(')'))

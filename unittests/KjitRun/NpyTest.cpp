@@ -289,8 +289,7 @@ TEST_F(Npy, HeaderErrors) {
       "malformed header: 'shape' tuple is not closed");
   EXPECT_EQ(headerError("{'descr': '<f4', 'fortran_order': False, 'shape': "
                         "(99999999999999999999,)}"),
-            "malformed header: 'shape' holds something other than a "
-            "non-negative integer");
+            "malformed header: 'shape' holds an extent past 2^63-1");
   EXPECT_EQ(headerError("{'descr': '<f4', 'fortran_order': False, 'shape': "
                         "(2,), 'extra': 1}"),
             "malformed header: unexpected key 'extra'");
