@@ -142,7 +142,8 @@ public:
   std::vector<std::pair<std::string, void *>> kernels;
   std::vector<std::string> loadables;
 
-  // The next launch's settings; launch() resets them.
+  // The next launch's settings; each driver's launch resets them
+  // (resetSettings).
   enum class ValuesMode { None, Template, Untaken } values = ValuesMode::None;
   long valuesCount = -1; // -1: one per argument
   unsigned repeat = 1, shared = 0, flags = 0;
