@@ -20,7 +20,8 @@
 #   /usr/local/cuda): the runtime and the plugin, leaving out the fake
 #   driver's cuLaunchKernel and cuCtxGetCurrent (the real driver's work).
 #   BENCHMARKs are then `1` and `8` (arguments, with num_warps as a
-#   keyword, as kjit-gpu-dispatch launches on the H200).
+#   keyword, as kjit-gpu-dispatch launches on the H200); `--cuda --vary`
+#   changes the arguments at every launch (kjit-gpu-dispatch --vary).
 #
 # The miss path (findEntry) is left out too; the simulation still sees all
 # of it. Each benchmark runs twice, for two lengths, and the difference over
@@ -31,7 +32,7 @@
 # code lines touched), data-cache read and write misses (D1mr, D1mw: data
 # lines touched), and the last level's misses.
 #
-# Usage: scripts/dispatch-cache-proxy.sh [--cuda] [BENCHMARK...]
+# Usage: scripts/dispatch-cache-proxy.sh [--cuda [--vary]] [BENCHMARK...]
 #   (default: oneArgument eightArguments eightArgumentsNumWarps; with
 #   --cuda: 1 8). BUILD=dir picks the build tree (default build);
 #   KJIT_BENCH_NULL_POLLUTE=0 measures with warm caches instead.
@@ -43,9 +44,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
 pollute=${KJIT_BENCH_NULL_POLLUTE:-1}
 cuda=0
+vary=()
 if [ "${1:-}" = --cuda ]; then
   cuda=1
   shift
+  if [ "${1:-}" = --vary ]; then
+    vary=(--vary)
+    shift
+  fi
 fi
 if [ $# -eq 0 ]; then
   if [ $cuda -eq 1 ]; then
@@ -95,7 +101,7 @@ run() {
       "${cache_sim[@]}" --toggle-collect='fake_cuLaunchKernel' \
       --toggle-collect='fake_cuCtxGetCurrent' \
       "$build/bin/kjit-gpu-dispatch" --backend cuda --args "$name" \
-      --iters $iters --rounds 1 >/dev/null 2>&1
+      --iters $iters --rounds 1 "${vary[@]}" >/dev/null 2>&1
   else
     KJIT_BENCH_NULL_POLLUTE=$pollute \
       KJIT_BENCH_NULL_BACKEND=$build/bench/libkjit-bench-null-backend.so \

@@ -166,8 +166,9 @@ struct Kernel::Impl {
     return checkAssignedGlobals(version);
   }
   /// checkGlobals' comparison alone: no global was assigned since the last
-  /// check.
-  bool globalsUnchanged() const {
+  /// check. (Always inlined: the replay of a launch reads it, and GCC
+  /// otherwise makes it a call of its own there.)
+  ABSL_ATTRIBUTE_ALWAYS_INLINE bool globalsUnchanged() const {
     return module->globalsVersion.load(std::memory_order_acquire) ==
            checkedVersion.load(std::memory_order_acquire);
   }

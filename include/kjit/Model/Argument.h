@@ -14,7 +14,9 @@
 
 #include "kjit/Model/DType.h"
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -116,10 +118,16 @@ public:
   /// Every field the same, bit for bit (dtype, const-ness and mock-ness
   /// too, and an int and a float of equal value differ): what binds the
   /// same way, whatever the parameter. Never reads padding.
-  bool identical(const Argument &other) const {
-    return int_ == other.int_ && kind_ == other.kind_ &&
-           dtype_ == other.dtype_ && readOnly_ == other.readOnly_ &&
-           mock_ == other.mock_;
+  bool identical(const Argument &other) const { return difference(other) == 0; }
+  /// Zero when identical(), something else otherwise, without a branch: a
+  /// launch compares all of its arguments with the last launch's at once
+  /// (docs/Dispatch.md).
+  uint64_t difference(const Argument &other) const {
+    uint64_t mine[2], theirs[2];
+    std::memcpy(mine, &int_, sizeof mine);
+    std::memcpy(theirs, &other.int_, sizeof theirs);
+    return (mine[0] ^ theirs[0]) | (mine[1] ^ theirs[1]) |
+           (tags() ^ other.tags());
   }
   friend bool operator!=(const Argument &a, const Argument &b) {
     return !(a == b);
@@ -127,6 +135,22 @@ public:
 
 private:
   explicit Argument(ArgKind kind) : kind_(kind) {}
+
+  /// The four one-byte fields after the value, as one word.
+  uint32_t tags() const {
+    static_assert(sizeof(int_) == 16 && sizeof(kind_) == 1 &&
+                      sizeof(dtype_) == 1 && sizeof(readOnly_) == 1 &&
+                      sizeof(mock_) == 1,
+                  "difference() compares the value and the tags as words");
+    static_assert(
+        offsetof(Argument, dtype_) == offsetof(Argument, kind_) + 1 &&
+            offsetof(Argument, readOnly_) == offsetof(Argument, kind_) + 2 &&
+            offsetof(Argument, mock_) == offsetof(Argument, kind_) + 3,
+        "the tags are four adjacent bytes");
+    uint32_t word;
+    std::memcpy(&word, &kind_, sizeof word);
+    return word;
+  }
 
   union {
     Int128 int_ = 0;

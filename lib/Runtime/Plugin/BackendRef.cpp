@@ -349,7 +349,9 @@ refuseLaunch(const LoadedPlugin &p, const kjit_backend_launch_args &args) {
 }
 } // namespace
 
-absl::Status BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
+// Aligned to a line of code, as Kernel::launch is (KernelLaunch.cpp).
+[[gnu::aligned(64)]] absl::Status
+BackendRef::launchPrepared(kjit_backend_launch_args &args) const {
   LoadedPlugin &p = *plugin;
   if (ABSL_PREDICT_FALSE(!p.backend.launch ||
                          (p.minor < 1 && (args.flags | args.cluster[0] |
