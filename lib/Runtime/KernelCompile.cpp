@@ -52,6 +52,19 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   if (!described.ok())
     return finish(Entry::State::Failed, described.status());
   const DeviceDescription &forDevice = **described;
+  // A block the device cannot run is refused before anything is looked up
+  // or compiled (the compiler's own limit, 32 warps, would otherwise answer
+  // first, with a message about a pass), in the words the backend uses at
+  // launch.
+  const int64_t threads = int64_t{32} * record.options.numWarps();
+  if (forDevice.maxThreadsPerBlock != 0 &&
+      threads > int64_t(forDevice.maxThreadsPerBlock))
+    return finish(Entry::State::Failed,
+                  absl::InvalidArgumentError(strCat(
+                      "launch of kernel '", manifest.name,
+                      "': num_warps=", record.options.numWarps(), " means ",
+                      threads, " threads per block, but device ", device,
+                      " allows at most ", forDevice.maxThreadsPerBlock)));
   absl::StatusOr<std::string> fingerprint =
       module->runtime->fingerprint(**backend, device);
   if (!fingerprint.ok())

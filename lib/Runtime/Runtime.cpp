@@ -123,6 +123,7 @@ Runtime::Impl::find(std::string_view wanted) {
       backend->arch = description->arch;
       backend->formats = description->formats;
       backend->compileOptions = description->compileOptions;
+      backend->maxThreadsPerBlock = description->maxThreadsPerBlock;
       backend->launchFlags = description->launchFlags;
       for (const auto &attribute : description->specAttributes) {
         uint32_t bit = 1u << backend->specAttributes.size();
@@ -318,6 +319,7 @@ Runtime::device(const Backend &backend, int32_t device) {
     described->arch = backend.arch;
     described->formats = backend.formats;
     described->compileOptions = backend.compileOptions;
+    described->maxThreadsPerBlock = backend.maxThreadsPerBlock;
   } else {
     // Not cached on failure, as fingerprints are not: the caller reports it
     // (a device the backend does not have is its error to word).
@@ -337,6 +339,7 @@ Runtime::device(const Backend &backend, int32_t device) {
     described->arch = std::move(description->arch);
     described->formats = std::move(description->formats);
     described->compileOptions = std::move(description->compileOptions);
+    described->maxThreadsPerBlock = description->maxThreadsPerBlock;
   }
   const DeviceDescription *result = described.get();
   impl_->devices.emplace(key, std::move(described));

@@ -104,6 +104,9 @@ struct DeviceDescription {
   /// `name=value` options every compile for this device passes to the
   /// compiler target (describe's compile_options).
   std::vector<std::pair<std::string, std::string>> compileOptions;
+  /// The most threads a program may have on the device (describe's
+  /// max_threads_per_block); 0: not described.
+  uint32_t maxThreadsPerBlock = 0;
 };
 
 /// A backend as the runtime uses it: the plugin's table and what its
@@ -122,6 +125,8 @@ struct Backend {
   std::vector<std::string> formats;
   /// Device 0's compile options (describe's compile_options).
   std::vector<std::pair<std::string, std::string>> compileOptions;
+  /// Device 0's max_threads_per_block; 0: not described.
+  uint32_t maxThreadsPerBlock = 0;
   /// The KJIT_LAUNCH_* bits the backend honours (describe's launch_flags),
   /// as device 0 describes them.
   uint32_t launchFlags = 0;

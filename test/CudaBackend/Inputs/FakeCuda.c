@@ -16,6 +16,7 @@
 |*   FAKE_CUDA_DEVICES=N          N devices (default 1; 0 is allowed)         *|
 |*   FAKE_CUDA_CC=XY              compute capability (default 90)             *|
 |*   FAKE_CUDA_COOPERATIVE=0      the device cannot launch cooperatively      *|
+|*   FAKE_CUDA_MAX_THREADS=N      threads per block the device allows (1024)  *|
 |*   FAKE_CUDA_MISSING=NAME       cuGetProcAddress_v2 does not know NAME      *|
 |*   FAKE_CUDA_LAUNCH_ERROR=N     every launch returns N at once              *|
 |*   FAKE_CUDA_STICKY=K:N         launching kernel K succeeds but makes the   *|
@@ -294,7 +295,7 @@ static CUresult fake_cuDeviceGetAttribute(int *v, int attribute, int device) {
   (void)device;
   switch (attribute) {
   case 1: /* max threads per block */
-    *v = 1024;
+    *v = env_int("FAKE_CUDA_MAX_THREADS", 1024);
     return OK;
   case 16: /* SMs */
     *v = 132;
