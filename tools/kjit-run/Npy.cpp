@@ -1,6 +1,7 @@
 //===- Npy.cpp - numpy .npy files for kjit-run ----------------------------===//
 
 #include "Npy.h"
+#include "WriteFile.h"
 
 #include "kjit/Support/StrCat.h"
 
@@ -469,25 +470,8 @@ absl::Status writeNpy(const std::string &path, const HostBuffer &buffer) {
   absl::StatusOr<std::string> encoded = encodeNpy(buffer);
   if (!encoded.ok())
     return fail(std::string(encoded.status().message()));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0)
-    return fail(kjit::strCat("cannot create: ", errnoText()));
-  const char *data = encoded->data();
-  size_t left = encoded->size();
-  while (left > 0) {
-    ssize_t wrote = ::write(fd, data, left);
-    if (wrote < 0 && errno == EINTR)
-      continue;
-    if (wrote <= 0) {
-      std::string error = errnoText();
-      ::close(fd);
-      return fail(kjit::strCat("cannot write: ", error));
-    }
-    data += wrote;
-    left -= static_cast<size_t>(wrote);
-  }
-  if (::close(fd) != 0)
-    return fail(kjit::strCat("cannot write: ", errnoText()));
+  if (absl::Status written = writeFile(path, *encoded); !written.ok())
+    return fail(std::string(written.message()));
   return absl::OkStatus();
 }
 

@@ -11,6 +11,7 @@
 #include "Buffer.h"
 #include "DeviceMemory.h"
 #include "Npy.h"
+#include "WriteFile.h"
 
 #include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/Runtime.h"
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -376,14 +376,10 @@ int main(int argc, char **argv) {
   auto writeRecord = [&](const rt::SpecializationRecord &record) {
     if (options.recordOut.empty())
       return;
-    errno = 0;
-    std::ofstream out(options.recordOut, std::ios::binary);
-    out << rt::toJson(record) << '\n';
-    // The bytes reach the file at the flush: a full disk shows there.
-    out.close();
-    if (!out)
-      fail("cannot write '" + options.recordOut + "'" +
-           (errno ? std::string(": ") + std::strerror(errno) : ""));
+    if (absl::Status written =
+            run::writeFile(options.recordOut, rt::toJson(record) + "\n");
+        !written.ok())
+      fail("--record-out '" + options.recordOut + "': " + text(written));
   };
 
   if (options.warmup) {
