@@ -289,6 +289,7 @@ enum class Outcome {
   GlobalsError,
   DeviceError,
   GridError,
+  BlockError,
   BackendError,
 };
 
@@ -304,6 +305,8 @@ const char *name(Outcome o) {
     return "a device error";
   case Outcome::GridError:
     return "the grid error";
+  case Outcome::BlockError:
+    return "the block error";
   case Outcome::BackendError:
     return "a backend error";
   }
@@ -562,9 +565,10 @@ public:
     Buffers &buffers = nested ? *ctx.nestedBuffers : *ctx.buffers;
     const KernelInfo &info = kernelInfo(spec.kernel);
 
-    // The model first, in the runtime's order: bind, globals, device; then
-    // (in the grid callback, after the lookup) the nested launch; then the
-    // grid, and the backend's own checks.
+    // The model first, in the runtime's order: bind, globals, device; the
+    // block against the device's 1024 threads (both backends describe it)
+    // before a compile; then (in the grid callback, after the lookup) the
+    // nested launch; then the grid, and the backend's own checks.
     Bound bound;
     Outcome expected = Outcome::Ok;
     if (!modelBind(spec, bound))
@@ -573,6 +577,8 @@ public:
       expected = Outcome::GlobalsError;
     else if (!deviceValid(model, spec.device))
       expected = Outcome::DeviceError;
+    else if (bound.warps > 32)
+      expected = Outcome::BlockError;
     const bool reachesGrid = expected == Outcome::Ok;
     const int64_t bakedGlobal =
         model.baked[spec.kernel] ? *model.baked[spec.kernel] : 0;
@@ -613,8 +619,7 @@ public:
       if (gridTooLarge(grid))
         expected = Outcome::GridError;
       else if (!gridEmpty(grid) &&
-               (bound.warps > 32 ||
-                !streamValid(model, spec.device, spec.stream)))
+               !streamValid(model, spec.device, spec.stream))
         expected = Outcome::BackendError; // an empty grid calls no backend
     }
 
@@ -820,6 +825,8 @@ private:
       return Outcome::DeviceError;
     if (has("program ids are i32"))
       return Outcome::GridError;
+    if (has("threads per block, but device"))
+      return Outcome::BlockError;
     if (has("launch failed") || has("two-devices:"))
       return Outcome::BackendError;
     return Outcome::BindError;
@@ -900,7 +907,7 @@ public:
 
   /// For KJIT_FUZZ_VERBOSE: what a seed's launches did.
   struct Stats {
-    std::atomic<uint64_t> outcomes[6] = {};
+    std::atomic<uint64_t> outcomes[7] = {};
     std::atomic<uint64_t> compiles{0}, diskHits{0}, repeats{0};
   } stats;
 };
@@ -1668,7 +1675,7 @@ std::string runSeed(uint64_t seed, uint64_t steps,
     std::fprintf(
         stderr,
         "seed %llu (%s): %.0f ms; launches ok %llu, bind errors %llu, "
-        "globals %llu, device %llu, grid %llu, backend %llu; "
+        "globals %llu, device %llu, grid %llu, block %llu, backend %llu; "
         "compiles %llu, disk hits %llu; third or later same launch "
         "in a row %llu\n",
         (unsigned long long)seed, twoDevices ? "two-device" : "host",
@@ -1678,6 +1685,7 @@ std::string runSeed(uint64_t seed, uint64_t steps,
         (unsigned long long)o[0].load(), (unsigned long long)o[1].load(),
         (unsigned long long)o[2].load(), (unsigned long long)o[3].load(),
         (unsigned long long)o[4].load(), (unsigned long long)o[5].load(),
+        (unsigned long long)o[6].load(),
         (unsigned long long)launcher.stats.compiles.load(),
         (unsigned long long)launcher.stats.diskHits.load(),
         (unsigned long long)launcher.stats.repeats.load());
