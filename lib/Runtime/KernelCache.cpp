@@ -7,18 +7,26 @@
 
 #include "KernelImpl.h"
 
+#include <optional>
+
 namespace kjit::rt {
 
 using kjit::strAppend;
 using kjit::strCat;
 
-Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
-  inserted = false;
+Entry *Kernel::Impl::find(int32_t device, KeyView key) const {
   if (const Cache *cache = caches[device].load(std::memory_order_acquire)) {
     auto it = cache->find(key);
     if (it != cache->end())
       return it->second.get();
   }
+  return nullptr;
+}
+
+Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
+  inserted = false;
+  if (Entry *found = find(device, key))
+    return found;
   std::lock_guard<std::mutex> lock(cacheWriteMutex);
   const Cache *current = caches[device].load(std::memory_order_acquire);
   if (current) {
@@ -61,10 +69,21 @@ Kernel::Impl::ensureEntry(int32_t device, KeyView key,
                           absl::FunctionRef<SpecializationRecord()> record,
                           bool isWarmup, absl::Status &status, bool *compiled,
                           bool *diskHit, bool *remoteHit) {
-  bool inserted;
-  Entry *entry = findOrInsert(device, key, inserted);
+  bool inserted = false;
+  Entry *entry = find(device, key);
+  std::optional<SpecializationRecord> made;
+  if (!entry) {
+    // A miss. A block the device cannot run is refused before an entry is
+    // inserted (a refused launch leaves the maps as they were) and before
+    // the cache hook, the disk and the compiler are asked: the compiler's
+    // own limit, 32 warps, would otherwise answer with a pass's message.
+    made.emplace(record());
+    if (status = checkBlock(*made, device); !status.ok())
+      return nullptr;
+    entry = findOrInsert(device, key, inserted);
+  }
   if (inserted) {
-    compile(*entry, record(), isWarmup, device);
+    compile(*entry, *made, isWarmup, device);
     bool ready =
         entry->state.load(std::memory_order_acquire) == Entry::State::Ready;
     if (compiled)

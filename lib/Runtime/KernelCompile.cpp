@@ -26,6 +26,26 @@ namespace kjit::rt {
 using kjit::strAppend;
 using kjit::strCat;
 
+absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,
+                                      int32_t device) {
+  const absl::StatusOr<const Backend *> &backend = getBackend();
+  if (!backend.ok())
+    return absl::OkStatus(); // the compile reports it
+  absl::StatusOr<const DeviceDescription *> described =
+      module->runtime->device(**backend, device);
+  if (!described.ok())
+    return absl::OkStatus(); // the compile reports it
+  const uint32_t limit = (*described)->maxThreadsPerBlock;
+  const int64_t threads = int64_t{32} * record.options.numWarps();
+  if (limit == 0 || threads <= int64_t(limit))
+    return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      strCat("kernel '", manifest.name, "': num_warps=",
+             record.options.numWarps(), " means ", threads,
+             " threads per block, but device ", device, " allows at most ",
+             limit));
+}
+
 void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                            bool isWarmup, int32_t device) {
   auto finish = [&](Entry::State state, absl::Status error = {}) {
@@ -52,19 +72,6 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   if (!described.ok())
     return finish(Entry::State::Failed, described.status());
   const DeviceDescription &forDevice = **described;
-  // A block the device cannot run is refused before anything is looked up
-  // or compiled (the compiler's own limit, 32 warps, would otherwise answer
-  // first, with a message about a pass), in the words the backend uses at
-  // launch.
-  const int64_t threads = int64_t{32} * record.options.numWarps();
-  if (forDevice.maxThreadsPerBlock != 0 &&
-      threads > int64_t(forDevice.maxThreadsPerBlock))
-    return finish(Entry::State::Failed,
-                  absl::InvalidArgumentError(strCat(
-                      "launch of kernel '", manifest.name,
-                      "': num_warps=", record.options.numWarps(), " means ",
-                      threads, " threads per block, but device ", device,
-                      " allows at most ", forDevice.maxThreadsPerBlock)));
   absl::StatusOr<std::string> fingerprint =
       module->runtime->fingerprint(**backend, device);
   if (!fingerprint.ok())

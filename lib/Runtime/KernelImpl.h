@@ -187,7 +187,12 @@ struct Kernel::Impl {
   absl::Status
   describeToPreRunHooks(absl::Span<const Argument> positional,
                         absl::Span<const KeywordArgument> keywords);
+  /// The entry of `key` in the device's published map, or null.
+  Entry *find(int32_t device, KeyView key) const;
   Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
+  /// Whether the device can run `record`'s block (32 x num_warps threads
+  /// within its described max_threads_per_block); the refusal otherwise.
+  absl::Status checkBlock(const SpecializationRecord &record, int32_t device);
   /// Removes a failed or skipped entry (after its waiters were told), so
   /// that the next launch asks the cache hook and compiles again, as the
   /// reference does on every miss.
@@ -231,6 +236,7 @@ struct Kernel::Impl {
   /// the others wait. A failed or skipped entry is forgotten again.
   /// `record` is called only on a miss. `compiled` tells whether this call
   /// compiled, `diskHit` whether it found the kernel in the disk cache.
+  /// Null, with `status` saying why, when checkBlock refuses the miss.
   Entry *ensureEntry(int32_t device, KeyView key,
                      absl::FunctionRef<SpecializationRecord()> record,
                      bool isWarmup, absl::Status &status, bool *compiled,

@@ -578,13 +578,17 @@ struct Depth {
 /// run, a thread's first launch, a nested launch, and a kernel other than
 /// the thread's last.
 ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<LaunchResult>
-launchAnew(Kernel::Impl &impl, ThreadLaunchState *known,
-           const LaunchConfig &config, absl::Span<const Argument> positional,
+launchAnew(Kernel::Impl &impl, const LaunchConfig &config,
+           absl::Span<const Argument> positional,
            absl::Span<const KeywordArgument> keywords) {
   if (absl::Status hooks = impl.runPreRunHooks(positional, keywords);
       ABSL_PREDICT_FALSE(!hooks.ok()))
     return hooks;
-  ThreadLaunchState &thread = known ? *known : makeThreadLaunchState();
+  // Read after the hooks: a hook's own launch may have made this thread's
+  // state.
+  ThreadLaunchState &thread = ABSL_PREDICT_TRUE(threadLaunchState != nullptr)
+                                  ? *threadLaunchState
+                                  : makeThreadLaunchState();
   if (ABSL_PREDICT_FALSE(thread.depth != 0)) {
     // A launch from a callback or hook binds into its own storage.
     Depth depth(thread.depth);
@@ -622,7 +626,7 @@ Kernel::launch(const LaunchConfig &config,
     return impl.launchWith(state, thread->arguments, config, positional,
                            keywords);
   }
-  return launchAnew(impl, thread, config, positional, keywords);
+  return launchAnew(impl, config, positional, keywords);
 }
 
 absl::StatusOr<LaunchResult>

@@ -747,6 +747,8 @@ public:
       expected = Outcome::GlobalsError;
     else if (!deviceValid(model, spec.device))
       expected = Outcome::DeviceError;
+    else if (bound.warps > 32)
+      expected = Outcome::BlockError;
     std::vector<Argument> positional;
     for (const Value &v : spec.positional)
       positional.push_back(

@@ -147,8 +147,12 @@ private:
             offsetof(Argument, readOnly_) == offsetof(Argument, kind_) + 2 &&
             offsetof(Argument, mock_) == offsetof(Argument, kind_) + 3,
         "the tags are four adjacent bytes");
+    // Through the object's bytes: the word spans four members.
     uint32_t word;
-    std::memcpy(&word, &kind_, sizeof word);
+    std::memcpy(&word,
+                reinterpret_cast<const unsigned char *>(this) +
+                    offsetof(Argument, kind_),
+                sizeof word);
     return word;
   }
 
