@@ -39,11 +39,10 @@ absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,
   const int64_t threads = int64_t{32} * record.options.numWarps();
   if (limit == 0 || threads <= int64_t(limit))
     return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      strCat("kernel '", manifest.name, "': num_warps=",
-             record.options.numWarps(), " means ", threads,
-             " threads per block, but device ", device, " allows at most ",
-             limit));
+  return absl::InvalidArgumentError(strCat(
+      "kernel '", manifest.name, "': num_warps=", record.options.numWarps(),
+      " means ", threads, " threads per block, but device ", device,
+      " allows at most ", limit));
 }
 
 void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
