@@ -132,6 +132,29 @@ const std::string &Kernel::dependencyKey() const {
   return impl_->dependencyKey;
 }
 
+namespace {
+/// Binds into `binding` as a launch on `device` would: with the backend's
+/// attributes, which stay in `specializer` for the record.
+absl::Status bindFor(Kernel::Impl &impl, absl::Span<const Argument> positional,
+                     absl::Span<const KeywordArgument> keywords,
+                     int32_t device, Binding &binding,
+                     std::optional<BackendSpecializer> &specializer) {
+  if (std::optional<BackendSpecializer> made =
+          BackendSpecializer::forBackend(impl.getBackend(), device))
+    specializer.emplace(*made);
+  return impl.plan->bind(positional, keywords, binding,
+                         specializer ? &*specializer : nullptr);
+}
+} // namespace
+
+absl::Status Kernel::checkArguments(absl::Span<const Argument> positional,
+                                    absl::Span<const KeywordArgument> keywords,
+                                    int32_t device) {
+  Binding binding = impl_->plan->makeBinding();
+  std::optional<BackendSpecializer> specializer;
+  return bindFor(*impl_, positional, keywords, device, binding, specializer);
+}
+
 absl::StatusOr<SpecializationRecord>
 Kernel::warmup(absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords, int32_t device) {
@@ -140,13 +163,12 @@ Kernel::warmup(absl::Span<const Argument> positional,
       !hooks.ok())
     return hooks;
   Binding binding = impl.plan->makeBinding();
-  std::optional<BackendSpecializer> specializer =
-      BackendSpecializer::forBackend(impl.getBackend(), device);
-  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  std::optional<BackendSpecializer> specializer;
   if (absl::Status bound =
-          impl.plan->bind(positional, keywords, binding, attributes);
+          bindFor(impl, positional, keywords, device, binding, specializer);
       !bound.ok())
     return bound;
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
   SpecializationRecord record = impl.plan->makeRecord(binding, attributes);

@@ -325,6 +325,11 @@ int main(int argc, char **argv) {
         !status.ok())
       fail(text(status));
 
+  // The --preload record is read first: a file that cannot be read is
+  // reported before the arguments are looked at.
+  const std::string preloadRecord =
+      options.preload.empty() ? std::string() : readRecord(options.preload);
+
   // Arguments: parameters in the order given, by keyword.
   // Host buffers, mirrored on the device when the backend has device memory
   // (declared before `device` so that the mirror goes first).
@@ -336,18 +341,28 @@ int main(int argc, char **argv) {
   std::vector<rt::KeywordArgument> keywords;
   std::vector<std::string> names; // keywords point into these
   names.reserve(options.args.size() + options.launchOptions.size());
+  // First with mock tensors (dtype only), checked as a launch binds them
+  // before any buffer is made: a large buffer takes seconds to fill, and a
+  // mistake in another argument should not wait for it.
   for (run::NamedArg &arg : options.args) {
     names.push_back(arg.name);
-    if (!arg.value.isTensor()) {
-      keywords.push_back({names.back(), arg.value.scalar});
+    keywords.push_back({names.back(), arg.value.isTensor()
+                                          ? rt::Argument::mockTensor(
+                                                arg.value.tensor->dtype,
+                                                arg.value.tensor->readOnly)
+                                          : arg.value.scalar});
+  }
+  for (auto &[name, value] : options.launchOptions) {
+    names.push_back(name);
+    keywords.push_back({names.back(), value});
+  }
+  if (absl::Status valid = (*kernel)->checkArguments({}, keywords); !valid.ok())
+    fail(text(valid));
+  for (size_t i = 0; i < options.args.size() && !options.warmup; ++i) {
+    const run::NamedArg &arg = options.args[i];
+    if (!arg.value.isTensor())
       continue;
-    }
     const run::TensorSpec &spec = *arg.value.tensor;
-    if (options.warmup) {
-      keywords.push_back(
-          {names.back(), rt::Argument::mockTensor(spec.dtype, spec.readOnly)});
-      continue;
-    }
     auto buffer = run::buildTensor(arg.name, spec);
     if (!buffer.ok())
       fail(text(buffer.status()));
@@ -360,17 +375,12 @@ int main(int argc, char **argv) {
         fail("--arg " + arg.name + ": " + text(address.status()));
       tensor = rt::Argument::tensor(*address, spec.dtype, spec.readOnly);
     }
-    keywords.push_back({names.back(), tensor});
+    keywords[i].value = tensor;
     readOnly[arg.name] = spec.readOnly;
-  }
-  for (auto &[name, value] : options.launchOptions) {
-    names.push_back(name);
-    keywords.push_back({names.back(), value});
   }
 
   if (!options.preload.empty())
-    if (absl::Status status = (*kernel)->preload(readRecord(options.preload));
-        !status.ok())
+    if (absl::Status status = (*kernel)->preload(preloadRecord); !status.ok())
       fail("--preload " + options.preload + ": " + text(status));
 
   auto writeRecord = [&](const rt::SpecializationRecord &record) {

@@ -138,6 +138,14 @@ public:
   launch(const LaunchConfig &config, absl::Span<const Argument> positional,
          absl::Span<const KeywordArgument> keywords = {});
 
+  /// Binds the arguments as a launch on `device` would, and nothing else:
+  /// no hook runs, nothing is compiled or launched. The binder's error for
+  /// arguments a launch would refuse (tensors may be mock tensors, so a
+  /// tool can check its arguments before it allocates their memory).
+  absl::Status checkArguments(absl::Span<const Argument> positional,
+                              absl::Span<const KeywordArgument> keywords = {},
+                              int32_t device = 0);
+
   /// Compiles the specialization these arguments select without launching
   /// (tensors may be mock tensors: dtype only, treated as 16-byte aligned).
   /// Returns the record, which `preload` accepts in another process.
