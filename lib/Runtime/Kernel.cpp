@@ -136,8 +136,8 @@ namespace {
 /// Binds into `binding` as a launch on `device` would: with the backend's
 /// attributes, which stay in `specializer` for the record.
 absl::Status bindFor(Kernel::Impl &impl, absl::Span<const Argument> positional,
-                     absl::Span<const KeywordArgument> keywords,
-                     int32_t device, Binding &binding,
+                     absl::Span<const KeywordArgument> keywords, int32_t device,
+                     Binding &binding,
                      std::optional<BackendSpecializer> &specializer) {
   if (std::optional<BackendSpecializer> made =
           BackendSpecializer::forBackend(impl.getBackend(), device))

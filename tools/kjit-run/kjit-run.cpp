@@ -325,10 +325,12 @@ int main(int argc, char **argv) {
         !status.ok())
       fail(text(status));
 
-  // The --preload record is read first: a file that cannot be read is
-  // reported before the arguments are looked at.
-  const std::string preloadRecord =
-      options.preload.empty() ? std::string() : readRecord(options.preload);
+  // The record first, as before any launch: it needs no arguments, and a
+  // record that cannot be used is reported before they are looked at.
+  if (!options.preload.empty())
+    if (absl::Status status = (*kernel)->preload(readRecord(options.preload));
+        !status.ok())
+      fail("--preload " + options.preload + ": " + text(status));
 
   // Arguments: parameters in the order given, by keyword.
   // Host buffers, mirrored on the device when the backend has device memory
@@ -378,10 +380,6 @@ int main(int argc, char **argv) {
     keywords[i].value = tensor;
     readOnly[arg.name] = spec.readOnly;
   }
-
-  if (!options.preload.empty())
-    if (absl::Status status = (*kernel)->preload(preloadRecord); !status.ok())
-      fail("--preload " + options.preload + ": " + text(status));
 
   auto writeRecord = [&](const rt::SpecializationRecord &record) {
     if (options.recordOut.empty())
