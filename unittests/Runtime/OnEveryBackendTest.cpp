@@ -700,3 +700,80 @@ TEST_F(OnEveryBackend, EmptyGridCompilesAndRunsNothing) {
 }
 
 } // namespace
+
+// A device assert that fails under `debug` (matmul asserts 256 threads per
+// program; launched with 4 warps) is reported with the kernel's name, and
+// the next launch of another kernel in the same process behaves as
+// docs/HostBackend.md and docs/CudaBackend.md say: on the host the assert
+// fails its own launch and the next one runs; on cuda the context is
+// unusable from then on, every later call says so, and the process goes
+// on. In a process of its own (a death test re-executes this binary), so
+// that the context it spoils is no other test's.
+void failAssertThenLaunchAnother(Runtime &runtime, const Backend &backend) {
+  auto matmulModule = Module::load(runtime, example("matmul.mlir"));
+  auto addModule = Module::load(runtime, example("vector_add.mlir"));
+  if (!matmulModule.ok() || !addModule.ok())
+    std::_Exit(10);
+  Kernel *matmul = *(*matmulModule)->kernel("matmul");
+  Kernel *add = *(*addModule)->kernel("add");
+  DeviceBuffer a(backend, 256 * 4), b(backend, 256 * 4), c(backend, 256 * 4);
+  if (!a.status().ok() || !b.status().ok() || !c.status().ok())
+    std::_Exit(11);
+  Argument matmulArgs[] = {a.tensor(),
+                           b.tensor(),
+                           c.tensor(),
+                           Argument::integer(16),
+                           Argument::integer(16),
+                           Argument::integer(16),
+                           Argument::integer(16),
+                           Argument::integer(16),
+                           Argument::integer(16)};
+  KeywordArgument debug[] = {{"debug", Argument::boolean(true)},
+                             {"num_warps", Argument::integer(4)}};
+  LaunchConfig config;
+  absl::StatusOr<LaunchResult> failed =
+      matmul->launch(config, matmulArgs, debug);
+  // The host reports the assert from the launch itself; cuda enqueues it,
+  // and the next call finds it.
+  absl::Status found = failed.status();
+  if (found.ok())
+    found = backend.ref.synchronize(kDevice, 0);
+  std::string message(found.message());
+  std::fprintf(stderr, "the assert: %s\n", message.c_str());
+  const bool host = backend.target == "host";
+  const bool reported =
+      host ? message.find("device assert failed in kernel matmul") !=
+                     std::string::npos &&
+                 message.find("matmul runs 256 threads per program") !=
+                     std::string::npos
+           : message.find("CUDA_ERROR_ASSERT") != std::string::npos &&
+                 message.find("'matmul'") != std::string::npos;
+  if (!reported)
+    std::_Exit(12);
+
+  Argument addArgs[] = {a.tensor(), b.tensor(), c.tensor(),
+                        Argument::integer(8)};
+  absl::StatusOr<LaunchResult> next = add->launch(config, addArgs);
+  absl::Status after = next.status();
+  if (after.ok())
+    after = backend.ref.synchronize(kDevice, 0);
+  std::fprintf(stderr, "the next launch: %s\n",
+               after.ok() ? "ok" : std::string(after.message()).c_str());
+  if (host ? !after.ok()
+           : after.ok() || std::string(after.message())
+                                   .find("unusable after CUDA_ERROR_ASSERT") ==
+                               std::string::npos)
+    std::_Exit(13);
+  std::fflush(stderr);
+  std::_Exit(0);
+}
+
+TEST_F(OnEveryBackend, FailedDeviceAssertUnderDebug) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        start();
+        failAssertThenLaunchAnother(*runtime_, *backend_);
+      },
+      ::testing::ExitedWithCode(0), "the next launch: ");
+}
