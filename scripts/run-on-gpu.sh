@@ -260,7 +260,8 @@ for backend in "${backends[@]}"; do
   fi
   kjit_for_each_example example_step
   # The runtime's tests (specialization, the global check, hooks through the
-  # trace plugin, warmup/preload, single flight, empty grids) on this
+  # trace plugin, warmup/preload, single flight, empty grids, a device
+  # assert failing under debug and the launch after it) on this
   # backend, every buffer in its device memory (KjitOnEveryBackendTests).
   if [ -x "$B/bin/KjitOnEveryBackendTests" ]; then
     step "runtime tests $backend" env KJIT_TEST_BACKEND="$backend" \

@@ -1,7 +1,8 @@
 //===- OnEveryBackendTest.cpp - the runtime's tests on any backend --------===//
 //
 // Specialization, the global check, launch hooks, warmup/preload, single
-// flight and empty grids, on whichever backend KJIT_TEST_BACKEND names
+// flight, empty grids and a device assert failing under debug (in a
+// process of its own), on whichever backend KJIT_TEST_BACKEND names
 // ("host" when unset): CI runs this binary on the host backend through lit,
 // and the device bundle carries it to the GPU machine, where
 // scripts/run-on-gpu.sh runs it with KJIT_TEST_BACKEND=cuda (issue 10).
