@@ -392,10 +392,16 @@ public:
     KjitFinalizeNVVMOptions finalize;
     finalize.libdevice = !config->libdevice.empty();
     device.addPass(createKjitFinalizeNVVM(finalize));
-    // Debug builds: line tables, which NVPTX emits as .file/.loc naming the
-    // .mlir file and the kernel's lines.
-    if (options.debug)
-      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
+    // Debug builds: .file/.loc directives naming the .mlir file and the
+    // kernel's lines, and no more. Line tables (the pass's default) make
+    // NVPTX declare `.target sm_90, debug`, which ptxas refuses at -O3
+    // ("Optimized debugging not supported"): every debug compile failed to
+    // finalize.
+    if (options.debug) {
+      LLVM::DIScopeForLLVMFuncOpPassOptions lines;
+      lines.emissionKind = LLVM::DIEmissionKind::DebugDirectivesOnly;
+      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass(lines));
+    }
 
     GpuNVVMAttachTargetOptions attach;
     attach.chip = config->chip;
