@@ -23,17 +23,12 @@ Entry *Kernel::Impl::find(int32_t device, KeyView key) const {
   return nullptr;
 }
 
-Entry *Kernel::Impl::findOrInsert(int32_t device, KeyView key, bool &inserted) {
+Entry *Kernel::Impl::insert(int32_t device, KeyView key, bool &inserted) {
   inserted = false;
-  if (Entry *found = find(device, key))
-    return found;
   std::lock_guard<std::mutex> lock(cacheWriteMutex);
+  if (Entry *found = find(device, key)) // another thread inserted it meanwhile
+    return found;
   const Cache *current = caches[device].load(std::memory_order_acquire);
-  if (current) {
-    auto it = current->find(key);
-    if (it != current->end()) // another thread inserted it meanwhile
-      return it->second.get();
-  }
   auto next =
       current ? std::make_unique<Cache>(*current) : std::make_unique<Cache>();
   static std::atomic<uint64_t> nextSerial{1};
@@ -80,7 +75,7 @@ Kernel::Impl::ensureEntry(int32_t device, KeyView key,
     made.emplace(record());
     if (status = checkBlock(*made, device); !status.ok())
       return nullptr;
-    entry = findOrInsert(device, key, inserted);
+    entry = insert(device, key, inserted);
   }
   if (inserted) {
     compile(*entry, *made, isWarmup, device);

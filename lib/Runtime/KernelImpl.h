@@ -189,7 +189,9 @@ struct Kernel::Impl {
                         absl::Span<const KeywordArgument> keywords);
   /// The entry of `key` in the device's published map, or null.
   Entry *find(int32_t device, KeyView key) const;
-  Entry *findOrInsert(int32_t device, KeyView key, bool &inserted);
+  /// After `find` missed: under the write lock, the entry another thread
+  /// inserted meanwhile, or a new pending one (`inserted`) in a new map.
+  Entry *insert(int32_t device, KeyView key, bool &inserted);
   /// Whether the device can run `record`'s block (32 x num_warps threads
   /// within its described max_threads_per_block); the refusal otherwise.
   absl::Status checkBlock(const SpecializationRecord &record, int32_t device);
