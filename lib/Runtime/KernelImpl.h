@@ -251,11 +251,12 @@ struct Kernel::Impl {
              absl::Span<const KeywordArgument> keywords);
   /// launchWith's entry when the thread remembers none for the key: looked
   /// up (or compiled) and remembered. Null with `status` OK when the cache
-  /// hook skipped it, null with an error when it failed.
+  /// hook skipped it, null with an error when it failed or when it is not
+  /// loaded and `mayLoad` is false (LaunchConfig::mayLoad).
   ABSL_ATTRIBUTE_NOINLINE Entry *findEntry(ThreadState &state, int32_t device,
                                            const Cache *published,
                                            const BackendAttributes *attributes,
-                                           LaunchResult &result,
+                                           bool mayLoad, LaunchResult &result,
                                            absl::Status &status);
   /// A launch from inside a launch of this thread (a hook, the grid or
   /// metadata callback): with a binding and arguments of its own.

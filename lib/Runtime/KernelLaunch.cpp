@@ -526,8 +526,8 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
       state.remembers(config.device, published) ? state.entry : nullptr;
   if (ABSL_PREDICT_FALSE(!entry)) {
     absl::Status status;
-    entry =
-        findEntry(state, config.device, published, attributes, result, status);
+    entry = findEntry(state, config.device, published, attributes,
+                      config.mayLoad, result, status);
     if (!entry)
       return status.ok() ? absl::StatusOr<LaunchResult>(result)
                          : absl::StatusOr<LaunchResult>(status);
@@ -547,8 +547,21 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
 Entry *Kernel::Impl::findEntry(ThreadState &state, int32_t device,
                                const Cache *published,
                                const BackendAttributes *attributes,
-                               LaunchResult &result, absl::Status &status) {
+                               bool mayLoad, LaunchResult &result,
+                               absl::Status &status) {
   Binding &binding = state.binding;
+  if (!mayLoad) {
+    Entry *loaded = find(device, binding.key());
+    if (!loaded ||
+        loaded->state.load(std::memory_order_acquire) != Entry::State::Ready) {
+      status = absl::FailedPreconditionError(kjit::strCat(
+          "kernel '", manifest.name,
+          "' is not loaded for this specialization and may not be compiled "
+          "or loaded now (the stream is capturing a CUDA graph): launch or "
+          "warm it up once with these argument types before the capture"));
+      return nullptr;
+    }
+  }
   Entry *entry = ensureEntry(
       device, binding.key(),
       [&] { return plan->makeRecord(binding, attributes); },

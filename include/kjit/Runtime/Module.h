@@ -62,6 +62,12 @@ struct LaunchConfig {
   /// The backend's stream, as an integer (cuda: a CUstream, 0 the legacy
   /// default stream; host: ignored).
   uint64_t stream = 0;
+  /// False: a launch whose specialization is not loaded in this process
+  /// fails (FailedPrecondition, "warm up first") instead of asking the
+  /// hooks, the caches or the compiler. A launch recorded into a CUDA graph
+  /// sets it, since loading a module during stream capture would
+  /// invalidate the capture (docs/Python.md, "CUDA graphs").
+  bool mayLoad = true;
 };
 
 /// What happened in a launch.
