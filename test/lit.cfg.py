@@ -27,6 +27,12 @@ config.substitutions.append(
      "grep -o 'kjit\\.kernel @k(.*' | grep -o 'kjit\\.key = \"[0-9a-f]*\"'"))
 # The Debian python3 that runs lit also runs the tests' reference scripts.
 config.substitutions.append(("%python", sys.executable))
+# The Python package (python/): the tests run it with the Debian python3
+# that runs lit (numpy comes from python3-numpy).
+if config.kjit_python_dir and os.path.isdir(config.kjit_python_dir):
+    config.available_features.add("python-package")
+    config.substitutions.append(
+        ("%kjit-python", "env PYTHONPATH=%s %s" % (config.kjit_python_dir, sys.executable)))
 config.substitutions.append(("%examples", os.path.join(config.kjit_source_dir, "examples")))
 # Plugin ABI tests: the test plugins built from test/Plugins/Inputs, and the
 # C compiler of the build (to show that the layout freeze catches a break).

@@ -128,15 +128,23 @@ knobs = _Knobs()
 
 
 def _compile_arguments(event):
-    compile_info = json.loads(event["compile_json"])
-    compile_info["target"] = event["target"]
-    compile_info["device"] = event["device"]
-    compile_info["is_warmup"] = event["is_warmup"]
-    for field in ("metadata_json", "artifact_format", "compile_ns"):
-        if field in event:
-            value = event[field]
-            compile_info[field.replace("_json", "")] = (
-                json.loads(value) if field == "metadata_json" and value else value)
+    """The keyword arguments of a compile hook, in Triton's shape: compile
+    holds the key, signature, constants, the attributes (divisibility_16,
+    equal_to_1), each launch option, and specialization_data, the record
+    that kernel.preload() accepts."""
+    described = json.loads(event["compile_json"])
+    record = described["record"]
+    compile_info = dict(
+        key=described["key"], signature=record["signature"],
+        constants=record["constants"], attrs=record["attrs"], spec=record["spec"],
+        target=event["target"], device=event["device"],
+        is_warmup=event["is_warmup"], specialization_data=json.dumps(record))
+    compile_info.update(record["options"])
+    if "artifact_format" in event:
+        compile_info["artifact_format"] = event["artifact_format"]
+        compile_info["compile_ns"] = event["compile_ns"]
+        metadata = event["metadata_json"]
+        compile_info["metadata"] = json.loads(metadata) if metadata else {}
     return dict(key=event["key"], repr=event["repr"],
                 fn=FunctionInfo(event["name"], event["target"]),
                 compile=compile_info, is_manual_warmup=event["is_warmup"],

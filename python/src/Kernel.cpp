@@ -90,16 +90,17 @@ bool parseGrid(PyObject *object, rt::Grid &grid) {
                  size);
   grid = {1, 1, 1};
   for (Py_ssize_t i = 0; ok && i < size; ++i) {
-    PyObject *extent = PyTuple_GetItem(sequence, i);
-    long long value = PyLong_Check(extent) ? PyLong_AsLongLong(extent) : -1;
+    // Anything with __index__: a NumPy integer from a grid callable too.
+    PyObject *extent = PyNumber_Index(PyTuple_GetItem(sequence, i));
+    long long value = extent ? PyLong_AsLongLong(extent) : -1;
+    Py_XDECREF(extent);
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      value = -1;
+    }
     if (value < 0 || value > UINT32_MAX) {
-      if (!PyErr_Occurred())
-        PyErr_Format(PyExc_ValueError,
-                     "grid dimension %zd must be an int from 0 to 2^32-1",
-                     i);
-      else
-        PyErr_Clear(), PyErr_Format(PyExc_ValueError,
-                                    "grid dimension %zd is out of range", i);
+      PyErr_Format(PyExc_ValueError,
+                   "grid dimension %zd must be an int from 0 to 2^32-1", i);
       ok = false;
     } else {
       grid[i] = static_cast<uint32_t>(value);

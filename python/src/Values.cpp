@@ -227,7 +227,7 @@ struct Tensor {
 std::string describeParam(Py_ssize_t param, std::string_view name) {
   if (param < 0)
     return kjit::strCat("argument '", name, "'");
-  return kjit::strCat("argument ", name, " (at ", param, ")");
+  return kjit::strCat("argument '", name, "' (at ", param, ")");
 }
 
 bool unsupportedDtype(Py_ssize_t param, std::string_view name,
