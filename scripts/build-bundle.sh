@@ -60,6 +60,12 @@ if has_target kjit-cuda; then
   targets+=(kjit-cuda)
   plugins+=(kjit-cuda)
 fi
+# The Python package (python/) and the Python benchmarks' raw launcher.
+python_targets=()
+for t in kjit-python kjit-bench-python-raw-launch; do
+  has_target "$t" && python_targets+=("$t")
+done
+targets+=("${python_targets[@]}")
 # The runtime's tests on any backend (unittests/Runtime/OnEveryBackendTest.cpp;
 # GoogleTest is linked statically, so it needs only the runtime's libraries),
 # when the build has the unit tests.
@@ -129,6 +135,19 @@ if [ $cuda_driver_tool -eq 1 ]; then
      "$KJIT_ROOT/test/CudaBackend/Inputs/bad-syntax.ptx" "$stage/share/kjit/"
 fi
 cp "$KJIT_ROOT"/examples/*.mlir "$stage/examples/"
+# The Python package as build/python has it (kjit/ and the benchmarks' raw
+# launcher), the Python examples, benchmarks and the GPU suite.
+if [ ${#python_targets[@]} -gt 0 ]; then
+  mkdir -p "$stage/python" "$stage/examples/python" "$stage/bench/python" \
+           "$stage/test/python"
+  cp -r "$B/python/kjit" "$stage/python/"
+  find "$B/python" -maxdepth 1 -name '*.abi3.so' -exec cp {} "$stage/python/" \;
+  rm -rf "$stage/python/kjit/__pycache__"
+  cp "$KJIT_ROOT"/examples/python/*.py "$stage/examples/python/" 2>/dev/null || true
+  cp -r "$KJIT_ROOT"/bench/python/. "$stage/bench/python/" 2>/dev/null || true
+  cp "$KJIT_ROOT"/test/Python/*.py "$KJIT_ROOT"/test/Python/Inputs/*.py \
+     "$stage/test/python/" 2>/dev/null || true
+fi
 [ -f "$KJIT_ROOT/examples/README.md" ] && cp "$KJIT_ROOT/examples/README.md" "$stage/examples/"
 cp "$KJIT_ROOT/scripts/run-on-gpu.sh" "$KJIT_ROOT/scripts/examples.sh" \
    "$KJIT_ROOT/scripts/dispatch-ab-on-gpu.sh" \
@@ -158,7 +177,8 @@ is_base_lib() {
   return 1
 }
 elf_files() {
-  find "$stage/bin" "$stage/lib" -type f -exec sh -c \
+  find "$stage/bin" "$stage/lib" $( [ -d "$stage/python" ] && echo "$stage/python" ) \
+    -type f -name '*' -exec sh -c \
     'head -c4 "$1" | grep -q ELF && echo "$1"' _ {} \;
 }
 echo "=== copying shared-library dependencies"
@@ -196,6 +216,8 @@ while IFS= read -r f; do
   strip --strip-unneeded "$f"
   case "$f" in
     "$stage"/bin/*) patchelf --set-rpath '$ORIGIN/../lib' "$f" ;;
+    "$stage"/python/kjit/*) patchelf --set-rpath '$ORIGIN/../../lib' "$f" ;;
+    "$stage"/python/*) patchelf --set-rpath '$ORIGIN/../lib' "$f" ;;
     *) patchelf --set-rpath '$ORIGIN' "$f" ;;
   esac
 done < <(elf_files)

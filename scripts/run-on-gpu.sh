@@ -38,6 +38,10 @@
 #                    what scripts/verify-bundle.sh runs on a machine
 #                    without a GPU
 #   --quick          fewer rounds everywhere (a smoke test)
+#   --python         the Python package's steps alone: its GPU suite
+#                    (test/python/on_cuda.py), the Python examples, and
+#                    bench/python/launch_bench.py (launch cost, torch.compile,
+#                    CUDA graphs, start-up and bandwidth from Python)
 #
 # Environment: KJIT_ANCHORS (the anchors' folder; default ./.anchors when
 # it exists, else the bundle's anchors/), KJIT_GPU_DEADLINE_S (default 480:
@@ -56,7 +60,8 @@ for a in "$@"; do
   case "$a" in
     --host-only) mode=host ;;
     --quick) quick=1 ;;
-    *) echo "usage: $0 [--host-only] [--quick]" >&2; exit 2 ;;
+    --python) mode=python ;;
+    *) echo "usage: $0 [--host-only] [--quick] [--python]" >&2; exit 2 ;;
   esac
 done
 
@@ -236,6 +241,35 @@ note "anchors: $anchors"
 } > "$OUT_DIR/nvidia-smi.txt" 2>&1
 head -25 "$OUT_DIR/nvidia-smi.txt"
 
+# The Python package (python/ of the bundle): its GPU suite and examples;
+# with --python also its benchmarks, and nothing else.
+python_steps() {
+  if [ ! -d "$B/python/kjit" ]; then
+    note "FAIL  python: the bundle has no python/kjit (no python3-dev in the build)"
+    failed=$((failed + 1))
+    return
+  fi
+  step "python suite cuda" env PYTHONPATH="$B/python" KJIT_CACHE_DIR="$work/pycache" \
+    python3 "$B/test/python/on_cuda.py" "$B/examples"
+  for example in "$B"/examples/python/*.py; do
+    [ -f "$example" ] || continue
+    step "python example $(basename "$example")" env PYTHONPATH="$B/python" \
+      KJIT_CACHE_DIR="$work/pycache" python3 "$example"
+  done
+}
+if [ $mode = python ]; then
+  python_steps
+  if [ -f "$B/bench/python/launch_bench.py" ]; then
+    bench_flags=()
+    [ $quick -eq 1 ] && bench_flags=(--quick)
+    step "python launch bench" env PYTHONPATH="$B/python" \
+      KJIT_CACHE_DIR="$work/pycache-bench" TRITON_CACHE_DIR="$work/tcache-python" \
+      python3 "$B/bench/python/launch_bench.py" "${bench_flags[@]}"
+  fi
+  note "python: $passed passed, $failed failed"
+  exit $((failed > 0))
+fi
+
 # 2. The examples.
 backends=(cuda host)
 [ $mode = host ] && backends=(host)
@@ -271,6 +305,7 @@ for backend in "${backends[@]}"; do
          "bin/KjitOnEveryBackendTests (the build had no unit tests)"
     failed=$((failed + 1))
   fi
+  [ "$backend" = cuda ] && python_steps
   # Device times through the runtime: the trace plugin's launch_complete
   # hook makes every launch timed; each launch gets one device slice.
   step "device times $backend" device_times "$backend"

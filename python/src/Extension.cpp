@@ -82,14 +82,17 @@ bool findLocation(std::string_view message, std::string &file, long &line,
     if (p == columnStart || p >= message.size() || message[p] != ':')
       continue;
     size_t fileStart = colon;
-    while (fileStart > 0 && !std::isspace((unsigned char)message[fileStart - 1]) &&
+    while (fileStart > 0 &&
+           !std::isspace((unsigned char)message[fileStart - 1]) &&
            message[fileStart - 1] != '\'')
       --fileStart;
     if (fileStart == colon)
       continue;
     file = std::string(message.substr(fileStart, colon - fileStart));
-    line = std::stol(std::string(message.substr(lineStart, columnStart - 1 - lineStart)));
-    column = std::stol(std::string(message.substr(columnStart, p - columnStart)));
+    line = std::stol(
+        std::string(message.substr(lineStart, columnStart - 1 - lineStart)));
+    column =
+        std::stol(std::string(message.substr(columnStart, p - columnStart)));
     return true;
   }
   return false;
@@ -106,7 +109,8 @@ PyObject *raiseStatus(const absl::Status &status) {
     return nullptr;
   }
   if (findLocation(message, file, line, column)) {
-    PyObject *error = PyObject_CallFunction(CompileErrorType, "s", message.c_str());
+    PyObject *error =
+        PyObject_CallFunction(CompileErrorType, "s", message.c_str());
     if (!error)
       return nullptr;
     PyObject *fileObject = PyUnicode_FromString(file.c_str());
@@ -132,8 +136,7 @@ PyObject *raiseStatus(const absl::Status &status) {
 
 namespace {
 struct DTypeObject {
-  PyObject_HEAD
-  rt::DType dtype;
+  PyObject_HEAD rt::DType dtype;
 };
 
 PyObject *dtypeNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -176,10 +179,10 @@ Py_hash_t dtypeHash(PyObject *self) {
   return static_cast<Py_hash_t>(dtypeOf(self)) + 1;
 }
 
-PyGetSetDef dtypeGetters[] = {
-    {"name", dtypeName, nullptr, "The canonical name: 'fp32', 'bf16', 'i1'.",
-     nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyGetSetDef dtypeGetters[] = {{"name", dtypeName, nullptr,
+                               "The canonical name: 'fp32', 'bf16', 'i1'.",
+                               nullptr},
+                              {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot dtypeSlots[] = {
     {Py_tp_new, (void *)dtypeNew},
@@ -340,10 +343,10 @@ PyMethodDef moduleMethods[] = {
      "get_global(name): the global's current value as text."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyGetSetDef moduleGetters[] = {
-    {"source_name", moduleSourceName, nullptr,
-     "The name diagnostics give the kernel file.", nullptr},
-    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+PyGetSetDef moduleGetters[] = {{"source_name", moduleSourceName, nullptr,
+                                "The name diagnostics give the kernel file.",
+                                nullptr},
+                               {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyType_Slot moduleSlots[] = {
     {Py_tp_new, (void *)moduleNew},
@@ -385,20 +388,21 @@ PyMethodDef functions[] = {
      "(a process that only finds its kernels in the disk cache never does)."},
     {nullptr, nullptr, 0, nullptr}};
 
-PyModuleDef moduleDef = {PyModuleDef_HEAD_INIT,
-                         "kjit._kjit",
-                         "The native part of the kjit package (docs/Python.md).",
-                         -1,
-                         functions,
-                         nullptr,
-                         nullptr,
-                         nullptr,
-                         nullptr};
+PyModuleDef moduleDef = {
+    PyModuleDef_HEAD_INIT,
+    "kjit._kjit",
+    "The native part of the kjit package (docs/Python.md).",
+    -1,
+    functions,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr};
 
 bool addType(PyObject *module, const char *name, PyType_Spec &spec,
              PyTypeObject *&out, PyObject *base = nullptr) {
-  PyObject *type = base ? PyType_FromSpecWithBases(&spec, base)
-                        : PyType_FromSpec(&spec);
+  PyObject *type =
+      base ? PyType_FromSpecWithBases(&spec, base) : PyType_FromSpec(&spec);
   if (!type)
     return false;
   out = reinterpret_cast<PyTypeObject *>(type);
@@ -429,8 +433,7 @@ extern "C" KJIT_PLUGIN_EXPORT PyObject *PyInit__kjit() {
       addException(module, "Error", "kjit.Error", PyExc_RuntimeError,
                    "A kjit failure; the message is kjit's.", ErrorType) &&
       (argumentBases = PyTuple_Pack(2, ErrorType, PyExc_TypeError)) &&
-      addException(module, "ArgumentError", "kjit.ArgumentError",
-                   argumentBases,
+      addException(module, "ArgumentError", "kjit.ArgumentError", argumentBases,
                    "Launch arguments the binder refuses (also a TypeError).",
                    ArgumentErrorType) &&
       addException(module, "CompileError", "kjit.CompileError", ErrorType,

@@ -87,8 +87,7 @@ kjit_status *onCompiled(void *, const kjit_compiled_event *event) {
   PyObject *info = compileInfo(*event->info);
   if (info) {
     PyObject *metadata = text(event->metadata_json, event->metadata_json_len);
-    PyObject *format =
-        text(event->artifact_format, event->artifact_format_len);
+    PyObject *format = text(event->artifact_format, event->artifact_format_len);
     PyDict_SetItemString(info, "metadata_json", metadata);
     PyDict_SetItemString(info, "artifact_format", format);
     Py_XDECREF(metadata);
@@ -114,8 +113,7 @@ PyObject *launchInfo(const kjit_launch_event &event) {
       (int)event.launch_status);
 }
 
-kjit_status *onLaunchEnter(void *, const kjit_launch_event *event,
-                           uint64_t *) {
+kjit_status *onLaunchEnter(void *, const kjit_launch_event *event, uint64_t *) {
   PyGILState_STATE gil = PyGILState_Ensure();
   Py_XDECREF(dispatch("launch_enter", launchInfo(*event)));
   PyGILState_Release(gil);
@@ -141,16 +139,10 @@ const kjit_hook_table hookTable = {
 };
 
 const kjit_plugin_api pluginApi = {
-    sizeof(kjit_plugin_api),
-    nullptr,
-    "python",
-    6,
-    "1",
-    1,
+    sizeof(kjit_plugin_api), nullptr,    "python", 6, "1", 1,
     KJIT_CAP_THREAD_SAFE, // every hook takes the GIL itself
     /*init=*/nullptr,
-    /*fini=*/nullptr,
-    &hookTable,
+    /*fini=*/nullptr,        &hookTable,
     /*backend=*/nullptr,
     /*cache_store=*/nullptr,
 };

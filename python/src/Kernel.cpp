@@ -28,8 +28,7 @@ namespace {
 PyTypeObject *KernelType, *LauncherType, *BoundType;
 
 struct KernelObject {
-  PyObject_HEAD
-  PyObject *module; // a ModuleObject
+  PyObject_HEAD PyObject *module; // a ModuleObject
   std::string name;
   /// The kernel in each target's runtime, found on its first launch there.
   rt::Kernel *kernels[kNumTargets] = {};
@@ -160,7 +159,8 @@ bool evaluateGrid(const GridSpec &spec, const rt::KernelManifest &manifest,
   PyObject *mapping = gridMapping(manifest, args, nargs, kwnames);
   if (!mapping)
     return false;
-  PyObject *result = PyObject_CallFunctionObjArgs(spec.callable, mapping, nullptr);
+  PyObject *result =
+      PyObject_CallFunctionObjArgs(spec.callable, mapping, nullptr);
   Py_DECREF(mapping);
   if (!result)
     return false;
@@ -170,7 +170,8 @@ bool evaluateGrid(const GridSpec &spec, const rt::KernelManifest &manifest,
 }
 
 bool runPreRunHooks(KernelObject *kernel, PyObject *const *args,
-                    Py_ssize_t nargs, PyObject *kwnames, Py_ssize_t skipKeyword) {
+                    Py_ssize_t nargs, PyObject *kwnames,
+                    Py_ssize_t skipKeyword) {
   if (!kernel->preRunHooks || PyList_Size(kernel->preRunHooks) == 0)
     return true;
   PyObject *positional = PyTuple_New(nargs);
@@ -323,8 +324,7 @@ PyObject *launch(KernelObject *kernel, const GridSpec &grid,
 //===----------------------------------------------------------------------===//
 
 struct LauncherObject {
-  PyObject_HEAD
-  PyObject *kernel;
+  PyObject_HEAD PyObject *kernel;
   PyObject *gridObject;
   GridSpec grid;
 };
@@ -369,11 +369,10 @@ void genericDealloc(PyObject *self, inquiry clear) {
 
 void launcherDealloc(PyObject *self) { genericDealloc(self, launcherClear); }
 
-PyType_Slot launcherSlots[] = {
-    {Py_tp_dealloc, (void *)launcherDealloc},
-    {Py_tp_traverse, (void *)launcherTraverse},
-    {Py_tp_clear, (void *)launcherClear},
-    {0, nullptr}};
+PyType_Slot launcherSlots[] = {{Py_tp_dealloc, (void *)launcherDealloc},
+                               {Py_tp_traverse, (void *)launcherTraverse},
+                               {Py_tp_clear, (void *)launcherClear},
+                               {0, nullptr}};
 PyType_Spec launcherSpec = {"kjit._kjit.Launcher", sizeof(LauncherObject), 0,
                             Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
                             launcherSlots};
@@ -552,14 +551,12 @@ PyObject *kernelStats(PyObject *self, PyObject *) {
     if (!kernel->kernels[t])
       continue;
     rt::KernelStats s = kernel->kernels[t]->stats();
-    PyObject *entry = Py_BuildValue("{s:K,s:K,s:K}", "compiles",
-                                    (unsigned long long)s.compiles,
-                                    "disk_hits", (unsigned long long)s.diskHits,
-                                    "remote_hits",
-                                    (unsigned long long)s.remoteHits);
-    if (!entry ||
-        PyDict_SetItemString(stats, targetName(static_cast<Target>(t)),
-                             entry) < 0) {
+    PyObject *entry = Py_BuildValue(
+        "{s:K,s:K,s:K}", "compiles", (unsigned long long)s.compiles,
+        "disk_hits", (unsigned long long)s.diskHits, "remote_hits",
+        (unsigned long long)s.remoteHits);
+    if (!entry || PyDict_SetItemString(
+                      stats, targetName(static_cast<Target>(t)), entry) < 0) {
       Py_XDECREF(entry);
       Py_DECREF(stats);
       return nullptr;
@@ -574,8 +571,7 @@ PyObject *kernelStats(PyObject *self, PyObject *) {
 //===----------------------------------------------------------------------===//
 
 struct BoundObject {
-  PyObject_HEAD
-  PyObject *kernel;
+  PyObject_HEAD PyObject *kernel;
   /// The objects whose memory the launch reads, kept alive with it.
   PyObject *objects;
   rt::Kernel *runtimeKernel;
@@ -612,9 +608,8 @@ PyObject *kernelBind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   Target target;
   rt::Kernel *runtimeKernel = placeLaunch(kernel, read.placement, target);
   rt::Grid fixed;
-  if (!runtimeKernel ||
-      !evaluateGrid(grid, *kernel->manifest, args + 1, nargs - 1, kwnames,
-                    fixed))
+  if (!runtimeKernel || !evaluateGrid(grid, *kernel->manifest, args + 1,
+                                      nargs - 1, kwnames, fixed))
     return nullptr;
   // The binder's refusal now, not at the first call.
   if (absl::Status checked = runtimeKernel->checkArguments(
@@ -625,8 +620,8 @@ PyObject *kernelBind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
   if (!object)
     return nullptr;
   BoundObject *bound = asBound(object);
-  new (&bound->positional) std::vector<rt::Argument>(read.positional.begin(),
-                                                     read.positional.end());
+  new (&bound->positional)
+      std::vector<rt::Argument>(read.positional.begin(), read.positional.end());
   new (&bound->names) std::vector<std::string>();
   new (&bound->keywords) std::vector<rt::KeywordArgument>();
   new (&bound->config) rt::LaunchConfig();
@@ -704,8 +699,8 @@ PyObject *boundCall(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     config.mayLoad = !streamIsCapturing(config.stream);
   absl::StatusOr<rt::LaunchResult> result;
   PyThreadState *thread = PyEval_SaveThread();
-  result = bound->runtimeKernel->launch(config, bound->positional,
-                                        bound->keywords);
+  result =
+      bound->runtimeKernel->launch(config, bound->positional, bound->keywords);
   PyEval_RestoreThread(thread);
   if (ABSL_PREDICT_TRUE(result.ok() && !result->compiled))
     if (ABSL_PREDICT_TRUE(!restorePendingException()))
@@ -847,19 +842,17 @@ PyGetSetDef kernelGetters[] = {
      "The list of pre-run hooks (remove one with .remove(fn)).", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
-PyType_Slot kernelSlots[] = {
-    {Py_tp_new, (void *)kernelNew},
-    {Py_tp_dealloc, (void *)kernelDealloc},
-    {Py_tp_traverse, (void *)kernelTraverse},
-    {Py_tp_clear, (void *)kernelClear},
-    {Py_mp_subscript, (void *)kernelSubscript},
-    {Py_tp_methods, kernelMethods},
-    {Py_tp_getset, kernelGetters},
-    {0, nullptr}};
+PyType_Slot kernelSlots[] = {{Py_tp_new, (void *)kernelNew},
+                             {Py_tp_dealloc, (void *)kernelDealloc},
+                             {Py_tp_traverse, (void *)kernelTraverse},
+                             {Py_tp_clear, (void *)kernelClear},
+                             {Py_mp_subscript, (void *)kernelSubscript},
+                             {Py_tp_methods, kernelMethods},
+                             {Py_tp_getset, kernelGetters},
+                             {0, nullptr}};
 PyType_Spec kernelSpec = {
     "kjit._kjit.Kernel", sizeof(KernelObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
-    kernelSlots};
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, kernelSlots};
 
 bool addType(PyObject *module, const char *name, PyType_Spec &spec,
              PyTypeObject *&out) {
@@ -874,9 +867,8 @@ bool addType(PyObject *module, const char *name, PyType_Spec &spec,
 } // namespace
 
 bool addKernelTypes(PyObject *module) {
-  static PyType_Spec boundSpec = {"kjit._kjit.BoundLaunch",
-                                  sizeof(BoundObject), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+  static PyType_Spec boundSpec = {"kjit._kjit.BoundLaunch", sizeof(BoundObject),
+                                  0, Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
                                   boundSlots};
   return addType(module, "Kernel", kernelSpec, KernelType) &&
          addType(module, "_Launcher", launcherSpec, LauncherType) &&

@@ -1,4 +1,5 @@
-//===- Kernel.h - the Module and Kernel objects of the extension -*- C++ -*-===//
+//===- Kernel.h - the Module and Kernel objects of the extension -*- C++
+//-*-===//
 //
 // What Extension.cpp (modules) and Kernel.cpp (kernels, launchers, bound
 // launches) share.
@@ -38,8 +39,7 @@ struct ModuleState {
 /// The Python object: the C++ state is constructed in place after the
 /// object header, never over it.
 struct ModuleObject {
-  PyObject_HEAD
-  ModuleState state;
+  PyObject_HEAD ModuleState state;
 };
 
 extern PyTypeObject *ModuleType;

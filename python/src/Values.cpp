@@ -67,8 +67,7 @@ struct DLPackExchangeAPI {
   int (*tensorFromObject)(void *object, DLTensor *out);
   int (*currentStream)(int32_t deviceType, int32_t deviceId, void **stream);
 };
-constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3,
-                  kDLCUDAManaged = 13;
+constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
 constexpr uint64_t kDLReadOnly = 1;
 
 /// The protocols a type offers, found once per type.
@@ -96,7 +95,13 @@ const DLPackExchangeAPI *exchangeApiOf(PyTypeObject *type) {
       PyErr_Clear();
       continue;
     }
-    void *pointer = PyLong_Check(value) ? PyLong_AsVoidPtr(value) : nullptr;
+    // A capsule (PyTorch: "dlpack_exchange_api"), or an int as the DLPack
+    // specification first described it.
+    void *pointer = nullptr;
+    if (PyCapsule_CheckExact(value))
+      pointer = PyCapsule_GetPointer(value, PyCapsule_GetName(value));
+    else if (PyLong_Check(value))
+      pointer = PyLong_AsVoidPtr(value);
     Py_DECREF(value);
     if (!pointer) {
       PyErr_Clear();
@@ -129,12 +134,13 @@ const TypeEntry &entryFor(PyTypeObject *type) {
     entry.protocols |= kDLPack;
   if (typeHas(type, "data_ptr"))
     entry.protocols |= kDataPtr;
-  // torch.dtype and numpy.dtype: a type named "dtype" whose str() is a
-  // dtype's name.
+  // torch.dtype and numpy.dtype: a type named "dtype" (NumPy's are
+  // "dtype[float32]") whose str() is a dtype's name.
   PyObject *typeName = PyObject_GetAttrString((PyObject *)type, "__name__");
   if (typeName) {
     const char *text = PyUnicode_AsUTF8AndSize(typeName, nullptr);
-    if (text && std::strcmp(text, "dtype") == 0)
+    if (text && std::strncmp(text, "dtype", 5) == 0 &&
+        (text[5] == 0 || text[5] == '['))
       entry.protocols |= kDTypeLike;
     Py_DECREF(typeName);
   }
@@ -152,25 +158,36 @@ std::optional<rt::DType> dtypeFromDLPack(DLDataType type) {
   switch (type.code) {
   case 0: // int
     switch (type.bits) {
-    case 8: return DType::I8;
-    case 16: return DType::I16;
-    case 32: return DType::I32;
-    case 64: return DType::I64;
+    case 8:
+      return DType::I8;
+    case 16:
+      return DType::I16;
+    case 32:
+      return DType::I32;
+    case 64:
+      return DType::I64;
     }
     break;
   case 1: // uint
     switch (type.bits) {
-    case 8: return DType::U8;
-    case 16: return DType::U16;
-    case 32: return DType::U32;
-    case 64: return DType::U64;
+    case 8:
+      return DType::U8;
+    case 16:
+      return DType::U16;
+    case 32:
+      return DType::U32;
+    case 64:
+      return DType::U64;
     }
     break;
   case 2: // float
     switch (type.bits) {
-    case 16: return DType::FP16;
-    case 32: return DType::FP32;
-    case 64: return DType::FP64;
+    case 16:
+      return DType::FP16;
+    case 32:
+      return DType::FP32;
+    case 64:
+      return DType::FP64;
     }
     break;
   case 4: // bfloat
@@ -193,18 +210,18 @@ std::optional<rt::DType> dtypeFromTypestr(std::string_view text) {
   std::string_view size = text.substr(2);
   using rt::DType;
   if (kind == 'f')
-    return size == "2" ? std::optional(DType::FP16)
+    return size == "2"   ? std::optional(DType::FP16)
            : size == "4" ? std::optional(DType::FP32)
            : size == "8" ? std::optional(DType::FP64)
                          : std::nullopt;
   if (kind == 'i')
-    return size == "1" ? std::optional(DType::I8)
+    return size == "1"   ? std::optional(DType::I8)
            : size == "2" ? std::optional(DType::I16)
            : size == "4" ? std::optional(DType::I32)
            : size == "8" ? std::optional(DType::I64)
                          : std::nullopt;
   if (kind == 'u')
-    return size == "1" ? std::optional(DType::U8)
+    return size == "1"   ? std::optional(DType::U8)
            : size == "2" ? std::optional(DType::U16)
            : size == "4" ? std::optional(DType::U32)
            : size == "8" ? std::optional(DType::U64)
@@ -232,7 +249,8 @@ std::string describeParam(Py_ssize_t param, std::string_view name) {
 
 bool unsupportedDtype(Py_ssize_t param, std::string_view name,
                       std::string_view what) {
-  PyErr_Format(ArgumentErrorType, "%s: a tensor of %s, which kjit cannot launch with",
+  PyErr_Format(ArgumentErrorType,
+               "%s: a tensor of %s, which kjit cannot launch with",
                describeParam(param, name).c_str(), std::string(what).c_str());
   return false;
 }
@@ -296,8 +314,9 @@ bool fromArrayInterface(PyObject *interface, bool cuda, Py_ssize_t param,
     return false;
   std::optional<rt::DType> dtype = dtypeFromTypestr({text, (size_t)size});
   if (!dtype)
-    return unsupportedDtype(param, name,
-                            kjit::strCat("typestr '", std::string_view(text, size), "'"));
+    return unsupportedDtype(
+        param, name,
+        kjit::strCat("typestr '", std::string_view(text, size), "'"));
   out.address = address;
   out.dtype = *dtype;
   out.readOnly = readOnly == 1;
@@ -324,8 +343,8 @@ bool fromDLPackCapsule(PyObject *object, Py_ssize_t param,
     if (managed->deleter)
       managed->deleter(managed);
   } else if (PyCapsule_IsValid(capsule, "dltensor")) {
-    auto *managed =
-        static_cast<DLManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
+    auto *managed = static_cast<DLManagedTensor *>(
+        PyCapsule_GetPointer(capsule, "dltensor"));
     ok = fromDLTensor(managed->tensor, param, name, out);
     PyCapsule_SetName(capsule, "used_dltensor");
     if (managed->deleter)
@@ -376,7 +395,8 @@ bool fromDataPtr(PyObject *object, Py_ssize_t param, std::string_view name,
   if (type && PyUnicode_Check(type) &&
       PyUnicode_CompareWithASCIIString(type, "cuda") == 0) {
     out.target = Target::Cuda;
-    out.device = index && PyLong_Check(index) ? (int32_t)PyLong_AsLong(index) : 0;
+    out.device =
+        index && PyLong_Check(index) ? (int32_t)PyLong_AsLong(index) : 0;
   }
   Py_XDECREF(type);
   Py_XDECREF(index);
@@ -389,7 +409,8 @@ bool isNumpyScalar(PyObject *object) {
   static PyObject *generic = nullptr;
   if (!generic) {
     PyObject *modules = PyImport_GetModuleDict();
-    PyObject *numpy = modules ? PyDict_GetItemString(modules, "numpy") : nullptr;
+    PyObject *numpy =
+        modules ? PyDict_GetItemString(modules, "numpy") : nullptr;
     if (!numpy)
       return false;
     generic = PyObject_GetAttrString(numpy, "generic");
@@ -541,8 +562,8 @@ bool readValue(PyObject *object, Py_ssize_t param, std::string_view name,
       if (read < 0)
         return false;
       if (read > 0) {
-        out = rt::Argument::tensor(tensor.address, tensor.dtype,
-                                   tensor.readOnly);
+        out =
+            rt::Argument::tensor(tensor.address, tensor.dtype, tensor.readOnly);
         Placement &placement = *context.placement;
         if (!placement.any) {
           placement.any = true;
@@ -652,8 +673,8 @@ bool streamIsCapturing(uint64_t stream) {
     void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!driver)
       return false;
-    isCapturing = reinterpret_cast<IsCapturing>(
-        dlsym(driver, "cuStreamIsCapturing"));
+    isCapturing =
+        reinterpret_cast<IsCapturing>(dlsym(driver, "cuStreamIsCapturing"));
     if (!isCapturing)
       return false;
   }

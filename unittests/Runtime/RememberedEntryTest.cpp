@@ -265,9 +265,10 @@ TEST(RememberedEntry, ABindingSizedForAnotherPlanForgetsItsKeywords) {
   std::vector<KeywordArgument> f = {{"f", Argument::integer(2)}};
   ASSERT_TRUE(widePlan->bind(five, f, binding).ok());
   absl::Status status = narrowPlan->bind({}, f, binding);
-  EXPECT_EQ(std::string(status.message()),
-            "kernel 'narrow': keyword argument f was specified but unrecognised "
-            "(neither a parameter nor a launch option)");
+  EXPECT_EQ(
+      std::string(status.message()),
+      "kernel 'narrow': keyword argument f was specified but unrecognised "
+      "(neither a parameter nor a launch option)");
   std::vector<KeywordArgument> x = {{"x", Argument::integer(3)}};
   ASSERT_TRUE(narrowPlan->bind({}, x, binding).ok());
   EXPECT_EQ(binding.arguments()[0].asInt(), 3);
