@@ -12,6 +12,7 @@ KJIT_PACKAGES=(
   libzstd-dev libxxhash-dev  # the disk cache: compression, checksums
   libhiredis-dev redis-server  # the fleet cache's Redis store and its tests
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
+  python3-dev python3-numpy  # the Python package (python/) and its tests
 )
 
 kjit_install_packages() {

@@ -454,8 +454,8 @@ BindPlan::Impl::bindKeywords(absl::Span<const Argument> positional,
           keywords.find(absl::string_view(kw.name.data(), kw.name.size()));
       if (it == keywords.end())
         return absl::InvalidArgumentError(kjit::strCat(
-            "kernel '", manifest.name, "': keyword argument ", kw.name,
-            " was specified but unrecognised (neither a parameter nor a "
+            "kernel '", manifest.name, "': keyword argument '", kw.name,
+            "' was specified but unrecognised (neither a parameter nor a "
             "launch option)"));
       code = it->second;
       if (remembered && code < kDeprecatedCode)

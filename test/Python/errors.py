@@ -42,7 +42,7 @@ refuses(lambda: add[one](x, x, x), kjit.ArgumentError,
 refuses(lambda: add[one](x, x, x, 16, 1024, 5), TypeError,
         "kernel 'add' takes 5 arguments but 6 were given")
 refuses(lambda: add[one](x, x, x, 16, BLOCKK=3), TypeError,
-        "keyword argument BLOCKK was specified but unrecognised")
+        "keyword argument 'BLOCKK' was specified but unrecognised")
 refuses(lambda: add[one](ints, x, x, 16), kjit.ArgumentError,
         "argument 'x' of kernel 'add': expected a tensor of fp32", "got a tensor of i32")
 refuses(lambda: add[one](x, x, x, 2**40), kjit.ArgumentError,

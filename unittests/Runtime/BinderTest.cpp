@@ -349,7 +349,7 @@ TEST(BinderErrors, Keywords) {
   BindPlan plan = makePlan({param("x"), param("n")});
   EXPECT_EQ(
       errorOf(plan, {Argument::integer(1)}, {{"foo", Argument::integer(2)}}),
-      "kernel 'k': keyword argument foo was specified but unrecognised "
+      "kernel 'k': keyword argument 'foo' was specified but unrecognised "
       "(neither a parameter "
       "nor a launch option)");
   EXPECT_EQ(errorOf(plan, {Argument::integer(1)},
@@ -796,7 +796,7 @@ TEST(Binder, KeywordsThatMoveBindByName) {
   std::vector<KeywordArgument> unknown = {{"q", Argument::integer(1)}};
   absl::Status status = plan.bind(x, unknown, b);
   EXPECT_EQ(status.message(),
-            "kernel 'k': keyword argument q was specified but unrecognised "
+            "kernel 'k': keyword argument 'q' was specified but unrecognised "
             "(neither a parameter nor a launch option)");
   // More keywords than the binder remembers places for (eight).
   std::vector<KernelParam> many;

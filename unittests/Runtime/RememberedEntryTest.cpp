@@ -267,7 +267,7 @@ TEST(RememberedEntry, ABindingSizedForAnotherPlanForgetsItsKeywords) {
   absl::Status status = narrowPlan->bind({}, f, binding);
   EXPECT_EQ(
       std::string(status.message()),
-      "kernel 'narrow': keyword argument f was specified but unrecognised "
+      "kernel 'narrow': keyword argument 'f' was specified but unrecognised "
       "(neither a parameter nor a launch option)");
   std::vector<KeywordArgument> x = {{"x", Argument::integer(3)}};
   ASSERT_TRUE(narrowPlan->bind({}, x, binding).ok());

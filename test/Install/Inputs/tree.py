@@ -7,8 +7,9 @@ The list is the fenced block between the markers
 per line, relative to the prefix. `<config>` in a path stands for the build
 type in lower case (kjitTargets-release.cmake). A path followed by
 `# built when ...` is a plugin the build makes only on some machines (the
-Redis store needs libhiredis-dev): it is promised exactly when the build
-has it in BUILD_LIB_DIR. Prints what differs and exits 1, or prints
+Redis store needs libhiredis-dev, the Python package python3-dev): it is
+promised exactly when the build has it in BUILD_LIB_DIR (the package: in
+BUILD_LIB_DIR/../python/kjit). Prints what differs and exits 1, or prints
 "install tree ok: N files" and exits 0.
 """
 import os
@@ -28,8 +29,11 @@ def promised(doc, build_type, build_lib_dir):
             continue
         path, _, condition = line.partition("#")
         path = path.strip().replace("<config>", build_type.lower())
+        # The Python package is built beside lib/, in python/kjit.
+        built_in = (os.path.join(build_lib_dir, "..", "python", "kjit")
+                    if "/python3/" in path else build_lib_dir)
         if condition and not os.path.exists(
-                os.path.join(build_lib_dir, os.path.basename(path))):
+                os.path.join(built_in, os.path.basename(path))):
             continue
         paths.add(path)
     return paths
