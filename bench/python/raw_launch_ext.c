@@ -1,33 +1,33 @@
 /*===- raw_launch_ext.c - the raw cuLaunchKernel floors, from Python ------===*\
 |*                                                                            *|
-|* _kjit_raw_launch: the two floors launch_bench.py puts beside kjit's and   *|
-|* Triton's Python launches, in the same process, context and stream:        *|
+|* _kjit_raw_launch: the two floors launch_bench.py puts beside kjit's and    *|
+|* Triton's Python launches, in the same process, context and stream:         *|
 |*                                                                            *|
-|*   launch_prepared()  one cuLaunchKernel whose parameters were packed by   *|
-|*                      prepare(): the least a launch from Python can cost   *|
-|*                      (one METH_FASTCALL call, no argument to read);       *|
-|*   c_loop(n)          the same cuLaunchKernel n times in a C loop: the     *|
-|*                      driver alone, what a C program pays.                 *|
+|*   launch_prepared()  one cuLaunchKernel whose parameters were packed by    *|
+|*                      prepare(): the least a launch from Python can cost    *|
+|*                      (one METH_FASTCALL call, at most a slot to read);     *|
+|*   c_loop(n)          the same cuLaunchKernel n times in a C loop: the      *|
+|*                      driver alone, what a C program pays.                  *|
 |*                                                                            *|
-|* The driver (libcuda.so.1, or KJIT_CUDA_DRIVER as for kjit's cuda backend) *|
-|* is opened with dlopen on first use and every entry point is               *|
-|* resolved through cuGetProcAddress_v2 (plain dlsym can return an older     *|
-|* ABI of the same name), so this builds with neither the CUDA toolkit nor   *|
-|* a GPU, and importing it never touches the driver. Written against the     *|
-|* limited API of Python 3.10, like kjit._kjit, so one binary loads in the   *|
-|* GPU machine's Python as well as the build machine's.                      *|
+|* The driver (libcuda.so.1, or KJIT_CUDA_DRIVER as for kjit's cuda backend)  *|
+|* is opened with dlopen on first use and every entry point is                *|
+|* resolved through cuGetProcAddress_v2 (plain dlsym can return an older      *|
+|* ABI of the same name), so this builds with neither the CUDA toolkit nor    *|
+|* a GPU, and importing it never touches the driver. Written against the      *|
+|* limited API of Python 3.10, like kjit._kjit, so one binary loads in the    *|
+|* GPU machine's Python as well as the build machine's.                       *|
 |*                                                                            *|
-|*   load(image, name) -> function       a kernel of a PTX or cubin image    *|
-|*   mem_alloc(nbytes) -> int            device memory (never freed)         *|
-|*   prepare(function, grid, block, fmt, *values, stream=0, shared=0)        *|
-|*       -> slot                          packs the parameters once; fmt has *|
-|*                                        one letter per value: P pointer,   *|
-|*                                        Q/q 64-bit, I/i 32-bit, f float,   *|
-|*                                        d double                           *|
-|*   launch_prepared([slot])             one launch (default: the last slot) *|
-|*   c_loop(n[, slot])                   n launches from C                   *|
-|*   synchronize()                       cuCtxSynchronize                    *|
-|*   driver_error() -> str or None       why the driver cannot be used       *|
+|*   load(image, name) -> function       a kernel of a PTX or cubin image     *|
+|*   mem_alloc(nbytes) -> int            device memory (never freed)          *|
+|*   prepare(function, grid, block, fmt, *values, stream=0, shared=0)         *|
+|*       -> slot                          packs the parameters once; fmt has  *|
+|*                                        one letter per value: P pointer,    *|
+|*                                        Q/q 64-bit, I/i 32-bit, f float,    *|
+|*                                        d double                            *|
+|*   launch_prepared([slot])             one launch (default: the last slot)  *|
+|*   c_loop(n[, slot])                   n launches from C                    *|
+|*   synchronize()                       cuCtxSynchronize                     *|
+|*   driver_error() -> str or None       why the driver cannot be used        *|
 \*===----------------------------------------------------------------------===*/
 #define Py_LIMITED_API 0x030A0000
 #define PY_SSIZE_T_CLEAN
@@ -55,13 +55,13 @@ static CUresult (*p_cuDeviceGet)(CUdevice *, int);
 static CUresult (*p_cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
 static CUresult (*p_cuCtxSetCurrent)(CUcontext);
 static CUresult (*p_cuModuleLoadData)(CUmodule *, const void *);
-static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule,
-                                         const char *);
+static CUresult (*p_cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
 static CUresult (*p_cuMemAlloc)(CUdeviceptr *, size_t);
 static CUresult (*p_cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
                                     unsigned, unsigned, unsigned, unsigned,
                                     CUstream, void **, void **);
 static CUresult (*p_cuCtxSynchronize)(void);
+static CUresult (*p_cuStreamSynchronize)(CUstream);
 static CUresult (*p_cuGetErrorString)(CUresult, const char **);
 
 /* 0: not tried yet; 1: ready; -1: failed, with the reason in open_error. */
@@ -143,27 +143,35 @@ static int open_driver(void) {
     PyErr_SetString(PyExc_RuntimeError, open_error);
     return -1;
   }
-  /* Version 12000: the CUDA 12 ABI of each entry point. */
-#define RESOLVE(name)                                                          \
+  /* The CUDA 12 ABI of each entry point, which CUDA 13 drivers still hand
+   * out; else the CUDA 13 one (the tests' fake driver offers only that). */
+#define RESOLVE(name, required)                                                \
   do {                                                                         \
     int found = 0;                                                             \
-    if (get_proc(#name, (void **)&p_##name, 12000, 0, &found) != 0 ||          \
-        !p_##name) {                                                           \
+    if ((get_proc(#name, (void **)&p_##name, 12000, 0, &found) != 0 ||         \
+         !p_##name) &&                                                         \
+        (get_proc(#name, (void **)&p_##name, 13000, 0, &found) != 0 ||         \
+         !p_##name) &&                                                         \
+        required) {                                                            \
       snprintf(open_error, sizeof open_error, "cannot resolve %s", #name);     \
       PyErr_SetString(PyExc_RuntimeError, open_error);                         \
       return -1;                                                               \
     }                                                                          \
   } while (0)
-  RESOLVE(cuGetErrorString);
-  RESOLVE(cuInit);
-  RESOLVE(cuDeviceGet);
-  RESOLVE(cuDevicePrimaryCtxRetain);
-  RESOLVE(cuCtxSetCurrent);
-  RESOLVE(cuModuleLoadData);
-  RESOLVE(cuModuleGetFunction);
-  RESOLVE(cuMemAlloc);
-  RESOLVE(cuLaunchKernel);
-  RESOLVE(cuCtxSynchronize);
+  RESOLVE(cuGetErrorString, 0);
+  RESOLVE(cuInit, 1);
+  RESOLVE(cuDeviceGet, 1);
+  RESOLVE(cuDevicePrimaryCtxRetain, 1);
+  RESOLVE(cuCtxSetCurrent, 1);
+  RESOLVE(cuModuleLoadData, 1);
+  RESOLVE(cuModuleGetFunction, 1);
+  RESOLVE(cuMemAlloc, 1);
+  RESOLVE(cuLaunchKernel, 1);
+  /* Without cuCtxSynchronize (the fake driver), synchronize() waits for
+   * the legacy default stream, which every launch here uses by default. */
+  RESOLVE(cuCtxSynchronize, 0);
+  if (!p_cuCtxSynchronize)
+    RESOLVE(cuStreamSynchronize, 1);
 #undef RESOLVE
 #define CHECK(call, what)                                                      \
   do {                                                                         \
@@ -275,8 +283,8 @@ static int read_dims(PyObject *object, unsigned dims[3], const char *what) {
     if (value == (unsigned long)-1 && PyErr_Occurred())
       return -1;
     if (value == 0 || value > 0xFFFFFFFFul) {
-      PyErr_Format(PyExc_ValueError, "%s[%zd] must be from 1 to 2^32-1",
-                   what, i);
+      PyErr_Format(PyExc_ValueError, "%s[%zd] must be from 1 to 2^32-1", what,
+                   i);
       return -1;
     }
     dims[i] = (unsigned)value;
@@ -312,8 +320,8 @@ static int pack_value(char kind, PyObject *value, uint64_t *cell,
       return -1;
     if (kind == 'I' ? (v < 0 || v > 0xFFFFFFFFll)
                     : (v < INT32_MIN || v > INT32_MAX)) {
-      PyErr_Format(PyExc_OverflowError, "value %zd does not fit '%c'", index,
-                   kind);
+      PyErr_Format(PyExc_OverflowError, "value %zd (%lld) does not fit '%c'",
+                   index, v, kind);
       return -1;
     }
     bits = (uint32_t)v;
@@ -358,8 +366,7 @@ static PyObject *prepare(PyObject *self, PyObject *args, PyObject *kwargs) {
                     "shared=0)");
     return NULL;
   }
-  prepared.function =
-      (CUfunction)PyLong_AsVoidPtr(PyTuple_GetItem(args, 0));
+  prepared.function = (CUfunction)PyLong_AsVoidPtr(PyTuple_GetItem(args, 0));
   if (!prepared.function) {
     if (!PyErr_Occurred())
       PyErr_SetString(PyExc_ValueError, "function is null");
@@ -410,8 +417,7 @@ static PyObject *prepare(PyObject *self, PyObject *args, PyObject *kwargs) {
   for (slot = 0; slot < MAX_SLOTS && slots[slot].used; ++slot)
     ;
   if (slot == MAX_SLOTS) {
-    PyErr_Format(PyExc_RuntimeError, "at most %d prepared launches",
-                 MAX_SLOTS);
+    PyErr_Format(PyExc_RuntimeError, "at most %d prepared launches", MAX_SLOTS);
     return NULL;
   }
   prepared.used = 1;
@@ -471,6 +477,7 @@ static PyObject *launch_prepared(PyObject *self, PyObject *const *args,
 static PyObject *c_loop(PyObject *self, PyObject *const *args,
                         Py_ssize_t nargs) {
   const Prepared *p;
+  PyThreadState *state;
   long long n, k;
   CUresult r = 0;
   (void)self;
@@ -483,27 +490,28 @@ static PyObject *c_loop(PyObject *self, PyObject *const *args,
     return NULL;
   if (!(p = slot_of(args, nargs, 1)))
     return NULL;
-  Py_BEGIN_ALLOW_THREADS
+  state = PyEval_SaveThread();
   for (k = 0; k < n; ++k)
     if ((r = launch_one(p)))
       break;
-  Py_END_ALLOW_THREADS
+  PyEval_RestoreThread(state);
   if (r)
     return raise_cuda("cuLaunchKernel", r);
   Py_RETURN_NONE;
 }
 
 static PyObject *synchronize(PyObject *self, PyObject *unused) {
+  PyThreadState *state;
   CUresult r;
   (void)self;
   (void)unused;
   if (open_driver() < 0)
     return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  r = p_cuCtxSynchronize();
-  Py_END_ALLOW_THREADS
+  state = PyEval_SaveThread();
+  r = p_cuCtxSynchronize ? p_cuCtxSynchronize() : p_cuStreamSynchronize(NULL);
+  PyEval_RestoreThread(state);
   if (r)
-    return raise_cuda("cuCtxSynchronize", r);
+    return raise_cuda("synchronize", r);
   Py_RETURN_NONE;
 }
 

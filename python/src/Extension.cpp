@@ -58,6 +58,8 @@ rt::Runtime *runtimeFor(Target target) {
     return nullptr;
   }
   slot = std::move(*created);
+  if (target == Target::Cuda)
+    findCaptureQuery();
   return slot.get();
 }
 

@@ -71,8 +71,11 @@ PyObject *valueToPython(const rt::Argument &value);
 /// with `cuda_stream` or `ptr` (CuPy). False with an exception set.
 bool readStream(PyObject *object, uint64_t &stream);
 
-/// Whether CUDA stream `stream` is capturing a graph; false when the
-/// driver is not loaded.
+/// Finds the driver's capture query (after the cuda runtime loaded it).
+void findCaptureQuery();
+/// Whether CUDA stream `stream` is capturing a graph (or another stream
+/// captures in the global mode and this is the legacy stream); false when
+/// the driver is not loaded.
 bool streamIsCapturing(uint64_t stream);
 
 /// Raises `status` as the matching Python exception; returns null.

@@ -15,7 +15,9 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -78,6 +80,13 @@ enum Protocol : uint8_t {
   kDLPack = 8,
   kDataPtr = 16,
   kDTypeLike = 32,
+  /// The buffer protocol (NumPy arrays, memoryview, array.array): a C call
+  /// that fills a struct, far cheaper than building __array_interface__'s
+  /// dict.
+  kBuffer = 64,
+  /// A NumPy scalar (numpy.int32(5)): it offers both of the above but is a
+  /// value, not memory, and is read through item().
+  kNumpyScalar = 128,
 };
 struct TypeEntry {
   PyTypeObject *type;
@@ -85,7 +94,9 @@ struct TypeEntry {
   const DLPackExchangeAPI *api;
 };
 /// A handful of types is all a process launches with; read under the GIL.
-std::vector<TypeEntry> typeCache;
+/// A deque: an entry stays where it is while a later one is added (reading
+/// a NumPy scalar reads its item, which may add one).
+std::deque<TypeEntry> typeCache;
 
 const DLPackExchangeAPI *exchangeApiOf(PyTypeObject *type) {
   for (const char *name :
@@ -119,11 +130,19 @@ bool typeHas(PyTypeObject *type, const char *name) {
   return has == 1;
 }
 
-const TypeEntry &entryFor(PyTypeObject *type) {
+bool isNumpyScalarType(PyTypeObject *type);
+bool offersBuffer(PyObject *object);
+
+const TypeEntry &entryFor(PyObject *object) {
+  PyTypeObject *type = Py_TYPE(object);
   for (const TypeEntry &entry : typeCache)
     if (entry.type == type)
       return entry;
   TypeEntry entry{type, 0, exchangeApiOf(type)};
+  if (isNumpyScalarType(type))
+    entry.protocols |= kNumpyScalar;
+  else if (offersBuffer(object))
+    entry.protocols |= kBuffer;
   if (entry.api)
     entry.protocols |= kExchange;
   if (typeHas(type, "__cuda_array_interface__"))
@@ -403,26 +422,128 @@ bool fromDataPtr(PyObject *object, Py_ssize_t param, std::string_view name,
   return true;
 }
 
-/// A NumPy scalar (numpy.int32(5)) offers __array_interface__ but is a
-/// value, not memory: it is read through item().
-bool isNumpyScalar(PyObject *object) {
-  static PyObject *generic = nullptr;
+/// Whether `type` is a NumPy scalar type (numpy.generic's subclass).
+bool isNumpyScalarType(PyTypeObject *type) {
+  PyObject *modules = PyImport_GetModuleDict();
+  PyObject *numpy = modules ? PyDict_GetItemString(modules, "numpy") : nullptr;
+  if (!numpy)
+    return false;
+  PyObject *generic = PyObject_GetAttrString(numpy, "generic");
   if (!generic) {
-    PyObject *modules = PyImport_GetModuleDict();
-    PyObject *numpy =
-        modules ? PyDict_GetItemString(modules, "numpy") : nullptr;
-    if (!numpy)
-      return false;
-    generic = PyObject_GetAttrString(numpy, "generic");
-    if (!generic) {
-      PyErr_Clear();
-      return false;
-    }
+    PyErr_Clear();
+    return false;
   }
-  int is = PyObject_IsInstance(object, generic);
+  int is = PyObject_IsSubclass((PyObject *)type, generic);
+  Py_DECREF(generic);
   if (is < 0)
     PyErr_Clear();
   return is == 1;
+}
+
+// The buffer protocol joined the limited API in 3.11; its struct and entry
+// points have had this form since Python 3.0, and every interpreter exports
+// them, so a 3.10 abi3 module finds them at run time.
+struct BufferView {
+  void *buf;
+  PyObject *obj;
+  Py_ssize_t len;
+  Py_ssize_t itemsize;
+  int readonly;
+  int ndim;
+  char *format;
+  Py_ssize_t *shape;
+  Py_ssize_t *strides;
+  Py_ssize_t *suboffsets;
+  void *internal;
+};
+/// PyBUF_ND | PyBUF_FORMAT: C-contiguous, typed (a strided view is read
+/// through its array interface instead).
+constexpr int kBufferFormat = 0x0008 | 0x0004;
+using GetBuffer = int (*)(PyObject *, BufferView *, int);
+using ReleaseBuffer = void (*)(BufferView *);
+GetBuffer getBuffer = nullptr;
+ReleaseBuffer releaseBuffer = nullptr;
+
+bool offersBuffer(PyObject *object) {
+  if (!getBuffer) {
+    getBuffer =
+        reinterpret_cast<GetBuffer>(dlsym(RTLD_DEFAULT, "PyObject_GetBuffer"));
+    releaseBuffer = reinterpret_cast<ReleaseBuffer>(
+        dlsym(RTLD_DEFAULT, "PyBuffer_Release"));
+    if (!getBuffer || !releaseBuffer) {
+      getBuffer = nullptr;
+      return false;
+    }
+  }
+  BufferView view;
+  if (getBuffer(object, &view, kBufferFormat) != 0) {
+    PyErr_Clear();
+    return false;
+  }
+  releaseBuffer(&view);
+  return true;
+}
+
+/// A struct-module format ("f", "<i", "?") with its item size.
+std::optional<rt::DType> dtypeFromFormat(const char *format, Py_ssize_t size) {
+  if (!format)
+    format = "B";
+  if (*format == '<' || *format == '=' || *format == '@')
+    ++format;
+  if (format[0] == 0 || format[1] != 0)
+    return std::nullopt; // big-endian, or not one scalar
+  using rt::DType;
+  char kind = format[0];
+  if (kind == 'e' || kind == 'f' || kind == 'd')
+    return size == 2   ? std::optional(DType::FP16)
+           : size == 4 ? std::optional(DType::FP32)
+           : size == 8 ? std::optional(DType::FP64)
+                       : std::nullopt;
+  if (kind == '?')
+    return size == 1 ? std::optional(DType::I1) : std::nullopt;
+  bool isSigned = kind == 'b' || kind == 'h' || kind == 'i' || kind == 'l' ||
+                  kind == 'q' || kind == 'n';
+  bool isUnsigned = kind == 'B' || kind == 'H' || kind == 'I' || kind == 'L' ||
+                    kind == 'Q' || kind == 'N';
+  if (!isSigned && !isUnsigned)
+    return std::nullopt;
+  switch (size) {
+  case 1:
+    return isSigned ? DType::I8 : DType::U8;
+  case 2:
+    return isSigned ? DType::I16 : DType::U16;
+  case 4:
+    return isSigned ? DType::I32 : DType::U32;
+  case 8:
+    return isSigned ? DType::I64 : DType::U64;
+  }
+  return std::nullopt;
+}
+
+/// Reads host memory through the buffer protocol; 0 (no exception) when
+/// this object does not give a contiguous typed buffer, so that the next
+/// protocol is tried.
+int fromBuffer(PyObject *object, Py_ssize_t param, std::string_view name,
+               Tensor &out) {
+  BufferView view;
+  if (getBuffer(object, &view, kBufferFormat) != 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  std::optional<rt::DType> dtype = dtypeFromFormat(view.format, view.itemsize);
+  std::string format = view.format ? view.format : "B";
+  out.address = reinterpret_cast<uint64_t>(view.buf);
+  out.readOnly = view.readonly != 0;
+  out.target = Target::Host;
+  out.device = 0;
+  releaseBuffer(&view);
+  if (!dtype)
+    return unsupportedDtype(param, name,
+                            kjit::strCat("buffer format '", format, "'"))
+               ? 1
+               : -1;
+  out.dtype = *dtype;
+  return 1;
 }
 
 /// Reads a tensor through the protocols `entry` lists, in order; a
@@ -437,6 +558,9 @@ int readTensor(PyObject *object, const TypeEntry &entry, Py_ssize_t param,
     out.api = entry.api;
     return fromDLTensor(dl, param, name, out) ? 1 : -1;
   }
+  if (entry.protocols & kBuffer)
+    if (int read = fromBuffer(object, param, name, out))
+      return read;
   for (auto [protocol, attribute] :
        {std::pair{kCudaArrayInterface, "__cuda_array_interface__"},
         std::pair{kArrayInterface, "__array_interface__"}}) {
@@ -544,12 +668,12 @@ bool readValue(PyObject *object, Py_ssize_t param, std::string_view name,
   if (type == DTypeType) {
     dtype = dtypeOf(object);
   } else {
-    const TypeEntry &entry = entryFor(type);
+    const TypeEntry &entry = entryFor(object);
     if (entry.protocols & kDTypeLike) {
       if (!readDTypeLike(object, dtype))
         return false;
     } else if (entry.protocols & ~kDTypeLike) {
-      if ((entry.protocols & kArrayInterface) && isNumpyScalar(object)) {
+      if (entry.protocols & kNumpyScalar) {
         PyObject *item = PyObject_CallMethod(object, "item", nullptr);
         if (!item)
           return false;
@@ -664,24 +788,39 @@ bool readStream(PyObject *object, uint64_t &stream) {
   return false;
 }
 
-bool streamIsCapturing(uint64_t stream) {
-  using IsCapturing = int (*)(void *, int *);
-  static IsCapturing isCapturing = nullptr;
-  if (!isCapturing) {
-    // Only when the driver is already loaded (the cuda backend loaded it):
-    // nothing captures in a process without it.
-    void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-    if (!driver)
-      return false;
+namespace {
+using IsCapturing = int (*)(void *, int *);
+IsCapturing isCapturing = nullptr;
+} // namespace
+
+void findCaptureQuery() {
+  // The driver the cuda backend opened: libcuda.so.1, or the file
+  // KJIT_CUDA_DRIVER names (a test's fake driver). Looked up once, after
+  // the cuda runtime is made; without it nothing can capture.
+  const char *named = std::getenv("KJIT_CUDA_DRIVER");
+  void *driver =
+      dlopen(named && *named ? named : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver)
     isCapturing =
         reinterpret_cast<IsCapturing>(dlsym(driver, "cuStreamIsCapturing"));
-    if (!isCapturing)
-      return false;
-  }
-  int status = 0;
-  if (isCapturing(reinterpret_cast<void *>(stream), &status) != 0)
+}
+
+bool streamIsCapturing(uint64_t stream) {
+  if (!isCapturing)
     return false;
-  return status != 0; // active, or invalidated by someone else
+  int status = 0;
+  switch (isCapturing(reinterpret_cast<void *>(stream), &status)) {
+  case 0:
+    return status != 0; // active, or invalidated by someone else
+  // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and _IMPLICIT: the legacy stream
+  // asked while another stream captures in the global mode, where loading
+  // a module would break that capture too.
+  case 900:
+  case 906:
+    return true;
+  default:
+    return false;
+  }
 }
 
 } // namespace kjit::python

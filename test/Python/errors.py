@@ -62,9 +62,13 @@ refuses(lambda: add[one](x, x, x, "16"), kjit.ArgumentError,
 refuses(lambda: add[one](x, object(), x, 16), kjit.ArgumentError,
         "argument 'y' (at 1): an object of type 'object'")
 refuses(lambda: add[one](x, np.zeros(4, np.complex64), x, 16), kjit.ArgumentError,
-        "argument 'y' (at 1): a tensor of typestr '<c8'")
+        "argument 'y' (at 1): a tensor of buffer format 'Zf'")
 refuses(lambda: add[one](x, np.zeros(4, ">f4"), x, 16), kjit.ArgumentError,
-        "typestr '>f4'")
+        "buffer format '>f'")
+# A strided view has no contiguous buffer: it is read through
+# __array_interface__, whose typestr names an unsupported dtype as well.
+refuses(lambda: add[one](x, np.zeros(8, np.complex64)[::2], x, 16), kjit.ArgumentError,
+        "argument 'y' (at 1): a tensor of typestr '<c8'")
 refuses(lambda: add.launch(one, x, x, x, 16, stream="s"), kjit.ArgumentError,
         "stream= must be a stream handle")
 

@@ -1,6 +1,7 @@
 # How tensors are read: the DLPack C exchange API (here a table built with
 # ctypes, as PyTorch 2.10+ offers one on torch.Tensor), __dlpack__ with
-# __dlpack_device__, data_ptr() with a dtype, __array_interface__ (NumPy),
+# __dlpack_device__, data_ptr() with a dtype, the buffer protocol (NumPy,
+# memoryview), __array_interface__,
 # and dtypes standing in for tensors in a warmup. Each launch's result is
 # checked against NumPy.
 #
@@ -97,6 +98,17 @@ class OnlyDLPack:
         return self.array.__dlpack_device__()
 
 
+class OnlyArrayInterface:
+    """An array offering __array_interface__ alone (no buffer protocol)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    @property
+    def __array_interface__(self):
+        return self.array.__array_interface__
+
+
 class OnlyDataPtr:
     """A tensor offering data_ptr() and a dtype, as old frameworks do."""
 
@@ -109,7 +121,8 @@ class OnlyDataPtr:
 
 
 rng = np.random.default_rng(7)
-for wrap in (Exchanged, OnlyDLPack, OnlyDataPtr, lambda a: a):
+for wrap in (Exchanged, OnlyDLPack, OnlyArrayInterface, OnlyDataPtr, lambda a: a,
+             memoryview):
     x = rng.random(n, dtype=np.float32)
     y = rng.random(n, dtype=np.float32)
     out = np.zeros(n, np.float32)
@@ -119,7 +132,7 @@ assert len(exchange_calls) == 3, exchange_calls
 
 # A wrong dtype through each protocol is the binder's refusal.
 ints = np.zeros(n, np.int32)
-for wrap in (OnlyDLPack, OnlyDataPtr):
+for wrap in (OnlyDLPack, OnlyArrayInterface, OnlyDataPtr, memoryview):
     try:
         add[grid](wrap(ints), wrap(ints), wrap(ints), n)
         raise AssertionError("an int32 tensor was accepted")
