@@ -554,11 +554,11 @@ Entry *Kernel::Impl::findEntry(ThreadState &state, int32_t device,
     Entry *loaded = find(device, binding.key());
     if (!loaded ||
         loaded->state.load(std::memory_order_acquire) != Entry::State::Ready) {
-      status = absl::FailedPreconditionError(kjit::strCat(
+      status = absl::UnavailableError(kjit::strCat(
           "kernel '", manifest.name,
-          "' is not loaded for this specialization and may not be compiled "
-          "or loaded now (the stream is capturing a CUDA graph): launch or "
-          "warm it up once with these argument types before the capture"));
+          "' is not loaded for this specialization, and this launch may not "
+          "compile or load it (LaunchConfig::mayLoad is false): launch or "
+          "warm it up once with these argument types first"));
       return nullptr;
     }
   }

@@ -9,6 +9,7 @@ runtime); this module adds loading, records as dicts, and the hook knobs.
 docs/Python.md is the guide.
 """
 
+import atexit as _atexit
 import json as _json
 import os as _os
 
@@ -23,6 +24,8 @@ __all__ = [
 ]
 
 compiler_loaded = _kjit.compiler_loaded
+# Kernels unload while the interpreter and the CUDA driver still run.
+_atexit.register(_kjit._shutdown)
 
 for _name, _canonical in [
         ("int1", "i1"), ("int8", "i8"), ("int16", "i16"), ("int32", "i32"),

@@ -14,6 +14,7 @@
 #include "kjit/Runtime/Runtime.h"
 #include "kjit/Support/StrCat.h"
 
+#include <algorithm>
 #include <cctype>
 #include <memory>
 #include <new>
@@ -31,13 +32,28 @@ const char *targetName(Target target) {
 
 namespace {
 std::unique_ptr<rt::Runtime> runtimes[kNumTargets];
+/// Every live module object, so that shutdown can let their runtime
+/// modules go first.
+std::vector<ModuleState *> liveModules;
+bool shutDown = false;
 } // namespace
+
+bool isShutDown() { return shutDown; }
+
+PyObject *raiseShutDown() {
+  PyErr_SetString(ErrorType, "kjit has shut down: the interpreter is exiting");
+  return nullptr;
+}
 
 rt::Runtime *existingRuntime(Target target) {
   return runtimes[static_cast<int>(target)].get();
 }
 
 rt::Runtime *runtimeFor(Target target) {
+  if (shutDown) {
+    raiseShutDown();
+    return nullptr;
+  }
   std::unique_ptr<rt::Runtime> &slot = runtimes[static_cast<int>(target)];
   if (slot)
     return slot.get();
@@ -265,6 +281,7 @@ PyObject *moduleNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   module->sourceName = name ? name : (isText ? "<string>" : source);
   module->defaultTarget = defaultTarget;
   module->targetFixed = target != nullptr;
+  liveModules.push_back(module);
   // Analysed now, so that a bad file is reported by load().
   if (!module->in(defaultTarget)) {
     Py_DECREF(self);
@@ -275,19 +292,29 @@ PyObject *moduleNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
 
 void moduleDealloc(PyObject *self) {
   PyTypeObject *type = Py_TYPE(self);
-  asModule(self).~ModuleState();
+  ModuleState *state = &asModule(self);
+  liveModules.erase(std::find(liveModules.begin(), liveModules.end(), state));
+  state->~ModuleState();
   auto free = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));
   free(self);
   Py_DECREF(type);
 }
 
-/// The module of the default target, which load() made.
-rt::Module &primary(ModuleState &module) {
-  return *module.modules[static_cast<int>(module.defaultTarget)];
+/// The module of the default target, which load() made; null with the
+/// exception set after shutdown.
+rt::Module *primary(ModuleState &module) {
+  if (shutDown) {
+    raiseShutDown();
+    return nullptr;
+  }
+  return module.modules[static_cast<int>(module.defaultTarget)].get();
 }
 
 PyObject *moduleKernelNames(PyObject *self, PyObject *) {
-  std::vector<std::string> names = primary(asModule(self)).kernelNames();
+  rt::Module *module = primary(asModule(self));
+  if (!module)
+    return nullptr;
+  std::vector<std::string> names = module->kernelNames();
   PyObject *list = PyList_New((Py_ssize_t)names.size());
   for (size_t i = 0; list && i < names.size(); ++i)
     PyList_SetItem(list, (Py_ssize_t)i, PyUnicode_FromString(names[i].c_str()));
@@ -308,6 +335,8 @@ PyObject *moduleSetGlobal(PyObject *self, PyObject *const *args,
   if (!name || !readValue(args[1], -1, name, context, value))
     return nullptr;
   ModuleState &module = asModule(self);
+  if (shutDown)
+    return raiseShutDown();
   for (auto &loaded : module.modules)
     if (loaded)
       if (absl::Status set = loaded->setGlobal(name, value); !set.ok())
@@ -324,7 +353,10 @@ PyObject *moduleGetGlobal(PyObject *self, PyObject *nameObject) {
     PyErr_SetString(PyExc_TypeError, "get_global(name): name must be a str");
     return nullptr;
   }
-  absl::StatusOr<std::string> value = primary(asModule(self)).global(name);
+  rt::Module *module = primary(asModule(self));
+  if (!module)
+    return nullptr;
+  absl::StatusOr<std::string> value = module->global(name);
   if (!value.ok())
     return raiseStatus(value.status());
   return PyUnicode_FromStringAndSize(value->data(), value->size());
@@ -372,6 +404,25 @@ PyObject *enableHooksFunction(PyObject *, PyObject *) {
   Py_RETURN_NONE;
 }
 
+/// Called by atexit while the interpreter and the CUDA driver still run:
+/// the runtime modules go (their kernels unload), then the runtimes (their
+/// plugins finish: the fleet cache drains, the trace is written). Without
+/// it, static destructors would run after the driver shut down. Later
+/// launches raise.
+PyObject *shutdownFunction(PyObject *, PyObject *) {
+  if (shutDown)
+    Py_RETURN_NONE;
+  shutDown = true;
+  PyThreadState *thread = PyEval_SaveThread();
+  for (ModuleState *module : liveModules)
+    for (std::shared_ptr<rt::Module> &loaded : module->modules)
+      loaded.reset();
+  for (std::unique_ptr<rt::Runtime> &runtime : runtimes)
+    runtime.reset();
+  PyEval_RestoreThread(thread);
+  Py_RETURN_NONE;
+}
+
 PyObject *compilerLoaded(PyObject *, PyObject *) {
   for (int t = 0; t < kNumTargets; ++t)
     if (rt::Runtime *runtime = existingRuntime(static_cast<Target>(t)))
@@ -385,6 +436,8 @@ PyMethodDef functions[] = {
      "Sets the function that receives the runtime's hook events."},
     {"_enable_hooks", enableHooksFunction, METH_NOARGS,
      "Loads the hook plugin into every runtime (on the first hook set)."},
+    {"_shutdown", shutdownFunction, METH_NOARGS,
+     "Unloads every kernel and shuts the runtimes down (atexit)."},
     {"compiler_loaded", compilerLoaded, METH_NOARGS,
      "Whether any runtime of this process has opened the compiler library "
      "(a process that only finds its kernels in the disk cache never does)."},

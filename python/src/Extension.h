@@ -78,6 +78,11 @@ void findCaptureQuery();
 /// the driver is not loaded.
 bool streamIsCapturing(uint64_t stream);
 
+/// Whether kjit has shut down (the interpreter is exiting: the runtimes and
+/// their kernels are gone), and the exception saying so (returns null).
+bool isShutDown();
+PyObject *raiseShutDown();
+
 /// Raises `status` as the matching Python exception; returns null.
 PyObject *raiseStatus(const absl::Status &status);
 

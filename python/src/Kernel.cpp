@@ -15,8 +15,10 @@
 
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
+#include "kjit/Runtime/Runtime.h"
 
 #include "absl/container/inlined_vector.h"
+#include "kjit/Support/StrCat.h"
 
 #include <new>
 #include <string>
@@ -32,6 +34,7 @@ struct KernelObject {
   std::string name;
   /// The kernel in each target's runtime, found on its first launch there.
   rt::Kernel *kernels[kNumTargets] = {};
+  /// A copy of the kernel's manifest: valid after shutdown too.
   const rt::KernelManifest *manifest = nullptr;
   /// Callables run before every launch and warmup (a list, or null).
   PyObject *preRunHooks = nullptr;
@@ -45,6 +48,10 @@ KernelObject *asKernel(PyObject *object) {
 }
 
 rt::Kernel *kernelIn(KernelObject *kernel, Target target) {
+  if (ABSL_PREDICT_FALSE(isShutDown())) {
+    raiseShutDown();
+    return nullptr;
+  }
   rt::Kernel *&slot = kernel->kernels[static_cast<int>(target)];
   if (slot)
     return slot;
@@ -290,6 +297,46 @@ PyObject *finish(const absl::Status &status, bool compiled) {
   Py_RETURN_NONE;
 }
 
+/// Runs `kernel`'s launch with the GIL released. A launch first tries the
+/// loaded specializations alone (mayLoad false: no hook, no compile, no
+/// wait); only one that would load asks whether its CUDA stream is
+/// capturing a graph, where loading is refused. So the capture query stays
+/// off the hit path. With a plugin's pre-run hooks (which would run twice)
+/// the query comes first instead.
+absl::StatusOr<rt::LaunchResult>
+launchReleased(rt::Kernel &kernel, Target target, rt::LaunchConfig &config,
+               absl::Span<const rt::Argument> positional,
+               absl::Span<const rt::KeywordArgument> keywords) {
+  bool tryLoaded = !existingRuntime(target)->plugins().hasPreRunHooks();
+  if (!tryLoaded && target == Target::Cuda)
+    config.mayLoad = !streamIsCapturing(config.stream);
+  else
+    config.mayLoad = !tryLoaded;
+  absl::StatusOr<rt::LaunchResult> result;
+  PyThreadState *thread = PyEval_SaveThread();
+  result = kernel.launch(config, positional, keywords);
+  if (ABSL_PREDICT_FALSE(tryLoaded && result.status().code() ==
+                                          absl::StatusCode::kUnavailable)) {
+    config.mayLoad =
+        target != Target::Cuda || !streamIsCapturing(config.stream);
+    if (config.mayLoad)
+      result = kernel.launch(config, positional, keywords);
+  }
+  PyEval_RestoreThread(thread);
+  if (ABSL_PREDICT_FALSE(!config.mayLoad && target == Target::Cuda &&
+                         result.status().code() ==
+                             absl::StatusCode::kUnavailable))
+    return absl::FailedPreconditionError(kjit::strCat(
+        "kernel '", kernel.manifest().name,
+        "': this launch would compile or load its specialization, but CUDA "
+        "stream ",
+        absl::Hex(config.stream),
+        " is capturing a graph, which loading a module would break: warm up "
+        "first (launch it, or kernel.warmup(...), once with these argument "
+        "types before the capture)"));
+  return result;
+}
+
 PyObject *launch(KernelObject *kernel, const GridSpec &grid,
                  PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
                  bool takeStream) {
@@ -310,12 +357,8 @@ PyObject *launch(KernelObject *kernel, const GridSpec &grid,
     return nullptr;
   config.device = read.placement.device;
   config.stream = read.haveStream ? read.stream : read.placement.stream;
-  if (target == Target::Cuda)
-    config.mayLoad = !streamIsCapturing(config.stream);
-  absl::StatusOr<rt::LaunchResult> result;
-  PyThreadState *thread = PyEval_SaveThread();
-  result = runtimeKernel->launch(config, read.positional, read.keywords);
-  PyEval_RestoreThread(thread);
+  absl::StatusOr<rt::LaunchResult> result = launchReleased(
+      *runtimeKernel, target, config, read.positional, read.keywords);
   return finish(result.status(), result.ok() && result->compiled);
 }
 
@@ -694,14 +737,11 @@ PyObject *boundCall(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
       PyTuple_SetItem(bound->objects, i, args[i]);
     }
   }
-  rt::LaunchConfig &config = bound->config;
-  if (bound->target == Target::Cuda)
-    config.mayLoad = !streamIsCapturing(config.stream);
-  absl::StatusOr<rt::LaunchResult> result;
-  PyThreadState *thread = PyEval_SaveThread();
-  result =
-      bound->runtimeKernel->launch(config, bound->positional, bound->keywords);
-  PyEval_RestoreThread(thread);
+  if (ABSL_PREDICT_FALSE(isShutDown()))
+    return raiseShutDown();
+  absl::StatusOr<rt::LaunchResult> result =
+      launchReleased(*bound->runtimeKernel, bound->target, bound->config,
+                     bound->positional, bound->keywords);
   if (ABSL_PREDICT_TRUE(result.ok() && !result->compiled))
     if (ABSL_PREDICT_TRUE(!restorePendingException()))
       Py_RETURN_NONE;
@@ -775,7 +815,7 @@ PyObject *kernelNew(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     Py_DECREF(self);
     return nullptr;
   }
-  kernel->manifest = &runtimeKernel->manifest();
+  kernel->manifest = new rt::KernelManifest(runtimeKernel->manifest());
   return self;
 }
 
@@ -804,6 +844,7 @@ void kernelDealloc(PyObject *self) {
   kernelClear(self);
   using String = std::string;
   kernel->name.~String();
+  delete kernel->manifest;
   Py_CLEAR(kernel->module);
   PyTypeObject *type = Py_TYPE(self);
   auto free = reinterpret_cast<freefunc>(PyType_GetSlot(type, Py_tp_free));

@@ -153,15 +153,19 @@ const TypeEntry &entryFor(PyObject *object) {
     entry.protocols |= kDLPack;
   if (typeHas(type, "data_ptr"))
     entry.protocols |= kDataPtr;
-  // torch.dtype and numpy.dtype: a type named "dtype" (NumPy's are
-  // "dtype[float32]") whose str() is a dtype's name.
-  PyObject *typeName = PyObject_GetAttrString((PyObject *)type, "__name__");
-  if (typeName) {
-    const char *text = PyUnicode_AsUTF8AndSize(typeName, nullptr);
-    if (text && std::strncmp(text, "dtype", 5) == 0 &&
-        (text[5] == 0 || text[5] == '['))
-      entry.protocols |= kDTypeLike;
-    Py_DECREF(typeName);
+  // torch.dtype and numpy.dtype: a type called dtype, or (NumPy 2's
+  // Float32DType, 1.x's dtype[float32]) derived from one, whose str() is a
+  // dtype's name.
+  if (PyObject *mro = PyObject_GetAttrString((PyObject *)type, "__mro__")) {
+    for (Py_ssize_t i = 0; PyTuple_Check(mro) && i < PyTuple_Size(mro); ++i) {
+      PyObject *name =
+          PyObject_GetAttrString(PyTuple_GetItem(mro, i), "__name__");
+      if (name && PyUnicode_Check(name) &&
+          PyUnicode_CompareWithASCIIString(name, "dtype") == 0)
+        entry.protocols |= kDTypeLike;
+      Py_XDECREF(name);
+    }
+    Py_DECREF(mro);
   }
   PyErr_Clear();
   // The cache keeps the type alive, so its address is never reused.
@@ -602,6 +606,22 @@ bool isConstexprParam(const ReadContext &context, Py_ssize_t param) {
          context.manifest->params[param].isConstexpr;
 }
 
+/// Whether the parameter at `param` (or, for a keyword, called `name`) is
+/// declared kjit.const; false for a name that is no parameter (the binder
+/// names it).
+bool isConstParam(const ReadContext &context, Py_ssize_t param,
+                  std::string_view name) {
+  if (!context.manifest)
+    return false;
+  const std::vector<rt::KernelParam> &params = context.manifest->params;
+  if (param >= 0)
+    return (size_t)param < params.size() && params[param].isConst;
+  for (const rt::KernelParam &candidate : params)
+    if (candidate.name == name)
+      return candidate.isConst;
+  return false;
+}
+
 bool readDTypeLike(PyObject *object, rt::DType &out) {
   PyObject *text = PyObject_Str(object);
   if (!text)
@@ -686,8 +706,18 @@ bool readValue(PyObject *object, Py_ssize_t param, std::string_view name,
       if (read < 0)
         return false;
       if (read > 0) {
-        out =
-            rt::Argument::tensor(tensor.address, tensor.dtype, tensor.readOnly);
+        // Read-only memory (a bytes object, a read-only mapping) at a
+        // parameter the kernel may store through would be written: only a
+        // kjit.const parameter takes it. The binder then needs no flag: a
+        // const parameter's type is a const pointer anyway.
+        if (tensor.readOnly && !isConstParam(context, param, name)) {
+          PyErr_Format(ArgumentErrorType,
+                       "%s: a read-only tensor for a parameter the kernel may "
+                       "write (it is not kjit.const)",
+                       describeParam(param, name).c_str());
+          return false;
+        }
+        out = rt::Argument::tensor(tensor.address, tensor.dtype);
         Placement &placement = *context.placement;
         if (!placement.any) {
           placement.any = true;

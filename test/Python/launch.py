@@ -85,12 +85,23 @@ add[grid](xs, ys, outs, n - 1)
 np.testing.assert_array_equal(outs, xs + ys)
 assert specializations() == 3
 
-# A read-only array binds as a const pointer; x and y are const anyway.
+# A read-only array is taken by a kjit.const parameter (x, y) and refused
+# where the kernel may write (out), before anything is launched.
 ro = x.copy()
 ro.flags.writeable = False
 out[:] = 0
 add[grid](ro, y, out, n)
 np.testing.assert_array_equal(out, ro + y)
+frozen = np.zeros(n, np.float32)
+frozen.flags.writeable = False
+for call in (lambda: add[grid](x, y, frozen, n), lambda: add[grid](x, y, n=n, out=frozen),
+             lambda: add[grid](x, y, bytes(4 * n), n)):
+    try:
+        call()
+        raise AssertionError("read-only memory was passed where the kernel writes")
+    except kjit.ArgumentError as error:
+        assert "argument 'out'" in str(error) and "read-only tensor" in str(error), error
+assert not frozen.any()
 
 # NumPy integer and float scalars are values, not memory.
 out[:] = 0

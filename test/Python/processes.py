@@ -72,6 +72,27 @@ print(kjit.compiler_loaded(), "libLLVM" in maps or "libMLIR" in maps,
 """)
 assert out.split() == ["False", "False", "0"], out
 
+# At exit the kernels are unloaded while the interpreter still runs; a
+# launch after that (another atexit handler's) raises instead of touching
+# freed kernels.
+out = child(f"""
+import numpy as np, kjit
+mod = kjit.load({vector_add!r})
+x = np.ones(16, np.float32)
+bound = mod.add.bind((1,), x, x, x, 16)
+kjit._kjit._shutdown()
+for call in (lambda: mod.add[(1,)](x, x, x, 16), bound, lambda: mod.kernel_names(),
+             lambda: mod.add.warmup(x, x, x, 16), lambda: kjit.load({vector_add!r})):
+    try:
+        call()
+        print("launched after shutdown")
+    except kjit.Error as error:
+        print(error)
+print([p["name"] for p in mod.add.params])
+""")
+assert out.count("kjit has shut down: the interpreter is exiting") == 5, out
+assert "['x', 'y', 'out', 'n', 'BLOCK']" in out, out
+
 # Reference counts: 100,000 launches, through a launcher, a callable grid,
 # launch() and a bound handle, leave every object's count as it was.
 y = np.ones(4096, np.float32)

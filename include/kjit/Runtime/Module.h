@@ -63,10 +63,12 @@ struct LaunchConfig {
   /// default stream; host: ignored).
   uint64_t stream = 0;
   /// False: a launch whose specialization is not loaded in this process
-  /// fails (FailedPrecondition, "warm up first") instead of asking the
-  /// hooks, the caches or the compiler. A launch recorded into a CUDA graph
-  /// sets it, since loading a module during stream capture would
-  /// invalidate the capture (docs/Python.md, "CUDA graphs").
+  /// fails with Unavailable ("warm it up ... before the capture") instead
+  /// of asking the hooks, the caches or the compiler, and never waits for
+  /// another thread's compile. A launch recorded into a CUDA graph must not
+  /// load a module (it would invalidate the capture); the Python package
+  /// also tries every launch this way first, so that only a launch that
+  /// would load asks whether its stream is capturing (docs/Python.md).
   bool mayLoad = true;
 };
 

@@ -145,7 +145,8 @@ def _():
         except kjit.Error as error:
             refused = error
         add[grid](x, y, out, n)
-    assert refused is not None and "warm it up" in str(refused), refused
+    assert refused is not None and "warm up first" in str(refused), refused
+    assert "is capturing a graph" in str(refused), refused
     out.zero_()
     graph.replay()
     torch.cuda.synchronize()
