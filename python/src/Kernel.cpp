@@ -297,31 +297,32 @@ PyObject *finish(const absl::Status &status, bool compiled) {
   Py_RETURN_NONE;
 }
 
-/// Runs `kernel`'s launch with the GIL released. A launch first tries the
-/// loaded specializations alone (mayLoad false: no hook, no compile, no
-/// wait); only one that would load asks whether its CUDA stream is
-/// capturing a graph, where loading is refused. So the capture query stays
-/// off the hit path. With a plugin's pre-run hooks (which would run twice)
-/// the query comes first instead.
+/// Runs `kernel`'s launch. A launch first tries the loaded specializations
+/// alone (mayLoad false: no hook of the compile, no compile, no wait for
+/// another thread's); only one that would load asks whether its CUDA
+/// stream is capturing a graph, where loading is refused, so the capture
+/// query stays off the hit path. That first try of a CUDA launch only
+/// enqueues work and keeps the GIL, as PyTorch's own operators do; a launch
+/// that may compile or wait, and every host launch (which runs the
+/// kernel), releases it. With a plugin's pre-run hooks (which would run
+/// twice) a CUDA launch asks the capture query first instead.
 absl::StatusOr<rt::LaunchResult>
 launchReleased(rt::Kernel &kernel, Target target, rt::LaunchConfig &config,
                absl::Span<const rt::Argument> positional,
                absl::Span<const rt::KeywordArgument> keywords) {
-  bool tryLoaded = !existingRuntime(target)->plugins().hasPreRunHooks();
-  if (!tryLoaded && target == Target::Cuda)
-    config.mayLoad = !streamIsCapturing(config.stream);
-  else
-    config.mayLoad = !tryLoaded;
   absl::StatusOr<rt::LaunchResult> result;
-  PyThreadState *thread = PyEval_SaveThread();
-  result = kernel.launch(config, positional, keywords);
-  if (ABSL_PREDICT_FALSE(tryLoaded && result.status().code() ==
-                                          absl::StatusCode::kUnavailable)) {
-    config.mayLoad =
-        target != Target::Cuda || !streamIsCapturing(config.stream);
-    if (config.mayLoad)
-      result = kernel.launch(config, positional, keywords);
+  if (ABSL_PREDICT_TRUE(target == Target::Cuda &&
+                        !existingRuntime(target)->plugins().hasPreRunHooks())) {
+    config.mayLoad = false;
+    result = kernel.launch(config, positional, keywords);
+    if (ABSL_PREDICT_TRUE(result.status().code() !=
+                          absl::StatusCode::kUnavailable))
+      return result;
   }
+  PyThreadState *thread = PyEval_SaveThread();
+  // Nothing captures on the host.
+  config.mayLoad = target != Target::Cuda || !streamIsCapturing(config.stream);
+  result = kernel.launch(config, positional, keywords);
   PyEval_RestoreThread(thread);
   if (ABSL_PREDICT_FALSE(!config.mayLoad && target == Target::Cuda &&
                          result.status().code() ==
