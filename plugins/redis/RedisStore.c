@@ -1,44 +1,68 @@
 /*===- RedisStore.c - the fleet cache's store on Redis --------------------===*\
 |*                                                                            *|
 |* Cache store "redis" (docs/RedisStore.md): GET and SET [NX] [EX ttl] on     *|
-|* one Redis key per kjit key, "<namespace>:<key>", through Debian's hiredis *|
-|* 0.14 (blocking connections with connect and operation timeouts). It       *|
-|* trusts and checks nothing in values: the runtime signs and verifies them. *|
+|* one Redis key per kjit key, "<namespace>:<key>". Debian's hiredis 0.14     *|
+|* connects (with the connect timeout) and encodes requests; the store sends  *|
+|* them and reads the replies itself (RespReader.h), because hiredis bounds   *|
+|* each read() but not an operation, and buffers a reply whole before its     *|
+|* size can be checked. Each operation has one deadline, computed when it     *|
+|* starts: every wait (connect, AUTH, SELECT, sending, each part of the       *|
+|* reply) polls with what is left of it. It trusts and checks nothing in      *|
+|* values: the runtime signs and verifies them.                               *|
 |*                                                                            *|
-|* What the host relies on is the status code: DEADLINE_EXCEEDED a timeout,  *|
-|* UNAVAILABLE refused/reset/closed, DATA_LOSS a reply that is not Redis's,  *|
-|* PERMISSION_DENIED an ACL or password refusal, CANCELLED "not asked",      *|
-|* OUT_OF_RANGE a stored value above the maximum size (not handed over; the  *|
-|* runtime counts a rejected value, as for one that fails verification). A   *|
-|* connection-level failure opens a circuit breaker: the failing call says   *|
-|* so ("; remote cache off for 30 s") and every call until the window ends   *|
-|* returns CANCELLED at once, so an outage costs one timeout per window. A   *|
-|* put refused by an ACL turns puts off for the process; gets go on.         *|
-|* Gets and puts use separate connections, so that the runtime's background  *|
-|* publisher never delays a launch's lookup.                                 *|
+|* What the host relies on is the status code: DEADLINE_EXCEEDED a timeout,   *|
+|* UNAVAILABLE refused/reset/closed, DATA_LOSS a reply that is not Redis's,   *|
+|* PERMISSION_DENIED an ACL or password refusal, CANCELLED "not asked",       *|
+|* OUT_OF_RANGE a stored value above the maximum size (refused from its       *|
+|* header, not handed over; the runtime counts a rejected value, as for one   *|
+|* that fails verification). A connection-level failure opens a circuit       *|
+|* breaker: the failing call says so ("; remote cache off for 30 s") and      *|
+|* every call until the window ends returns CANCELLED at once, so an outage   *|
+|* costs one timeout per window. A put refused by an ACL turns puts off for   *|
+|* the process; gets go on. Gets and puts use separate connections, so that   *|
+|* the runtime's background publisher never delays a launch's lookup.         *|
 \*===----------------------------------------------------------------------===*/
 
 #define _POSIX_C_SOURCE 200809L
 
 #include "../common/FormatStatus.h"
+#include "RespReader.h"
 #include "kjit-c/Plugin.h"
 
 #include <hiredis.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+/* No command of the store's is answered with an array, so what is read of
+ * one serves only its message: small limits. A line is a status, an error
+ * or a header; Redis's are far shorter. */
+enum {
+  MAX_REPLY_ELEMENTS = 64,
+  MAX_REPLY_DEPTH = 4,
+  MAX_REPLY_LINE = 4096,
+  FIRST_BUFFER_SIZE = 16384
+};
+
 typedef struct connection {
   pthread_mutex_t lock;
   redisContext *context; /* NULL: connect on next use */
+  /* The reply being read. A reply handed out (parts of a GET's) points
+   * into it until the connection's next command; a value handed to the
+   * runtime takes the buffer with it. */
+  char *in;
+  size_t in_size, in_capacity;
 } connection;
 
 typedef struct redis_store {
@@ -57,6 +81,14 @@ typedef struct redis_store {
   int64_t off_until_ms;  /* the breaker is open until then (monotonic) */
   int puts_denied;
 } redis_store;
+
+/* One operation on a connection: what it is called in messages, and the
+ * deadline every wait of it shares. */
+typedef struct operation {
+  const char *name;
+  uint32_t timeout_ms;
+  int64_t deadline_ms; /* monotonic */
+} operation;
 
 static int64_t now_ms(void) {
   struct timespec t;
@@ -235,10 +267,12 @@ static const char *read_password_file(redis_store *s, const char *path) {
 
 /*===--- Connections and the breaker --------------------------------------===*/
 
+/* Closes the connection; its buffer stays for the next one. */
 static void drop(connection *c) {
   if (c->context)
     redisFree(c->context);
   c->context = NULL;
+  c->in_size = 0;
 }
 
 /* CANCELLED while the breaker is open, else NULL. */
@@ -255,124 +289,278 @@ static kjit_status *breaker_check(redis_store *s, const char *operation) {
                      s->server, s->port, operation, (long long)left);
 }
 
-/* Closes the connection, opens the breaker, and returns the failure. */
+/* Closes the connection, opens the breaker, and returns the failure, what
+ * happened being printf's format and arguments. */
 static kjit_status *trip(redis_store *s, connection *c, int32_t code,
-                         const char *operation, const char *what) {
+                         const operation *op, const char *format, ...) {
+  char what[400];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(what, sizeof what, format, args);
+  va_end(args);
   drop(c);
   pthread_mutex_lock(&s->state);
   s->off_until_ms = now_ms() + s->retry_ms;
   pthread_mutex_unlock(&s->state);
   return make_status(s->host, code,
                      "redis %s:%d: %s: %s; remote cache off for %u s",
-                     s->server, s->port, operation, what,
+                     s->server, s->port, op->name, what,
                      (unsigned)((s->retry_ms + 999) / 1000));
 }
 
-static int is_denied(const redisReply *reply) {
-  return reply->type == REDIS_REPLY_ERROR &&
-         (!strncmp(reply->str, "NOPERM", 6) ||
-          !strncmp(reply->str, "WRONGPASS", 9) ||
-          !strncmp(reply->str, "NOAUTH", 6));
+static kjit_status *trip_errno(redis_store *s, connection *c,
+                               const operation *op) {
+  return trip(s, c, KJIT_STATUS_UNAVAILABLE, op, "%s", strerror(errno));
 }
 
-/* Runs a command on c (connecting first if needed); the reply, or NULL
- * with *status set (the breaker opened for connection-level failures). */
-static redisReply *command(redis_store *s, connection *c, uint32_t timeout_ms,
-                           const char *operation, int argc, const char **argv,
-                           const size_t *lengths, kjit_status **status) {
-  redisReply *reply;
-  uint32_t ms = timeout_ms ? timeout_ms : s->operation_ms;
-  *status = NULL;
-  if (!c->context) {
-    redisContext *context =
-        redisConnectWithTimeout(s->server, s->port, to_timeval(s->connect_ms));
-    if (!context) {
-      *status = trip(s, c, KJIT_STATUS_RESOURCE_EXHAUSTED, operation,
-                     "out of memory");
-      return NULL;
-    }
-    if (context->err) {
-      char what[300];
-      int timed_out = strstr(context->errstr, "timed out") != NULL;
-      snprintf(what, sizeof what, "cannot connect: %s", context->errstr);
-      redisFree(context);
-      *status = trip(s, c,
-                     timed_out ? KJIT_STATUS_DEADLINE_EXCEEDED
-                               : KJIT_STATUS_UNAVAILABLE,
-                     operation, what);
-      return NULL;
-    }
-    c->context = context;
-    redisSetTimeout(context, to_timeval(ms));
-    if (s->has_password) {
-      const char *auth[3];
-      size_t auth_len[3];
-      int n = 0;
-      auth[n] = "AUTH";
-      auth_len[n++] = 4;
-      if (s->has_user) {
-        auth[n] = s->user;
-        auth_len[n++] = strlen(s->user);
-      }
-      auth[n] = s->password;
-      auth_len[n++] = strlen(s->password);
-      reply = command(s, c, timeout_ms, "AUTH", n, auth, auth_len, status);
-      if (!reply)
-        return NULL;
-      if (reply->type == REDIS_REPLY_ERROR) {
-        char what[300];
-        snprintf(what, sizeof what, "the server refused the password: %.200s",
-                 reply->str);
-        freeReplyObject(reply);
-        *status = trip(s, c, KJIT_STATUS_PERMISSION_DENIED, operation, what);
-        return NULL;
-      }
-      freeReplyObject(reply);
-    }
-    if (s->db) {
-      char db[24];
-      const char *select[2] = {"SELECT", db};
-      size_t select_len[2];
-      snprintf(db, sizeof db, "%ld", s->db);
-      select_len[0] = 6;
-      select_len[1] = strlen(db);
-      reply =
-          command(s, c, timeout_ms, "SELECT", 2, select, select_len, status);
-      if (!reply)
-        return NULL;
-      if (reply->type == REDIS_REPLY_ERROR) {
-        char what[300];
-        snprintf(what, sizeof what, "SELECT %ld refused: %.200s", s->db,
-                 reply->str);
-        freeReplyObject(reply);
-        *status = trip(s, c, KJIT_STATUS_INTERNAL, operation, what);
-        return NULL;
-      }
-      freeReplyObject(reply);
-    }
+static int starts_with(const resp_reply *reply, const char *prefix) {
+  size_t n = strlen(prefix);
+  return reply->size >= n && !memcmp(reply->data, prefix, n);
+}
+
+static int is_denied(const resp_reply *reply) {
+  return reply->type == '-' &&
+         (starts_with(reply, "NOPERM") || starts_with(reply, "WRONGPASS") ||
+          starts_with(reply, "NOAUTH"));
+}
+
+/* printf's precision for a reply's text in a message. */
+static int shown(const resp_reply *reply) {
+  return reply->size > 300 ? 300 : (int)reply->size;
+}
+
+/* 1 when fd is ready for events, 0 when the deadline passed first, -1 on
+ * an error (errno). */
+static int await_socket(int fd, short events, int64_t deadline_ms) {
+  for (;;) {
+    struct pollfd ready;
+    int64_t left = deadline_ms - now_ms();
+    int n;
+    if (left <= 0)
+      return 0;
+    ready.fd = fd;
+    ready.events = events;
+    ready.revents = 0;
+    n = poll(&ready, 1, left < INT_MAX ? (int)left : INT_MAX);
+    if (n > 0)
+      return 1; /* or an error or a hang-up, which the next call reports */
+    if (n < 0 && errno != EINTR)
+      return -1;
   }
-  redisSetTimeout(c->context, to_timeval(ms));
-  reply = redisCommandArgv(c->context, argc, argv, lengths);
-  if (!reply) {
-    char what[300];
-    int err = c->context->err;
-    int timed_out =
-        err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-    if (timed_out)
-      snprintf(what, sizeof what, "no answer within %u ms", (unsigned)ms);
-    else
-      snprintf(what, sizeof what, "%s",
-               err == REDIS_ERR_EOF ? "the server closed the connection"
-                                    : c->context->errstr);
-    *status = trip(s, c,
-                   timed_out                   ? KJIT_STATUS_DEADLINE_EXCEEDED
-                   : err == REDIS_ERR_PROTOCOL ? KJIT_STATUS_DATA_LOSS
-                   : err == REDIS_ERR_OOM      ? KJIT_STATUS_RESOURCE_EXHAUSTED
-                                               : KJIT_STATUS_UNAVAILABLE,
-                   operation, what);
-    return NULL;
+}
+
+static kjit_status *send_request(redis_store *s, connection *c,
+                                 const operation *op, const char *request,
+                                 size_t size) {
+  int fd = c->context->fd;
+  while (size > 0) {
+    ssize_t sent;
+    int ready = await_socket(fd, POLLOUT, op->deadline_ms);
+    if (ready == 0)
+      return trip(s, c, KJIT_STATUS_DEADLINE_EXCEEDED, op,
+                  "the request was not taken within %u ms",
+                  (unsigned)op->timeout_ms);
+    if (ready < 0)
+      return trip_errno(s, c, op);
+    sent = send(fd, request, size, MSG_NOSIGNAL);
+    if (sent < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        continue;
+      return trip_errno(s, c, op);
+    }
+    request += sent;
+    size -= (size_t)sent;
   }
-  return reply;
+  return NULL;
+}
+
+/* Room for at least `wanted` bytes in c's buffer (more than it holds). */
+static int grow(connection *c, size_t wanted) {
+  size_t capacity = c->in_capacity ? 2 * c->in_capacity : FIRST_BUFFER_SIZE;
+  char *in;
+  if (capacity < wanted)
+    capacity = wanted;
+  if (!(in = realloc(c->in, capacity)))
+    return 0;
+  c->in = in;
+  c->in_capacity = capacity;
+  return 1;
+}
+
+/* Reads one reply into c's buffer, described in *reply. The reader checks
+ * each header as soon as it is complete, so nothing beyond the limits is
+ * ever buffered. */
+static kjit_status *read_reply(redis_store *s, connection *c,
+                               const operation *op, resp_reply *reply) {
+  resp_limits limits;
+  char why[200];
+  int fd = c->context->fd;
+  limits.max_bulk_bytes = s->max_value;
+  limits.max_elements = MAX_REPLY_ELEMENTS;
+  limits.max_depth = MAX_REPLY_DEPTH;
+  limits.max_line_length = MAX_REPLY_LINE;
+  c->in_size = 0;
+  for (;;) {
+    size_t used;
+    ssize_t got;
+    int ready;
+    switch (
+        resp_read(c->in, c->in_size, &limits, reply, &used, why, sizeof why)) {
+    case RESP_COMPLETE:
+      /* Bytes beyond the reply answer nothing that was asked; kept, they
+       * would be taken for the answer to the next command. */
+      if (used < c->in_size)
+        return trip(s, c, KJIT_STATUS_DATA_LOSS, op,
+                    "Protocol error: %zu bytes after the reply, not asked for",
+                    c->in_size - used);
+      c->in_size = 0;
+      return NULL;
+    case RESP_MALFORMED:
+      return trip(s, c, KJIT_STATUS_DATA_LOSS, op, "Protocol error: %s", why);
+    case RESP_TOO_LARGE:
+      if (reply->type != '$')
+        return trip(s, c, KJIT_STATUS_DATA_LOSS, op, "Protocol error: %s", why);
+      /* The rest of the value is still on its way: only a new connection
+       * is in step. Not a failing server: no breaker. */
+      drop(c);
+      return make_status(s->host, KJIT_STATUS_OUT_OF_RANGE,
+                         "redis %s:%d: %s: a value of %llu bytes, more than "
+                         "KJIT_REDIS_MAX_VALUE_SIZE (%llu)",
+                         s->server, s->port, op->name,
+                         (unsigned long long)reply->declared,
+                         (unsigned long long)s->max_value);
+    case RESP_INCOMPLETE:
+      break;
+    }
+    if ((c->in_size == c->in_capacity || used > c->in_capacity) &&
+        !grow(c, used))
+      return trip(s, c, KJIT_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+    ready = await_socket(fd, POLLIN, op->deadline_ms);
+    if (ready == 0) {
+      if (c->in_size == 0)
+        return trip(s, c, KJIT_STATUS_DEADLINE_EXCEEDED, op,
+                    "no answer within %u ms", (unsigned)op->timeout_ms);
+      return trip(s, c, KJIT_STATUS_DEADLINE_EXCEEDED, op,
+                  "no complete answer within %u ms (%zu bytes of it came)",
+                  (unsigned)op->timeout_ms, c->in_size);
+    }
+    if (ready < 0)
+      return trip_errno(s, c, op);
+    got = recv(fd, c->in + c->in_size, c->in_capacity - c->in_size, 0);
+    if (got == 0)
+      return trip(s, c, KJIT_STATUS_UNAVAILABLE, op,
+                  "the server closed the connection");
+    if (got < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+        continue;
+      return trip_errno(s, c, op);
+    }
+    c->in_size += (size_t)got;
+  }
+}
+
+/* Sends one command on c's connection and reads its reply. */
+static kjit_status *exchange(redis_store *s, connection *c, const operation *op,
+                             int argc, const char **argv, const size_t *lengths,
+                             resp_reply *reply) {
+  char *request;
+  /* int in hiredis 0.14, long long from 1.0 on. */
+  long long size = redisFormatCommandArgv(&request, argc, argv, lengths);
+  kjit_status *status;
+  if (size < 0)
+    return trip(s, c, KJIT_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+  status = send_request(s, c, op, request, (size_t)size);
+  redisFreeCommand(request);
+  return status ? status : read_reply(s, c, op, reply);
+}
+
+/* Connects c, within the connect timeout and what is left of the
+ * operation's, then sends AUTH and SELECT when the settings ask. */
+static kjit_status *connect_to_server(redis_store *s, connection *c,
+                                      const operation *op) {
+  resp_reply reply;
+  kjit_status *status;
+  redisContext *context;
+  int64_t left = op->deadline_ms - now_ms();
+  int flags;
+  if (left <= 0)
+    return trip(s, c, KJIT_STATUS_DEADLINE_EXCEEDED, op,
+                "no answer within %u ms", (unsigned)op->timeout_ms);
+  context = redisConnectWithTimeout(
+      s->server, s->port,
+      to_timeval(left < s->connect_ms ? (uint32_t)left : s->connect_ms));
+  if (!context)
+    return trip(s, c, KJIT_STATUS_RESOURCE_EXHAUSTED, op, "out of memory");
+  if (context->err) {
+    int timed_out = strstr(context->errstr, "timed out") != NULL;
+    status = trip(s, c,
+                  timed_out ? KJIT_STATUS_DEADLINE_EXCEEDED
+                            : KJIT_STATUS_UNAVAILABLE,
+                  op, "cannot connect: %s", context->errstr);
+    redisFree(context);
+    return status;
+  }
+  c->context = context;
+  /* Every wait is a poll with the time left, never a blocking call. */
+  flags = fcntl(context->fd, F_GETFL);
+  if (flags < 0 || fcntl(context->fd, F_SETFL, flags | O_NONBLOCK) < 0)
+    return trip_errno(s, c, op);
+  if (s->has_password) {
+    const char *auth[3];
+    size_t auth_len[3];
+    int n = 0;
+    operation auth_op = *op;
+    auth_op.name = "AUTH";
+    auth[n] = "AUTH";
+    auth_len[n++] = 4;
+    if (s->has_user) {
+      auth[n] = s->user;
+      auth_len[n++] = strlen(s->user);
+    }
+    auth[n] = s->password;
+    auth_len[n++] = strlen(s->password);
+    if ((status = exchange(s, c, &auth_op, n, auth, auth_len, &reply)) != NULL)
+      return status;
+    if (reply.type == '-')
+      return trip(s, c, KJIT_STATUS_PERMISSION_DENIED, op,
+                  "the server refused the password: %.*s", shown(&reply),
+                  reply.data);
+  }
+  if (s->db) {
+    char db[24];
+    const char *select[2];
+    size_t select_len[2];
+    operation select_op = *op;
+    select_op.name = "SELECT";
+    snprintf(db, sizeof db, "%ld", s->db);
+    select[0] = "SELECT";
+    select_len[0] = 6;
+    select[1] = db;
+    select_len[1] = strlen(db);
+    if ((status = exchange(s, c, &select_op, 2, select, select_len, &reply)) !=
+        NULL)
+      return status;
+    if (reply.type == '-')
+      return trip(s, c, KJIT_STATUS_INTERNAL, op, "SELECT %ld refused: %.*s",
+                  s->db, shown(&reply), reply.data);
+  }
+  return NULL;
+}
+
+/* Runs a command on c (connecting first if needed), under c's lock, which
+ * the caller holds while it uses *reply. The operation's deadline starts
+ * here, once the connection is this caller's. */
+static kjit_status *command(redis_store *s, connection *c, const char *name,
+                            uint32_t timeout_ms, int argc, const char **argv,
+                            const size_t *lengths, resp_reply *reply) {
+  operation op;
+  kjit_status *status;
+  op.name = name;
+  op.timeout_ms = timeout_ms ? timeout_ms : s->operation_ms;
+  op.deadline_ms = now_ms() + op.timeout_ms;
+  if (!c->context && (status = connect_to_server(s, c, &op)) != NULL)
+    return status;
+  return exchange(s, c, &op, argc, argv, lengths, reply);
 }
 
 /* "<namespace>:<key>" in buffer (malloc'd when it does not fit). */
@@ -390,93 +578,86 @@ static char *redis_key(const redis_store *s, const uint8_t *key, size_t size,
 
 /*===--- Entries ----------------------------------------------------------===*/
 
-static void release_reply(void *owner, const uint8_t *data, size_t size) {
+static void release_buffer(void *owner, const uint8_t *data, size_t size) {
   (void)data;
   (void)size;
-  freeReplyObject(owner);
+  free(owner);
 }
 
-/* A command of one key (GET, DEL) on connection c, under its lock: the
- * reply, or NULL with *status set. */
-static redisReply *key_command(redis_store *s, connection *c, const char *name,
-                               const uint8_t *key, size_t key_size,
-                               uint32_t timeout_ms, kjit_status **status) {
+/* A command of one key (GET, DEL) on connection c, which the caller has
+ * locked. */
+static kjit_status *key_command(redis_store *s, connection *c, const char *name,
+                                const uint8_t *key, size_t key_size,
+                                uint32_t timeout_ms, resp_reply *reply) {
   char buffer[512];
   size_t length;
   const char *argv[2];
   size_t lengths[2];
-  redisReply *reply;
+  kjit_status *status;
   char *full;
-  if ((*status = breaker_check(s, name)) != NULL)
-    return NULL;
+  if ((status = breaker_check(s, name)) != NULL)
+    return status;
   full = redis_key(s, key, key_size, buffer, sizeof buffer, &length);
-  if (!full) {
-    *status = make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED, "no memory");
-    return NULL;
-  }
+  if (!full)
+    return make_status(s->host, KJIT_STATUS_RESOURCE_EXHAUSTED, "no memory");
   argv[0] = name;
   lengths[0] = strlen(name);
   argv[1] = full;
   lengths[1] = length;
-  pthread_mutex_lock(&c->lock);
-  reply = command(s, c, timeout_ms, name, 2, argv, lengths, status);
-  pthread_mutex_unlock(&c->lock);
+  status = command(s, c, name, timeout_ms, 2, argv, lengths, reply);
   if (full != buffer)
     free(full);
-  return reply;
+  return status;
 }
 
 static kjit_status *redis_get(void *self, kjit_cache_get_args *args) {
   redis_store *s = self;
+  connection *c = &s->get_connection;
+  resp_reply reply;
   kjit_status *status;
-  redisReply *reply = key_command(s, &s->get_connection, "GET", args->key,
-                                  args->key_size, args->timeout_ms, &status);
-  if (!reply)
+  pthread_mutex_lock(&c->lock);
+  status = key_command(s, c, "GET", args->key, args->key_size, args->timeout_ms,
+                       &reply);
+  if (status || reply.is_null) {
+    pthread_mutex_unlock(&c->lock);
     return status;
-  if (reply->type == REDIS_REPLY_NIL) {
-    freeReplyObject(reply);
-    return NULL;
   }
-  if (reply->type == REDIS_REPLY_STRING) {
-    if (reply->len > s->max_value) {
-      /* OUT_OF_RANGE: the runtime counts a rejected value, as it does for
-       * one that fails verification, not a store error. */
-      status = make_status(s->host, KJIT_STATUS_OUT_OF_RANGE,
-                           "redis %s:%d: GET: a value of %zu bytes, more "
-                           "than KJIT_REDIS_MAX_VALUE_SIZE (%llu)",
-                           s->server, s->port, reply->len,
-                           (unsigned long long)s->max_value);
-      freeReplyObject(reply);
-      return status;
-    }
+  if (reply.type == '$') {
+    /* The value is handed over in the buffer it was read into. */
     args->found = 1;
     args->value.struct_size = sizeof(kjit_buffer);
-    args->value.data = (const uint8_t *)reply->str;
-    args->value.size = reply->len;
-    args->value.owner = reply;
-    args->value.release = release_reply;
+    args->value.data = (const uint8_t *)reply.data;
+    args->value.size = reply.size;
+    args->value.owner = c->in;
+    args->value.release = release_buffer;
+    c->in = NULL;
+    c->in_capacity = 0;
+    pthread_mutex_unlock(&c->lock);
     return NULL;
   }
-  status = make_status(
-      s->host,
-      is_denied(reply)                   ? KJIT_STATUS_PERMISSION_DENIED
-      : reply->type == REDIS_REPLY_ERROR ? KJIT_STATUS_INTERNAL
-                                         : KJIT_STATUS_DATA_LOSS,
-      "redis %s:%d: GET: %.300s", s->server, s->port,
-      reply->type == REDIS_REPLY_ERROR ? reply->str
-                                       : "the reply is not a string");
-  freeReplyObject(reply);
+  if (reply.type == '-')
+    status = make_status(s->host,
+                         is_denied(&reply) ? KJIT_STATUS_PERMISSION_DENIED
+                                           : KJIT_STATUS_INTERNAL,
+                         "redis %s:%d: GET: %.*s", s->server, s->port,
+                         shown(&reply), reply.data);
+  else
+    status = make_status(s->host, KJIT_STATUS_DATA_LOSS,
+                         "redis %s:%d: GET: the reply is not a string",
+                         s->server, s->port);
+  pthread_mutex_unlock(&c->lock);
   return status;
 }
 
 static kjit_status *redis_put(void *self, const kjit_cache_put_args *args) {
   redis_store *s = self;
+  connection *c = &s->put_connection;
   char buffer[512], ttl[24];
   size_t length;
   const char *argv[6];
   size_t lengths[6];
   int argc = 0, denied;
-  redisReply *reply;
+  resp_reply reply;
   kjit_status *status;
   char *key;
   if (args->flags & ~KJIT_CACHE_PUT_IF_ABSENT)
@@ -517,46 +698,52 @@ static kjit_status *redis_put(void *self, const kjit_cache_put_args *args) {
     argv[argc] = "NX";
     lengths[argc++] = 2;
   }
-  pthread_mutex_lock(&s->put_connection.lock);
-  reply = command(s, &s->put_connection, args->timeout_ms, "SET", argc, argv,
-                  lengths, &status);
-  pthread_mutex_unlock(&s->put_connection.lock);
+  pthread_mutex_lock(&c->lock);
+  status = command(s, c, "SET", args->timeout_ms, argc, argv, lengths, &reply);
   if (key != buffer)
     free(key);
-  if (!reply)
+  if (status) {
+    pthread_mutex_unlock(&c->lock);
     return status;
-  if (reply->type == REDIS_REPLY_NIL)
+  }
+  if (reply.is_null)
     status = make_status(s->host, KJIT_STATUS_ALREADY_EXISTS, "key exists");
-  else if (is_denied(reply)) {
+  else if (is_denied(&reply)) {
     pthread_mutex_lock(&s->state);
     s->puts_denied = 1;
     pthread_mutex_unlock(&s->state);
     status = make_status(s->host, KJIT_STATUS_PERMISSION_DENIED,
-                         "redis %s:%d: SET: %.300s; no more puts from this "
+                         "redis %s:%d: SET: %.*s; no more puts from this "
                          "process (a read-only user?)",
-                         s->server, s->port, reply->str);
-  } else if (reply->type == REDIS_REPLY_ERROR)
+                         s->server, s->port, shown(&reply), reply.data);
+  } else if (reply.type == '-')
     status =
-        make_status(s->host, KJIT_STATUS_INTERNAL, "redis %s:%d: SET: %.300s",
-                    s->server, s->port, reply->str);
-  freeReplyObject(reply);
+        make_status(s->host, KJIT_STATUS_INTERNAL, "redis %s:%d: SET: %.*s",
+                    s->server, s->port, shown(&reply), reply.data);
+  pthread_mutex_unlock(&c->lock);
   return status;
 }
 
 static kjit_status *redis_remove(void *self, kjit_cache_remove_args *args) {
   redis_store *s = self;
+  connection *c = &s->put_connection;
+  resp_reply reply;
   kjit_status *status;
-  redisReply *reply = key_command(s, &s->put_connection, "DEL", args->key,
-                                  args->key_size, args->timeout_ms, &status);
-  if (!reply)
-    return status;
-  if (reply->type == REDIS_REPLY_INTEGER)
-    args->found = reply->integer > 0;
-  else
-    status = make_status(
-        s->host, KJIT_STATUS_INTERNAL, "redis %s:%d: DEL: %.300s", s->server,
-        s->port, reply->type == REDIS_REPLY_ERROR ? reply->str : "odd reply");
-  freeReplyObject(reply);
+  pthread_mutex_lock(&c->lock);
+  status = key_command(s, c, "DEL", args->key, args->key_size, args->timeout_ms,
+                       &reply);
+  if (!status) {
+    if (reply.type == ':')
+      args->found = reply.integer > 0;
+    else if (reply.type == '-')
+      status =
+          make_status(s->host, KJIT_STATUS_INTERNAL, "redis %s:%d: DEL: %.*s",
+                      s->server, s->port, shown(&reply), reply.data);
+    else
+      status = make_status(s->host, KJIT_STATUS_INTERNAL,
+                           "redis %s:%d: DEL: odd reply", s->server, s->port);
+  }
+  pthread_mutex_unlock(&c->lock);
   return status;
 }
 
@@ -657,6 +844,8 @@ static void redis_fini(void *self) {
   redis_store *s = self;
   drop(&s->get_connection);
   drop(&s->put_connection);
+  free(s->get_connection.in);
+  free(s->put_connection.in);
   pthread_mutex_destroy(&s->get_connection.lock);
   pthread_mutex_destroy(&s->put_connection.lock);
   pthread_mutex_destroy(&s->state);

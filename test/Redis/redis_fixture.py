@@ -32,6 +32,18 @@ writes to DIR/<name>.port, runs detached, and stops by itself after
                                          redis-server and answers it, then
                                          exits as a killed server would (its
                                          connections close, its port refuses)
+    redis_fixture.py hugebulk DIR        answers GET with the header of a 4 GiB
+                                         bulk string, then 256 MiB of zeros as
+                                         fast as they are read, then nothing
+                                         (the connection held open)
+    redis_fixture.py hugearray DIR       answers GET with the header of an
+                                         array of 2^31-1 elements, then
+                                         nothing (the connection held open)
+    redis_fixture.py dripget DIR         answers GET with a 2 KiB value, one
+                                         byte every 50 ms (about 100 s)
+    redis_fixture.py dripset DIR         answers GET with a miss, and SET with
+                                         a status line that never ends, one
+                                         byte every 50 ms
     redis_fixture.py cli DIR ARGS...     redis-cli against DIR's server (as
                                          the default user: REDISCLI_AUTH for a
                                          --requirepass server)
@@ -40,6 +52,12 @@ writes to DIR/<name>.port, runs detached, and stops by itself after
     redis_fixture.py await FILE [TEXT]   waits until FILE exists (and holds
                                          TEXT); fails after 120 s: a guard
                                          against a hang, not a measurement
+    redis_fixture.py within SECONDS [--max-rss MIB] COMMAND...
+                                         runs COMMAND and exits with its
+                                         status; fails when it runs past
+                                         SECONDS (it is killed then) or, with
+                                         --max-rss, when its resident memory
+                                         passed MIB at its peak
     redis_fixture.py stop DIR            stops everything started in DIR
     redis_fixture.py free-port           a port nobody listens on
 """
@@ -53,6 +71,8 @@ import threading
 import time
 
 LIFETIME = 300
+# The servers that answer by themselves (answer()).
+ANSWERING = ("hugebulk", "hugearray", "dripget", "dripset")
 
 
 def free_port():
@@ -240,6 +260,52 @@ def proxy(kind, directory, connection, first):
         connection.close()
 
 
+def drip(connection, data):
+    for i in range(len(data)):
+        connection.sendall(data[i:i + 1])
+        time.sleep(0.05)
+
+
+def hold(connection):
+    """Sends nothing more; returns when the client closes."""
+    while connection.recv(65536):
+        pass
+
+
+def answer(kind, connection):
+    """One client connection of a server of `kind` that answers by itself
+    (no redis-server behind it): a miss for GET, unless `kind` says
+    otherwise."""
+    reader = connection.makefile("rb")
+    try:
+        while True:
+            parts, _ = read_request(reader)
+            command = parts[0].upper()
+            if kind == "hugebulk" and command == b"GET":
+                connection.sendall(b"$4294967296\r\n")
+                zeros = bytes(65536)
+                for _ in range(4096):
+                    connection.sendall(zeros)
+                hold(connection)
+                return
+            if kind == "hugearray" and command == b"GET":
+                connection.sendall(b"*2147483647\r\n")
+                hold(connection)
+                return
+            if kind == "dripget" and command == b"GET":
+                drip(connection, b"$2048\r\n" + b"v" * 2048 + b"\r\n")
+            elif kind == "dripset" and command == b"SET":
+                drip(connection, b"+" + b"A" * LIFETIME * 20)
+            elif command == b"GET":
+                connection.sendall(b"$-1\r\n")
+            else:
+                connection.sendall(b"-ERR not served here\r\n")
+    except (EOFError, OSError):
+        pass
+    finally:
+        connection.close()
+
+
 def fill_accept_queue(listener, port):
     """Connections nobody accepts, until the listener's accept queue is full
     and a connect is no longer answered."""
@@ -292,6 +358,8 @@ def serve(kind, directory):
             connection.recv(65536)
             connection.sendall(b"this is not RESP\r\n")
             connection.close()
+        elif kind in ANSWERING:
+            threading.Thread(target=answer, args=(kind, connection), daemon=True).start()
         else:
             threading.Thread(target=proxy, args=(kind, directory, connection, first),
                              daemon=True).start()
@@ -309,6 +377,29 @@ def await_file(path, text):
         time.sleep(0.02)
     sys.exit("redis_fixture: after 120 s, %s %s" % (
         path, "does not exist" if not os.path.exists(path) else "does not hold '%s'" % text))
+
+
+def within(argv):
+    seconds, argv = float(argv[0]), argv[1:]
+    max_rss = None
+    if argv[:1] == ["--max-rss"]:
+        max_rss, argv = int(argv[1]), argv[2:]
+    child = subprocess.Popen(argv, start_new_session=True)
+    deadline = time.monotonic() + seconds
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            os.killpg(child.pid, signal.SIGKILL)
+            os.wait4(child.pid, 0)
+            sys.exit("redis_fixture: %s ran past %g s (killed)" % (argv[0], seconds))
+        time.sleep(0.02)
+    peak = usage.ru_maxrss // 1024
+    if max_rss is not None and peak > max_rss:
+        sys.exit("redis_fixture: %s used %d MiB at its peak, more than %d" % (argv[0], peak, max_rss))
+    code = os.waitstatus_to_exitcode(status)
+    sys.exit(code if code >= 0 else 128 - code)
 
 
 def stop(directory):
@@ -346,13 +437,16 @@ def main(argv):
     if command == "await":
         await_file(argv[2], argv[3] if len(argv) > 3 else None)
         return
+    if command == "within":
+        within(argv[2:])
+        return
     directory = argv[2]
     if command == "start":
         password = None
         if "--requirepass" in argv[3:]:
             password = argv[argv.index("--requirepass") + 1]
         start(directory, "--acl" in argv[3:], password)
-    elif command in ("stall", "garbage", "blackhole", "reset", "holdset", "record", "die"):
+    elif command in ("stall", "garbage", "blackhole", "reset", "holdset", "record", "die") + ANSWERING:
         os.makedirs(directory, exist_ok=True)
         serve(command, directory)
     elif command == "cli":
