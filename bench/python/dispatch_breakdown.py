@@ -118,8 +118,8 @@ def main():
     bench = os.path.join(os.path.dirname(kjit.__file__), "..", "..", "bin",
                          "kjit-bench-dispatch")
     if os.path.exists(bench):
-        result = subprocess.run([bench, "--benchmark_filter=oneArgument$|eightArguments$",
-                                 "--benchmark_min_time=0.2s"],
+        result = subprocess.run([bench, "--benchmark_filter=^(oneArgument|eightArguments)/real_time/threads:1$",
+                                 "--benchmark_min_time=0.2"],
                                 capture_output=True, text=True)
         print(result.stdout[-800:])
 
