@@ -420,7 +420,7 @@ for line in open(sys.argv[1]):
         items.append(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}")
     print(f"  [{step}] " + ", ".join(items))
 PY
-  # The run's plot (docs/figures has the ones the docs show), and the
+  # The run's plot (bench/results/figures has the ones the docs show), and the
   # later kernels' line: kjit's (saxpy and the vector adds of other
   # BLOCKs) against Triton's (kernels 1-3), over the ABAB rounds of step 5.
   python3 "$B/scripts/plot-gpu-results.py" "$results" "$OUT_DIR/plot.svg" \
