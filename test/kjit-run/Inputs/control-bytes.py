@@ -1,4 +1,4 @@
-"""Writes inputs with control bytes for R10-control-bytes.test: two .npy
+"""Writes inputs with control bytes for control-bytes.test: two .npy
 files whose headers carry a NUL and an escape sequence, and a copy of a
 specialization record (argv[2]) whose kernel name carries both."""
 import json

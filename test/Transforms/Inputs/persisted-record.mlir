@@ -28,8 +28,8 @@ module {
 }
 
 
-// R11: examples/scaled_residual.mlir after `kjit-opt | kjit-opt
+// Examples/scaled_residual.mlir after `kjit-opt | kjit-opt
 // --kjit-find-dependencies`, with the kernel's kjit.used_globals emptied
 // although it calls @scale, whose record reads @SCALE and @SHIFT. Its
-// content hash still matches. R11-persisted-record.test edits it further.
+// content hash still matches. persisted-record.test edits it further.
 // (These comments are at the end: records include start lines.)

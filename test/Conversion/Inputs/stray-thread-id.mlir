@@ -1,4 +1,4 @@
-// A thread id query in a func.func: no kjit thread argument to read (R01).
+// A thread id query in a func.func: no kjit thread argument to read.
 func.func @f() -> index {
   %t = gpu.thread_id x
   return %t : index

@@ -1,4 +1,4 @@
-// A gpu.module of the user's beside the kernel (R01, cuda path).
+// A gpu.module of the user's beside the kernel (the cuda path).
 gpu.module @mine {
   gpu.func @g() kernel {
     gpu.barrier

@@ -1,4 +1,4 @@
-// R07: None for pointers that a kernel may or may not dereference.
+// None for pointers that a kernel may or may not dereference.
 
 // @bias reads `b` only when HAS_BIAS: with HAS_BIAS false the branch folds
 // away, and None for `b` is fine.
