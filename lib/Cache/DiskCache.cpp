@@ -33,8 +33,22 @@ namespace {
 
 constexpr const char *kTempPrefix = ".tmp.";
 constexpr const char *kStatsMagic = "kjit-cache-stats 2";
+/// CACHEDIR.TAG as kjit writes it: the signature line of the Cache
+/// Directory Tagging Specification (bford.info/cachedir), which backup
+/// tools look for, then kjit's own line. A tag that starts with both lines
+/// marks the directory as kjit's cache; nothing else does.
+constexpr std::string_view kCacheTag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This directory is kjit's cache of compiled kernels; see "
+    "`kjit-cache --help`.\n";
 
-enum WarnBit : int { kWarnWrite = 1, kWarnStats = 2, kWarnLockFile = 4 };
+enum WarnBit : int {
+  kWarnWrite = 1,
+  kWarnStats = 2,
+  kWarnLockFile = 4,
+  kWarnCleanupLock = 8,
+  kWarnShard = 16,
+};
 
 int64_t nowNanos() {
   struct timespec now;
@@ -48,7 +62,8 @@ int64_t mtimeNanos(const struct stat &st) {
 
 std::string errnoText(int error) { return std::strerror(error); }
 
-/// A name no entry can have (entries are 64 hex digits): ".tmp.PID.RANDOM".
+/// A name no entry can have (entries are 64 hex digits): ".tmp.PID.RANDOM",
+/// PID in decimal and RANDOM in 1 to 16 lowercase hex digits.
 std::string temporaryName() {
   uint64_t random = 0;
   if (getrandom(&random, sizeof random, GRND_NONBLOCK) != sizeof random) {
@@ -183,6 +198,146 @@ std::vector<std::string> listDirectory(int dir) {
 
 bool isShardName(std::string_view name) {
   return name.size() == 2 && isValidKey(strCat(name, std::string(62, '0')));
+}
+
+/// The name of an entry of the shard `shard`: its key, which starts with
+/// the shard's two digits.
+bool isEntryName(std::string_view shard, std::string_view name) {
+  return isValidKey(name) && name.substr(0, 2) == shard;
+}
+
+/// Exactly the names temporaryName() makes, so that the sweeps of killed
+/// writers' files never take another program's ".tmp.something".
+bool isTemporaryName(std::string_view name) {
+  if (name.rfind(kTempPrefix, 0) != 0)
+    return false;
+  name.remove_prefix(std::string_view(kTempPrefix).size());
+  size_t dot = name.find('.');
+  if (dot == 0 || dot == std::string_view::npos || dot > 10)
+    return false;
+  std::string_view pid = name.substr(0, dot), random = name.substr(dot + 1);
+  if (random.empty() || random.size() > 16)
+    return false;
+  for (char c : pid)
+    if (c < '0' || c > '9')
+      return false;
+  for (char c : random)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f')))
+      return false;
+  return true;
+}
+
+/// Whether a directory has nothing in it but "." and ".."; false when it
+/// cannot be read.
+bool isEmptyDirectory(int dir) {
+  int copy = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (copy < 0)
+    return false;
+  DIR *stream = fdopendir(copy);
+  if (!stream) {
+    ::close(copy);
+    return false;
+  }
+  bool empty = true;
+  errno = 0;
+  while (struct dirent *entry = readdir(stream)) {
+    std::string_view name = entry->d_name;
+    if (name != "." && name != "..") {
+      empty = false;
+      break;
+    }
+  }
+  if (errno != 0)
+    empty = false;
+  closedir(stream);
+  return empty;
+}
+
+/// What DIR/CACHEDIR.TAG says about the directory.
+enum class Tag {
+  Kjit,    // kjit's tag: the directory is kjit's cache
+  Absent,  // no tag
+  Partial, // a prefix of kjit's tag: another process is writing it
+  Other,   // another program's tag, or not a regular file
+};
+
+Tag readTag(int root) {
+  int fd = openat(root, "CACHEDIR.TAG",
+                  O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return errno == ENOENT ? Tag::Absent : Tag::Other;
+  struct stat st;
+  Tag tag = Tag::Other;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    std::string text = readAll(fd, kCacheTag.size());
+    if (text == kCacheTag)
+      tag = Tag::Kjit;
+    else if (kCacheTag.substr(0, text.size()) == text)
+      tag = Tag::Partial;
+  }
+  ::close(fd);
+  return tag;
+}
+
+/// Writes kjit's CACHEDIR.TAG, never over an existing file: 0, or the errno
+/// that stopped it (EEXIST: another process wrote one first).
+int writeTag(int root) {
+  int fd = openat(root, "CACHEDIR.TAG",
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return errno;
+  int error = 0;
+  bool ok = writeAll(fd, kCacheTag, error);
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    error = errno;
+  }
+  if (!ok) // ours, and incomplete: a later process would refuse the directory
+    (void)unlinkat(root, "CACHEDIR.TAG", 0);
+  return ok ? 0 : error;
+}
+
+/// Makes sure the directory `root` (at `path`) is kjit's cache before
+/// anything is written in it: one already marked by kjit's CACHEDIR.TAG,
+/// or, with `claim`, an empty one, which gets the tag first (a directory
+/// kjit has just made is empty). Anything else is someone else's directory
+/// (a mistyped KJIT_CACHE_DIR, a home, another program's cache): refused,
+/// so that kjit neither changes it nor marks it for backup tools to skip.
+/// NotFound: an empty directory, not claimed.
+absl::Status claimDirectory(int root, const std::string &path, bool claim) {
+  // Another process may be writing the tag: it takes microseconds.
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  for (;;) {
+    Tag tag = readTag(root);
+    if (tag == Tag::Kjit)
+      return absl::OkStatus();
+    if (tag == Tag::Partial && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    if (tag != Tag::Absent)
+      return absl::FailedPreconditionError(strCat(
+          "'", path,
+          "' is not a kjit cache: its CACHEDIR.TAG is not kjit's (another "
+          "program's cache?), so kjit writes nothing there; use a new or "
+          "empty directory"));
+    if (!isEmptyDirectory(root))
+      return absl::FailedPreconditionError(strCat(
+          "'", path,
+          "' is not a kjit cache: it holds other files and no CACHEDIR.TAG "
+          "of kjit's, so kjit writes nothing there; use a new or empty "
+          "directory"));
+    if (!claim)
+      return absl::NotFoundError(strCat("'", path, "' holds no cache"));
+    int error = writeTag(root);
+    if (error == 0)
+      return absl::OkStatus();
+    if (error != EEXIST)
+      return absl::FailedPreconditionError(
+          strCat("cannot mark '", path, "' as kjit's cache (", path,
+                 "/CACHEDIR.TAG): ", errnoText(error)));
+  }
 }
 
 /// FNV-1a, the stats file's own check (a torn or edited file is noticed).
@@ -501,15 +656,22 @@ DiskCache::open(DiskCacheOptions options) {
     return absl::InvalidArgumentError("no cache directory");
   while (path.size() > 1 && path.back() == '/')
     path.pop_back();
+  if (options.readOnly)
+    options.create = false;
   if (options.create)
     if (int error = makeDirectories(path))
       return absl::FailedPreconditionError(
           strCat("cannot create the cache directory '", path,
                  "': ", errnoText(error)));
   int root = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0)
+  if (root < 0) {
+    int error = errno;
+    if (error == ENOENT && !options.create)
+      return absl::NotFoundError(
+          strCat("the cache directory '", path, "' does not exist"));
     return absl::FailedPreconditionError(strCat(
-        "cannot open the cache directory '", path, "': ", errnoText(errno)));
+        "cannot open the cache directory '", path, "': ", errnoText(error)));
+  }
   struct stat st;
   std::string problem;
   if (fstat(root, &st) != 0)
@@ -520,36 +682,35 @@ DiskCache::open(DiskCacheOptions options) {
     ::close(root);
     return absl::PermissionDeniedError(problem);
   }
+  if (absl::Status claimed = claimDirectory(root, path, options.create);
+      !claimed.ok()) {
+    ::close(root);
+    return claimed;
+  }
   std::unique_ptr<DiskCache> cache(new DiskCache(std::move(options), root));
-  cache->entries_ = openSubdirectory(root, "entries", cache->options_.create);
-  cache->locks_ = openSubdirectory(root, "locks", cache->options_.create);
-  for (int sub : {cache->entries_, cache->locks_}) {
-    const char *name = sub == cache->entries_ ? "entries" : "locks";
-    if (sub < 0)
+  // A read-only look at a cache without these (one that was just marked)
+  // sees no entries and no locks.
+  const bool makeSubdirectories = !cache->options_.readOnly;
+  for (int *sub : {&cache->entries_, &cache->locks_}) {
+    const char *name = sub == &cache->entries_ ? "entries" : "locks";
+    *sub = openSubdirectory(root, name, makeSubdirectories);
+    // Taken at once: the next directory's mkdirat would replace it.
+    int error = errno;
+    if (*sub < 0 && error == ENOENT && !makeSubdirectories)
+      continue;
+    if (*sub < 0)
       return absl::FailedPreconditionError(
           strCat("cannot open '", cache->options_.directory, "/", name,
-                 "': ", errnoText(errno),
-                 errno == ELOOP || errno == ENOTDIR
+                 "': ", errnoText(error),
+                 error == ELOOP || error == ENOTDIR
                      ? " (it must be a directory, not a link)"
                      : ""));
-    if (fstat(sub, &st) == 0) {
+    if (fstat(*sub, &st) == 0) {
       std::string subProblem =
           insecure(strCat(cache->options_.directory, "/", name), st);
       if (!subProblem.empty())
         return absl::PermissionDeniedError(subProblem);
     }
-  }
-  // Marks the directory for backup tools (bford.info/cachedir); best effort.
-  int tag = openat(root, "CACHEDIR.TAG",
-                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (tag >= 0) {
-    int error;
-    (void)writeAll(tag,
-                   "Signature: 8a477f597d28d172789f06886806bc55\n"
-                   "# This directory is kjit's cache of compiled kernels; "
-                   "see `kjit-cache --help`.\n",
-                   error);
-    ::close(tag);
   }
   return cache;
 }
@@ -607,6 +768,11 @@ void DiskCache::note(std::string_view message) {
     options_.note(message);
 }
 
+bool DiskCache::firstTimeKept(std::string_view key) {
+  std::lock_guard<std::mutex> guard(keptMutex_);
+  return kept_.emplace(key).second;
+}
+
 void DiskCache::warnOnce(int which, std::string_view message) {
   if (!(warned_.fetch_or(uint32_t(which)) & uint32_t(which)))
     warn(message);
@@ -618,31 +784,74 @@ std::string DiskCache::entryPath(std::string_view key) const {
 
 int DiskCache::openShard(std::string_view key, bool create) {
   std::string name(key.substr(0, 2));
-  return openSubdirectory(entries_, name.c_str(), create);
+  return openSubdirectory(entries_, name.c_str(), create && !options_.readOnly);
 }
+
+std::string DiskCache::shardProblem(int shard, std::string_view key) const {
+  struct stat st;
+  std::string path = strCat(options_.directory, "/entries/", key.substr(0, 2));
+  if (fstat(shard, &st) != 0)
+    return strCat("cannot stat '", path, "': ", errnoText(errno));
+  return insecure(path, st);
+}
+
+namespace {
+/// Reads the entry file open as `fd`, of `size` bytes: its header first,
+/// so that a file that is not an entry (or whose header does not describe
+/// it) is refused after 96 bytes however large it is, then the whole file.
+absl::StatusOr<EntryData> readEntryFile(int fd, uint64_t size,
+                                        std::string_view key,
+                                        EntryHeader *header = nullptr) {
+  const size_t headerSize = size_t(std::min<uint64_t>(size, kHeaderSize));
+  std::string bytes = readAll(fd, headerSize);
+  if (bytes.size() != headerSize)
+    return absl::DataLossError("it was shorter than its size when read");
+  if (absl::Status valid = checkEntryHeader(bytes, size, key); !valid.ok())
+    return valid;
+  bytes = readAll(fd, size_t(size));
+  if (bytes.size() != size)
+    return absl::DataLossError("it was shorter than its size when read");
+  return decodeEntry(bytes, key, header);
+}
+
+/// Why a valid entry file may not be trusted (another user's, or one
+/// others may write), or empty.
+std::string untrustedEntry(const struct stat &st) {
+  if (st.st_uid != geteuid())
+    return strCat("it belongs to uid ", st.st_uid, ", not to this user (uid ",
+                  geteuid(), ")");
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[16];
+    std::snprintf(mode, sizeof mode, "0%o", unsigned(st.st_mode & 07777));
+    return strCat("it can be written by others (mode ", mode, ")");
+  }
+  return std::string();
+}
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Reads
 //===----------------------------------------------------------------------===//
 
-void DiskCache::removeEntry(int shard, std::string_view name, int fd) {
+std::string DiskCache::removeEntry(int shard, std::string_view name, int fd) {
+  if (options_.readOnly)
+    return "the cache is open read-only";
   std::string file(name);
   struct stat there;
   if (fstatat(shard, file.c_str(), &there, AT_SYMLINK_NOFOLLOW) != 0)
-    return; // gone already
+    return std::string(); // gone already
   // Only the file that was read: another process may have replaced it with
   // a good entry meanwhile.
   struct stat read;
   if (fd >= 0 && fstat(fd, &read) == 0 &&
       (read.st_dev != there.st_dev || read.st_ino != there.st_ino))
-    return;
-  if (S_ISDIR(there.st_mode)) {
-    if (unlinkat(shard, file.c_str(), AT_REMOVEDIR) != 0)
-      warn(strCat("disk cache: cannot remove the directory '", entryPath(name),
-                  "' in place of an entry: ", errnoText(errno)));
-    return;
-  }
-  (void)unlinkat(shard, file.c_str(), 0);
+    return std::string();
+  // A directory goes only when it is empty: what is in it is not kjit's.
+  if (unlinkat(shard, file.c_str(),
+               S_ISDIR(there.st_mode) ? AT_REMOVEDIR : 0) != 0 &&
+      errno != ENOENT)
+    return errnoText(errno);
+  return std::string();
 }
 
 DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
@@ -659,7 +868,7 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
     return miss();
   int shard = openShard(key, /*create=*/false);
   if (shard < 0) {
-    if (errno != ENOENT) {
+    if (errno != ENOENT && !options_.readOnly) {
       // A link or a file where a shard directory belongs: it goes, and the
       // next put makes the directory.
       std::string name(key.substr(0, 2));
@@ -670,6 +879,12 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
       count(Counter::Corrupt);
       warn(strCat("disk cache: ", lookup.problem, "; it was removed"));
     }
+    return miss();
+  }
+  if (std::string problem = shardProblem(shard, key); !problem.empty()) {
+    ::close(shard);
+    warnOnce(kWarnShard, strCat("disk cache: ", problem,
+                                "; the entries in it are not used"));
     return miss();
   }
   std::string name(key);
@@ -699,37 +914,42 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
     else if (uint64_t(st.st_size) > kMaxFileSize)
       problem = strCat("it is too large (", uint64_t(st.st_size), " bytes)");
     else {
-      std::string bytes = readAll(fd, size_t(st.st_size));
-      if (bytes.size() != size_t(st.st_size))
-        problem = "it was shorter than its size when read";
+      absl::StatusOr<EntryData> entry =
+          readEntryFile(fd, uint64_t(st.st_size), key);
+      if (!entry.ok())
+        problem = std::string(entry.status().message());
+      else if (entry->kind != kind)
+        problem = strCat("it is a ", kindName(entry->kind), ", not a ",
+                         kindName(kind));
+      else if (std::string untrusted = untrustedEntry(st); !untrusted.empty())
+        problem = untrusted;
       else {
-        absl::StatusOr<EntryData> entry = decodeEntry(bytes, key);
-        if (!entry.ok())
-          problem = std::string(entry.status().message());
-        else if (entry->kind != kind)
-          problem = strCat("it is a ", kindName(entry->kind), ", not a ",
-                           kindName(kind));
-        else {
-          // A hit: its time of use for eviction (least recently used).
+        // A hit: its time of use for eviction (least recently used).
+        if (!options_.readOnly)
           (void)futimens(fd, nullptr);
-          ::close(fd);
-          ::close(shard);
-          lookup.result = Lookup::Result::Hit;
-          lookup.entry = std::move(*entry);
-          count(artifact ? Counter::ArtifactHits : Counter::ManifestHits);
-          count(Counter::BytesRead, bytes.size());
-          note(strCat("disk cache: hit: ", kindName(kind), " ", key));
-          return lookup;
-        }
+        ::close(fd);
+        ::close(shard);
+        lookup.result = Lookup::Result::Hit;
+        lookup.entry = std::move(*entry);
+        count(artifact ? Counter::ArtifactHits : Counter::ManifestHits);
+        count(Counter::BytesRead, uint64_t(st.st_size));
+        note(strCat("disk cache: hit: ", kindName(kind), " ", key));
+        return lookup;
       }
     }
   }
   lookup.result = Lookup::Result::Invalid;
   lookup.problem = problem;
   count(Counter::Corrupt);
-  warn(strCat("disk cache: the ", kindName(kind), " entry '", entryPath(key),
-              "' is invalid (", problem, "); it is removed and rebuilt"));
-  removeEntry(shard, key, fd);
+  std::string kept = removeEntry(shard, key, fd);
+  if (kept.empty())
+    warn(strCat("disk cache: the ", kindName(kind), " entry '", entryPath(key),
+                "' is invalid (", problem, "); it is removed and rebuilt"));
+  else if (firstTimeKept(key)) // the look after the key's lock meets it too
+    warn(strCat("disk cache: the ", kindName(kind), " entry '", entryPath(key),
+                "' is invalid (", problem, ") and cannot be removed (", kept,
+                "); the kernel is compiled again, and stored once it is "
+                "removed"));
   if (fd >= 0)
     ::close(fd);
   ::close(shard);
@@ -740,13 +960,16 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
 
 void DiskCache::reject(std::string_view key, std::string_view why) {
   count(Counter::Corrupt);
-  warn(strCat("disk cache: the entry '", entryPath(key), "' cannot be used (",
-              why, "); it is removed and rebuilt"));
+  std::string kept;
   int shard = openShard(key, /*create=*/false);
   if (shard >= 0) {
-    removeEntry(shard, key, -1);
+    kept = removeEntry(shard, key, -1);
     ::close(shard);
   }
+  warn(strCat("disk cache: the entry '", entryPath(key), "' cannot be used (",
+              why, ")",
+              kept.empty() ? "; it is removed and rebuilt"
+                           : strCat(" and cannot be removed (", kept, ")")));
   flushStats();
 }
 
@@ -758,6 +981,10 @@ absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
   int shard = openShard(key, /*create=*/false);
   if (shard < 0)
     return absl::NotFoundError(strCat("no entry ", key));
+  if (std::string problem = shardProblem(shard, key); !problem.empty()) {
+    ::close(shard);
+    return absl::DataLossError(problem);
+  }
   std::string name(key);
   int fd = openat(shard, name.c_str(),
                   O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
@@ -778,10 +1005,10 @@ absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
   else if (uint64_t(st.st_size) > kMaxFileSize)
     entry = absl::DataLossError("it is too large");
   else {
-    std::string bytes = readAll(fd, size_t(st.st_size));
-    entry = bytes.size() == size_t(st.st_size)
-                ? decodeEntry(bytes, key, header)
-                : absl::DataLossError("it was shorter than its size");
+    entry = readEntryFile(fd, uint64_t(st.st_size), key, header);
+    std::string untrusted = untrustedEntry(st);
+    if (entry.ok() && !untrusted.empty())
+      entry = absl::DataLossError(untrusted);
   }
   ::close(fd);
   return entry;
@@ -792,7 +1019,7 @@ absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
 //===----------------------------------------------------------------------===//
 
 bool DiskCache::put(const EntryData &entry) {
-  if (!isValidKey(entry.key))
+  if (!isValidKey(entry.key) || options_.readOnly)
     return false;
   auto failed = [&](std::string why) {
     count(Counter::WriteErrors);
@@ -808,6 +1035,10 @@ bool DiskCache::put(const EntryData &entry) {
   int shard = openShard(entry.key, /*create=*/true);
   if (shard < 0)
     return failed(strCat("cannot make its directory: ", errnoText(errno)));
+  if (std::string problem = shardProblem(shard, entry.key); !problem.empty()) {
+    ::close(shard);
+    return failed(problem);
+  }
   std::string temp = temporaryName();
   int fd = openat(shard, temp.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -862,7 +1093,7 @@ bool DiskCache::put(const EntryData &entry) {
 
 DiskCache::KeyLock DiskCache::lock(std::string_view key) {
   KeyLock lock;
-  if (!isValidKey(key))
+  if (!isValidKey(key) || options_.readOnly)
     return lock;
   std::string name(key);
   int fd = openat(locks_, name.c_str(),
@@ -939,8 +1170,22 @@ int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
   // another (auto_da_alloc), at the end of every process.
   int fd = openat(root_, "stats",
                   O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-  if (fd < 0)
-    return errno;
+  if (fd < 0) {
+    int error = errno;
+    // A cache on a read-only mount, or in a directory this user may not
+    // write, keeps no counters, and its puts already say why; anything else
+    // in the way (a directory or a link named stats) is said once.
+    if (error == EISDIR || error == ELOOP)
+      warnOnce(kWarnStats, strCat("disk cache: '", options_.directory,
+                                  "/stats' is not a regular file; the "
+                                  "counters are not kept"));
+    else if (error != EROFS && error != EACCES)
+      warnOnce(kWarnStats,
+               strCat("disk cache: cannot open '", options_.directory,
+                      "/stats': ", errnoText(error),
+                      "; the counters are not kept"));
+    return error;
+  }
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
@@ -983,6 +1228,8 @@ int DiskCache::updateStats(const std::function<void(Stats &)> &change) {
 }
 
 void DiskCache::flushStats() {
+  if (options_.readOnly)
+    return;
   std::lock_guard<std::mutex> guard(statsMutex_);
   std::array<uint64_t, kCounterCount> deltas;
   bool any = false;
@@ -1021,6 +1268,8 @@ Stats DiskCache::stats() {
 }
 
 absl::Status DiskCache::zeroStats() {
+  if (options_.readOnly)
+    return absl::FailedPreconditionError("the cache is open read-only");
   std::lock_guard<std::mutex> guard(statsMutex_);
   for (auto &counter : pending_)
     counter.store(0);
@@ -1075,24 +1324,52 @@ void DiskCache::maybeEvict() {
   // 0 means no cap, as in ccache.
   if (options_.maxSize == 0 && stats.sizeKnown)
     return;
-  if (!stats.sizeKnown || stats.sizeEstimate > options_.maxSize)
-    (void)prune(options_.maxSize == 0 ? UINT64_MAX : options_.maxSize,
-                kStaleSeconds, /*wait=*/false);
+  if (stats.sizeKnown && stats.sizeEstimate <= options_.maxSize)
+    return;
+  PruneResult result =
+      prune(options_.maxSize == 0 ? UINT64_MAX : options_.maxSize,
+            kStaleSeconds, /*wait=*/false);
+  // Another process evicting is the normal case of a busy cache. A lock that
+  // cannot be used stops every eviction: said, or the cache would outgrow
+  // its cap without a word.
+  if (!result.ran && !result.busy && options_.maxSize != 0)
+    warnOnce(kWarnCleanupLock,
+             strCat("disk cache: cannot evict: ", result.problem,
+                    "; the cache may grow past its cap of ",
+                    formatSize(options_.maxSize), " (KJIT_CACHE_MAX_SIZE)"));
 }
 
 DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
                                         bool wait) {
   PruneResult result;
-  int cleanup = openat(root_, "cleanup.lock",
-                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (cleanup < 0 ||
-      (wait ? lockWithTimeout(cleanup, std::chrono::milliseconds(60000))
-            : lockWithTimeout(cleanup, std::chrono::milliseconds(0))) != 0) {
-    if (cleanup >= 0)
-      ::close(cleanup);
-    result.ran = false;
+  result.ran = false;
+  if (options_.readOnly) {
+    result.problem = "the cache is open read-only";
     return result;
   }
+  const std::string lockPath = strCat(options_.directory, "/cleanup.lock");
+  int cleanup = openat(root_, "cleanup.lock",
+                       O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (cleanup < 0) {
+    result.problem = strCat("cannot open '", lockPath, "': ", errnoText(errno));
+    return result;
+  }
+  const std::chrono::milliseconds timeout(wait ? 60000 : 0);
+  if (int error = lockWithTimeout(cleanup, timeout)) {
+    ::close(cleanup);
+    result.busy = error == EWOULDBLOCK;
+    if (!result.busy)
+      result.problem =
+          strCat("cannot lock '", lockPath, "': ", errnoText(error));
+    else if (wait)
+      result.problem = strCat("another process held '", lockPath, "' for ",
+                              timeout.count() / 1000,
+                              " s (an eviction or a clear in progress)");
+    else
+      result.problem = "another process is evicting";
+    return result;
+  }
+  result.ran = true;
   // Files last written before this are stale. An age past the epoch (up to
   // INT64_MAX seconds) makes nothing stale rather than overflowing into a
   // time that makes everything stale; a negative age counts as 0.
@@ -1115,10 +1392,12 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
     if (shard < 0)
       continue;
     for (const std::string &name : listDirectory(shard)) {
+      const bool temporary = isTemporaryName(name);
       struct stat st;
-      if (fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        continue; // vanished: another cleaner, or a reader removing it
-      if (name.rfind(kTempPrefix, 0) == 0) {
+      if ((!temporary && !isEntryName(shardName, name)) ||
+          fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        continue; // not kjit's; or vanished: another cleaner, or a reader
+      if (temporary) {
         // A writer killed before its rename left it; a live writer's
         // temporary is younger than any sane staleSeconds.
         if (mtimeNanos(st) < staleBefore &&
@@ -1126,7 +1405,7 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
           ++result.staleTemporaries;
         continue;
       }
-      if (!isValidKey(name) || !S_ISREG(st.st_mode))
+      if (!S_ISREG(st.st_mode))
         continue;
       candidates.push_back(
           {mtimeNanos(st), uint64_t(st.st_size), shardName, name});
@@ -1175,14 +1454,6 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
       ++result.staleLocks;
     ::close(fd);
   }
-  // The stats' temporaries (a killed flush) live in the directory itself.
-  for (const std::string &name : listDirectory(root_)) {
-    struct stat st;
-    if (name.rfind(kTempPrefix, 0) == 0 &&
-        fstatat(root_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-        mtimeNanos(st) < staleBefore && unlinkat(root_, name.c_str(), 0) == 0)
-      ++result.staleTemporaries;
-  }
   // The counted size replaces the estimate. (Puts that finished during
   // the scan may be counted twice or not at all: the next scan corrects it.)
   {
@@ -1204,32 +1475,55 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
 }
 
 absl::StatusOr<uint64_t> DiskCache::clear() {
-  uint64_t removed = 0;
+  if (options_.readOnly)
+    return absl::FailedPreconditionError("the cache is open read-only");
+  uint64_t removed = 0, failures = 0;
+  std::string firstFailure;
+  // Removes one of kjit's names; a failure other than "already gone" is
+  // counted, so that clear never reports a cache it did not empty as empty.
+  auto removeName = [&](int dir, const std::string &path,
+                        const std::string &name, int flags) {
+    if (unlinkat(dir, name.c_str(), flags) == 0)
+      return true;
+    if (errno != ENOENT && failures++ == 0)
+      firstFailure = strCat("'", path, "/", name, "': ", errnoText(errno));
+    return false;
+  };
+  const std::string entriesPath = strCat(options_.directory, "/entries");
   int cleanup = openat(root_, "cleanup.lock",
                        O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (cleanup >= 0)
     (void)lockWithTimeout(cleanup, std::chrono::milliseconds(60000));
   for (const std::string &shardName : listDirectory(entries_)) {
+    if (!isShardName(shardName))
+      continue;
     int shard = openSubdirectory(entries_, shardName.c_str(), false);
     if (shard < 0) {
-      (void)unlinkat(entries_, shardName.c_str(), 0); // a stray file or link
+      // A file or a link where a shard belongs (a reader removes it too).
+      if (errno == ENOTDIR || errno == ELOOP)
+        removeName(entries_, entriesPath, shardName, 0);
       continue;
     }
+    const std::string shardPath = strCat(entriesPath, "/", shardName);
     for (const std::string &name : listDirectory(shard)) {
       struct stat st;
-      if (fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+      if ((!isEntryName(shardName, name) && !isTemporaryName(name)) ||
+          fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         continue;
-      bool entry = isValidKey(name) && S_ISREG(st.st_mode);
-      if (unlinkat(shard, name.c_str(),
-                   S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) == 0 &&
-          entry)
+      // A directory goes only when it is empty: what is in it is not kjit's.
+      if (removeName(shard, shardPath, name,
+                     S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) &&
+          isEntryName(shardName, name) && S_ISREG(st.st_mode))
         ++removed;
     }
     ::close(shard);
+    // Only when empty: a file kjit did not make keeps its shard.
     (void)unlinkat(entries_, shardName.c_str(), AT_REMOVEDIR);
   }
+  const std::string locksPath = strCat(options_.directory, "/locks");
   for (const std::string &name : listDirectory(locks_))
-    (void)unlinkat(locks_, name.c_str(), 0);
+    if (isValidKey(name))
+      removeName(locks_, locksPath, name, 0);
   {
     std::lock_guard<std::mutex> guard(statsMutex_);
     pendingSize_.store(0);
@@ -1240,6 +1534,11 @@ absl::StatusOr<uint64_t> DiskCache::clear() {
   }
   if (cleanup >= 0)
     ::close(cleanup);
+  if (failures)
+    return absl::FailedPreconditionError(strCat(
+        "removed ", removed, " entries, but ", failures,
+        failures == 1 ? " file" : " files",
+        " could not be removed: ", firstFailure, failures > 1 ? ", ..." : ""));
   return removed;
 }
 

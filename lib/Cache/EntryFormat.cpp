@@ -129,17 +129,19 @@ void fixChecksum(std::string &bytes) {
   std::memcpy(bytes.data() + bytes.size() - kTrailerSize, sum, 16);
 }
 
-absl::StatusOr<EntryData> decodeEntry(std::string_view bytes,
-                                      std::string_view expectedKey,
-                                      EntryHeader *header) {
+absl::Status checkEntryHeader(std::string_view bytes, uint64_t fileSize,
+                              std::string_view expectedKey) {
   // Sizes and the fixed fields first: they bound everything after.
-  if (bytes.size() < kHeaderSize + kTrailerSize)
-    return bad(strCat("truncated: ", bytes.size(),
+  if (fileSize < kHeaderSize + kTrailerSize)
+    return bad(strCat("truncated: ", fileSize,
                       " bytes, an entry has at "
                       "least ",
                       kHeaderSize + kTrailerSize));
-  if (bytes.size() > kMaxFileSize)
-    return bad(strCat("too large: ", bytes.size(), " bytes"));
+  if (fileSize > kMaxFileSize)
+    return bad(strCat("too large: ", fileSize, " bytes"));
+  if (bytes.size() < kHeaderSize)
+    return bad(strCat("truncated: ", bytes.size(), " bytes of a ", kHeaderSize,
+                      "-byte header"));
   if (std::memcmp(bytes.data(), kMagic, 8) != 0)
     return bad("not a kjit cache entry (bad magic)");
   uint32_t version = get32(bytes, kOffVersion);
@@ -164,19 +166,38 @@ absl::StatusOr<EntryData> decodeEntry(std::string_view bytes,
   if (payloadSize > kMaxPayloadSize)
     return bad(strCat("payload size ", payloadSize, " exceeds the limit ",
                       kMaxPayloadSize));
-  if (storedSize != bytes.size() - kHeaderSize - kTrailerSize)
+  if (storedSize != fileSize - kHeaderSize - kTrailerSize)
     return bad(strCat(
         "the header says ", storedSize, " body bytes, the file has ",
-        bytes.size() - kHeaderSize - kTrailerSize, " (truncated or extended)"));
+        fileSize - kHeaderSize - kTrailerSize, " (truncated or extended)"));
   uint64_t rawSize = metadataSize + payloadSize;
   if (!(flags & kFlagZstd) && storedSize != rawSize)
     return bad(strCat("the body is ", storedSize, " bytes, not ", rawSize,
                       " as its sizes say"));
-  std::string raw(bytes.substr(kOffKey, 32));
-  std::string key = rawToKey(raw);
-  if (!expectedKey.empty() && key != expectedKey)
-    return bad(
-        strCat("its key is ", key, ", not ", expectedKey, " as its name says"));
+  if (!expectedKey.empty()) {
+    std::string key = rawToKey(bytes.substr(kOffKey, 32));
+    if (key != expectedKey)
+      return bad(strCat("its key is ", key, ", not ", expectedKey,
+                        " as its name says"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<EntryData> decodeEntry(std::string_view bytes,
+                                      std::string_view expectedKey,
+                                      EntryHeader *header) {
+  if (absl::Status valid = checkEntryHeader(bytes.substr(0, kHeaderSize),
+                                            bytes.size(), expectedKey);
+      !valid.ok())
+    return valid;
+  uint32_t version = get32(bytes, kOffVersion);
+  uint32_t kind = get32(bytes, kOffKind);
+  uint32_t flags = get32(bytes, kOffFlags);
+  uint64_t metadataSize = get64(bytes, kOffMetadataSize);
+  uint64_t payloadSize = get64(bytes, kOffPayloadSize);
+  uint64_t storedSize = get64(bytes, kOffStoredSize);
+  uint64_t rawSize = metadataSize + payloadSize;
+  std::string key = rawToKey(bytes.substr(kOffKey, 32));
   // The checksum before anything reads the body.
   unsigned char sum[16];
   checksum(bytes.substr(0, bytes.size() - kTrailerSize), sum);

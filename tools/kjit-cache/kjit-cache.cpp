@@ -9,6 +9,7 @@
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
 #include "kjit/Model/Json.h"
+#include "kjit/Support/StrCat.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -51,7 +52,7 @@ Commands:
                      in 90% of SIZE (default: KJIT_CACHE_MAX_SIZE, else
                      1 GiB; 0 evicts everything), and removes temporary and
                      lock files older than SECONDS (default 3600) that
-                     killed processes left
+                     killed processes left; exits 2 when it could not run
   clear              removes every entry (the counters stay)
   env                the environment variables whose values join every
                      kernel's key, and kjit's others, which do not
@@ -62,19 +63,29 @@ Options:
   --json             one JSON document on stdout instead of text
   -h, --help         this text
 
+stats, list, show and verify (without --delete) only read: they write
+nothing, anywhere. No command writes into a directory that is not kjit's
+cache (marked by kjit's CACHEDIR.TAG) or empty, and prune and clear remove
+only the files kjit makes there.
+
 SIZE: 1073741824, 512K, 64M, 1G, 1.5GiB (powers of 1024).
-Exit status: 0 done, 1 verify found a bad entry, 2 usage error or a cache
-directory that cannot be used.
+Exit status: 0 done, 1 verify found a bad entry, 2 usage error, a cache
+directory that cannot be used, or a command that could not do its work
+(prune that could not take the cache's cleanup lock, clear that could not
+remove everything).
 )";
 
+// Messages quote arguments and paths, whose control bytes are escaped so
+// that they cannot drive the terminal.
 [[noreturn]] void usageError(const std::string &message) {
   std::fprintf(stderr, "kjit-cache: error: %s\n(kjit-cache --help)\n",
-               message.c_str());
+               kjit::escapeControl(message).c_str());
   std::exit(2);
 }
 
 [[noreturn]] void fatal(const std::string &message) {
-  std::fprintf(stderr, "kjit-cache: error: %s\n", message.c_str());
+  std::fprintf(stderr, "kjit-cache: error: %s\n",
+               kjit::escapeControl(message).c_str());
   std::exit(2);
 }
 
@@ -159,16 +170,26 @@ Options parse(int argc, char **argv) {
   return options;
 }
 
-/// The cache, or null when the directory does not exist (an empty cache).
-std::unique_ptr<cache::DiskCache> openCache(const std::string &dir) {
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 && errno == ENOENT)
-    return nullptr;
+enum class Access {
+  /// stats, list, show, verify: nothing is written.
+  Inspect,
+  /// prune, clear, stats --zero, verify --delete: changes a cache that
+  /// exists, never makes one.
+  Maintain,
+};
+
+/// The cache, or null when there is none: the directory does not exist, or
+/// is empty (an empty cache, left as it is). A directory that is not
+/// kjit's cache is refused (exit 2).
+std::unique_ptr<cache::DiskCache> openCache(const std::string &dir,
+                                            Access access) {
   cache::DiskCacheOptions options;
   options.directory = dir;
+  options.create = false;
+  options.readOnly = access == Access::Inspect;
   options.warn = [](std::string_view message) {
-    std::fprintf(stderr, "kjit-cache: warning: %.*s\n", int(message.size()),
-                 message.data());
+    std::fprintf(stderr, "kjit-cache: warning: %s\n",
+                 kjit::escapeControl(message).c_str());
   };
   if (const char *size = std::getenv("KJIT_CACHE_MAX_SIZE"); size && *size) {
     std::optional<uint64_t> parsed = cache::parseSize(size);
@@ -178,6 +199,8 @@ std::unique_ptr<cache::DiskCache> openCache(const std::string &dir) {
   }
   absl::StatusOr<std::unique_ptr<cache::DiskCache>> opened =
       cache::DiskCache::open(std::move(options));
+  if (absl::IsNotFound(opened.status()))
+    return nullptr;
   if (!opened.ok())
     fatal(std::string(opened.status().message()));
   return std::move(*opened);
@@ -196,7 +219,8 @@ int stats(const Options &options) {
       usageError("stats takes --zero, not '" + arg + "'");
     zero = true;
   }
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, zero ? Access::Maintain : Access::Inspect);
   if (zero && disk)
     if (absl::Status status = disk->zeroStats(); !status.ok())
       fatal(std::string(status.message()));
@@ -247,7 +271,12 @@ int stats(const Options &options) {
     std::printf("%-24s %s\n", name, text.c_str());
   };
   auto number = [](uint64_t n) { return std::to_string(n); };
-  line("cache directory", options.dir + (disk ? "" : " (does not exist)"));
+  std::string state;
+  struct stat st;
+  if (!disk)
+    state = ::stat(options.dir.c_str(), &st) == 0 ? " (empty)"
+                                                  : " (does not exist)";
+  line("cache directory", options.dir + state);
   std::string rate =
       hits + misses
           ? " (" + std::to_string(hits * 100 / (hits + misses)) + "% hits)"
@@ -288,7 +317,8 @@ int stats(const Options &options) {
 
 int list(const Options &options) {
   noArguments(options);
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, Access::Inspect);
   std::vector<cache::Listing> entries;
   if (disk)
     entries = disk->list();
@@ -329,7 +359,8 @@ int show(const Options &options) {
   if (options.args.size() != 1)
     usageError("show takes one key");
   const std::string &prefix = options.args[0];
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, Access::Inspect);
   std::vector<std::string> matches;
   if (disk)
     for (const cache::Listing &entry : disk->list())
@@ -401,7 +432,8 @@ int verify(const Options &options) {
       usageError("verify takes --delete, not '" + arg + "'");
     remove = true;
   }
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, remove ? Access::Maintain : Access::Inspect);
   std::vector<cache::Listing> entries;
   if (disk)
     entries = disk->list();
@@ -415,8 +447,13 @@ int verify(const Options &options) {
       continue;
     ++bad;
     std::string why(data.status().message());
-    if (remove)
-      disk->reject(entry.key, why); // counted as corrupt, and removed
+    bool removed = false;
+    if (remove) {
+      disk->reject(entry.key, why); // counted as corrupt, removed if it can be
+      struct stat st;
+      removed = ::lstat(disk->entryPath(entry.key).c_str(), &st) != 0 &&
+                errno == ENOENT;
+    }
     if (options.json)
       json.beginObject()
           .key("key")
@@ -426,7 +463,10 @@ int verify(const Options &options) {
           .endObject();
     else
       std::printf("bad: %s: %s%s\n", disk->entryPath(entry.key).c_str(),
-                  why.c_str(), remove ? " (removed)" : "");
+                  why.c_str(),
+                  !remove   ? ""
+                  : removed ? " (removed)"
+                            : " (could not be removed)");
   }
   json.endArray()
       .key("entries")
@@ -482,13 +522,16 @@ int prune(const Options &options) {
       usageError("prune takes --max-size and --stale-age, not '" + arg + "'");
     }
   }
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, Access::Maintain);
   cache::DiskCache::PruneResult result;
   uint64_t cap =
       maxSize ? *maxSize
               : (disk ? disk->options().maxSize : cache::kDefaultMaxSize);
   if (disk)
     result = disk->prune(cap, staleAge, /*wait=*/true);
+  if (!result.ran)
+    fatal("nothing was pruned: " + result.problem);
   if (options.json) {
     std::string out;
     JsonWriter json(out);
@@ -525,7 +568,8 @@ int prune(const Options &options) {
 
 int clear(const Options &options) {
   noArguments(options);
-  std::unique_ptr<cache::DiskCache> disk = openCache(options.dir);
+  std::unique_ptr<cache::DiskCache> disk =
+      openCache(options.dir, Access::Maintain);
   uint64_t removed = 0;
   if (disk) {
     absl::StatusOr<uint64_t> cleared = disk->clear();

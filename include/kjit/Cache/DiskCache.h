@@ -4,7 +4,8 @@
 // A directory of self-validating entries (EntryFormat.h), shared by every
 // process of a user:
 //
-//   DIR/CACHEDIR.TAG             marks the directory as a cache for backups
+//   DIR/CACHEDIR.TAG             marks the directory as kjit's cache, for
+//                                backup tools and for kjit itself
 //   DIR/entries/ab/<key>         one entry per key (ab: its first two digits)
 //   DIR/entries/ab/.tmp.*        a put in progress (never a valid name)
 //   DIR/locks/<key>              the advisory lock of a compile of <key>
@@ -14,12 +15,14 @@
 //
 // Everything is opened relative to the directory's descriptor with
 // O_NOFOLLOW, so no symbolic link inside it is ever followed, and the
-// directory must be the user's own and not writable by others. Every read
-// is validated; an invalid entry is a miss that is counted, logged and
-// removed (the caller compiles and puts the entry back). A put writes a
-// temporary file and renames it, so a reader sees an old entry, a new one
-// or none, even when the writer is killed. No error here ever fails a
-// launch: the caller falls back to compiling. Rationale: docs/DiskCache.md.
+// directory must be the user's own and not writable by others. kjit writes
+// only into a directory that is its cache (its CACHEDIR.TAG) or empty, and
+// touches only the names above in it. Every read is validated; an invalid
+// entry is a miss that is counted, logged and removed (the caller compiles
+// and puts the entry back). A put writes a temporary file and renames it,
+// so a reader sees an old entry, a new one or none, even when the writer is
+// killed. No error here ever fails a launch: the caller falls back to
+// compiling. Rationale: docs/DiskCache.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +41,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -133,8 +137,14 @@ struct DiskCacheOptions {
   /// fsync each entry and its directory before it is published (survives
   /// power loss, not only crashes; KJIT_CACHE_FSYNC=1).
   bool durable = false;
-  /// Create the directory (0700) when it is missing.
+  /// Create the directory (0700) when it is missing, and make an empty one
+  /// kjit's cache (write its CACHEDIR.TAG). Without it, a missing or empty
+  /// directory is NotFound: there is no cache there.
   bool create = true;
+  /// Inspect only (kjit-cache stats, list, show, verify): nothing in the
+  /// directory is created, changed or removed, and counts are not kept.
+  /// Implies not `create`; puts, locks, pruning and clearing do nothing.
+  bool readOnly = false;
   /// Warnings (problems the cache worked around) and, with `verbose`,
   /// notes of every hit, miss and put.
   std::function<void(std::string_view)> warn;
@@ -155,7 +165,9 @@ struct Listing {
 class DiskCache {
 public:
   /// Opens (and with `create`, makes) the directory. Errors say why it is
-  /// not used: another owner, writable by others, not a directory.
+  /// not used: another owner, writable by others, not a directory, or a
+  /// directory that is not empty and not marked as kjit's cache (kjit
+  /// writes nothing into it). NotFound: no cache there and none made.
   static absl::StatusOr<std::unique_ptr<DiskCache>>
   open(DiskCacheOptions options);
   /// Writes the counters not yet written.
@@ -221,23 +233,38 @@ public:
   struct PruneResult {
     uint64_t evicted = 0, evictedBytes = 0, keptBytes = 0, keptEntries = 0;
     uint64_t staleTemporaries = 0, staleLocks = 0;
-    /// False when another process was already evicting.
+    /// False when it did nothing: `problem` says why, and `busy` is true
+    /// when another process was evicting (normal without `wait`).
     bool ran = true;
+    bool busy = false;
+    std::string problem;
   };
   /// Evicts least recently used entries until they fit in 90% of
   /// `maxSize` (none when they fit already), and removes temporary and lock
   /// files older than `staleSeconds` (negative: 0; more than the seconds
-  /// since the epoch: none). Tolerates files vanishing under it.
+  /// since the epoch: none). Only names kjit makes are touched. Tolerates
+  /// files vanishing under it. One eviction at a time (DIR/cleanup.lock):
+  /// `wait` waits up to a minute for another one instead of giving up.
   PruneResult prune(uint64_t maxSize, int64_t staleSeconds = kStaleSeconds,
                     bool wait = false);
-  /// Removes every entry, lock and temporary file; the counters stay.
+  /// Removes every entry, lock and temporary file (names kjit makes, and
+  /// nothing else); the counters stay. The number of entries removed, or
+  /// an error when some could not be.
   absl::StatusOr<uint64_t> clear();
 
 private:
   DiskCache(DiskCacheOptions options, int root);
   int openShard(std::string_view key, bool create);
-  void removeEntry(int shard, std::string_view name, int fd);
+  /// Why the open shard of `key` may not be used (another owner, writable
+  /// by others), or empty.
+  std::string shardProblem(int shard, std::string_view key) const;
+  /// Removes the entry file or directory at `name` if it is still the one
+  /// open as `fd` (-1: whatever is there). Empty, or why it could not.
+  std::string removeEntry(int shard, std::string_view name, int fd);
   void warnOnce(int which, std::string_view message);
+  /// True the first time this process finds `key`'s invalid entry
+  /// impossible to remove, so that it is said once, not at every look.
+  bool firstTimeKept(std::string_view key);
   void warn(std::string_view message);
   void note(std::string_view message);
   void maybeEvict();
@@ -252,6 +279,8 @@ private:
   std::atomic<int64_t> pendingSize_{0};
   std::mutex statsMutex_;
   std::atomic<uint32_t> warned_{0};
+  std::mutex keptMutex_;
+  std::set<std::string> kept_;
 };
 
 } // namespace kjit::cache

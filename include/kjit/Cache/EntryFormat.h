@@ -92,6 +92,14 @@ bool isValidKey(std::string_view key);
 /// would decompress.
 std::string encodeEntry(const EntryData &entry, bool compress = true);
 
+/// Checks what can be checked before the body is read: the file's size and
+/// the fixed header (`header`: the first kHeaderSize bytes of a file of
+/// `fileSize` bytes), so that a reader never reads a large file that is
+/// not an entry, or whose header does not describe it. DataLoss errors,
+/// the same as decodeEntry's.
+absl::Status checkEntryHeader(std::string_view header, uint64_t fileSize,
+                              std::string_view expectedKey = {});
+
 /// Validates and decodes a file's bytes: sizes, magic, version, kind, key
 /// echo (when `expectedKey` is not empty), reserved fields, bounds, the
 /// checksum, then the decompressed size. Errors are DataLoss with what is

@@ -7,7 +7,8 @@ disk or a hostile hand would (test/Cache/corrupt.test).
 ACTION: truncate:N (keep N bytes; negative: drop -N), flip:OFFSET (one bit;
 negative: from the end), zero, garbage, append, symlink (to a copy of the
 entry outside the cache), dangling (a symlink to nothing), directory, fifo,
-unreadable (mode 000), version (another format version, checksum kept)."""
+unreadable (mode 000), version (another format version, checksum kept),
+huge (1 GiB of zeros, sparse)."""
 import os
 import random
 import subprocess
@@ -50,6 +51,9 @@ elif name == "directory":
     os.mkdir(path)
 elif name == "fifo":
     os.mkfifo(path)
+elif name == "huge":
+    with open(path, "wb") as out:
+        out.truncate(1 << 30)
 elif name == "unreadable":
     open(path, "wb").write(data)
     os.chmod(path, 0)
