@@ -12,6 +12,52 @@
 
 namespace kjit::rt {
 
+namespace {
+
+/// Why a file of `mode` is neither read nor loaded; empty for a regular
+/// file.
+std::string_view notRegular(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "it is a directory";
+  if (!S_ISREG(mode))
+    return "not a regular file (a device, FIFO or socket)";
+  return {};
+}
+
+bool isIdentifierStart(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+bool isIdentifierChar(char c) {
+  return isIdentifierStart(c) || (c >= '0' && c <= '9') || c == '.' || c == '$';
+}
+
+/// The identifier that ends right before `at`, spaces between allowed.
+std::string_view wordBefore(std::string_view text, size_t at) {
+  size_t end = at;
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t' ||
+                     text[end - 1] == '\n' || text[end - 1] == '\r'))
+    --end;
+  size_t begin = end;
+  while (begin > 0 && isIdentifierChar(text[begin - 1]))
+    --begin;
+  return text.substr(begin, end - begin);
+}
+
+} // namespace
+
+absl::Status checkRegularFile(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) {
+    int error = errno;
+    return error == ENOENT ? absl::NotFoundError(std::strerror(error))
+                           : absl::InvalidArgumentError(std::strerror(error));
+  }
+  if (std::string_view why = notRegular(info.st_mode); !why.empty())
+    return absl::InvalidArgumentError(std::string(why));
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> readInputFile(const std::string &path,
                                           uint64_t maxBytes,
                                           std::string_view what) {
@@ -32,11 +78,8 @@ absl::StatusOr<std::string> readInputFile(const std::string &path,
   struct stat info;
   if (::fstat(fd, &info) != 0)
     return absl::InvalidArgumentError(prefix + std::strerror(errno));
-  if (S_ISDIR(info.st_mode))
-    return absl::InvalidArgumentError(prefix + "it is a directory");
-  if (!S_ISREG(info.st_mode))
-    return absl::InvalidArgumentError(
-        prefix + "not a regular file (a device, FIFO or socket)");
+  if (std::string_view why = notRegular(info.st_mode); !why.empty())
+    return absl::InvalidArgumentError(kjit::strCat(prefix, why));
   uint64_t size = static_cast<uint64_t>(info.st_size);
   auto tooLarge = [&](uint64_t bytes) {
     return absl::InvalidArgumentError(kjit::strCat(
@@ -69,6 +112,10 @@ std::string checkIRNesting(std::string_view text, unsigned maxDepth) {
   if (text.substr(0, 4) == "ML\xefR")
     return std::string();
   unsigned depth = 0;
+  // Inside an affine map or set: the depth of its '<' (0: outside one) and
+  // its operators so far. The affine parser recurses once per operator
+  // (`d0 + d0 + ...`, `- - d0`), brackets or not.
+  unsigned affineDepth = 0, affineOperators = 0;
   size_t line = 1;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
@@ -85,14 +132,47 @@ std::string checkIRNesting(std::string_view text, unsigned maxDepth) {
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       while (i + 1 < text.size() && text[i + 1] != '\n')
         ++i;
-    } else if (c == '{' || c == '(' || c == '[') {
+    } else if (c == '{' || c == '(' || c == '[' || c == '<') {
       if (++depth > maxDepth)
         return kjit::strCat(
             "line ", line, ": brackets nest deeper than ", maxDepth,
             " levels; MLIR's parser recurses once per level and would "
             "overflow its stack, so kjit does not parse it");
-    } else if ((c == '}' || c == ')' || c == ']') && depth > 0) {
-      --depth;
+      if (c == '<' && affineDepth == 0) {
+        std::string_view keyword = wordBefore(text, i);
+        if (keyword == "affine_map" || keyword == "affine_set") {
+          affineDepth = depth;
+          affineOperators = 0;
+        }
+      }
+    } else if (c == '}' || c == ')' || c == ']' || c == '>') {
+      // A '>' of `->` or `>=` closes nothing: counting it would let the
+      // brackets around it nest deeper than counted.
+      bool closes = c != '>' || ((i == 0 || text[i - 1] != '-') &&
+                                 (i + 1 == text.size() || text[i + 1] != '='));
+      if (closes && depth > 0) {
+        if (depth == affineDepth)
+          affineDepth = 0;
+        --depth;
+      }
+    } else if (affineDepth != 0) {
+      bool isOperator = false;
+      if (isIdentifierStart(c)) {
+        size_t end = i;
+        while (end < text.size() && isIdentifierChar(text[end]))
+          ++end;
+        std::string_view word = text.substr(i, end - i);
+        isOperator = word == "floordiv" || word == "ceildiv" || word == "mod";
+        i = end - 1;
+      } else {
+        isOperator = c == '+' || c == '*' ||
+                     (c == '-' && (i + 1 == text.size() || text[i + 1] != '>'));
+      }
+      if (isOperator && ++affineOperators > maxDepth)
+        return kjit::strCat(
+            "line ", line, ": an affine map or set has more than ", maxDepth,
+            " operators; MLIR's parser recurses once per operator and would "
+            "overflow its stack, so kjit does not parse it");
     }
   }
   return std::string();

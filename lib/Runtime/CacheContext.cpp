@@ -4,6 +4,7 @@
 
 #include "CacheKey.h"
 #include "kjit/Cache/BuildId.h"
+#include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
@@ -39,10 +40,10 @@ std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
     if (std::optional<uint64_t> parsed = cache::parseSize(size))
       settings.maxSize = *parsed;
     else
-      context->settingsWarning =
+      context->settingsWarnings.push_back(
           strCat("KJIT_CACHE_MAX_SIZE='", size,
                  "' is not a size (1073741824, 512M, 2G); the default, ",
-                 cache::formatSize(cache::kDefaultMaxSize), ", is used");
+                 cache::formatSize(cache::kDefaultMaxSize), ", is used"));
   }
   if (const char *timeout =
           fromEnvironment ? env("KJIT_CACHE_LOCK_TIMEOUT") : nullptr;
@@ -50,10 +51,10 @@ std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
     if (auto parsed = cache::parseDuration(timeout))
       settings.lockTimeout = *parsed;
     else
-      context->settingsWarning =
+      context->settingsWarnings.push_back(
           strCat("KJIT_CACHE_LOCK_TIMEOUT='", timeout,
                  "' is not a duration (500ms, 30s, 2m); the default, ",
-                 cache::kDefaultLockTimeout.count(), " ms, is used");
+                 cache::kDefaultLockTimeout.count(), " ms, is used"));
   }
   if (options.remoteCacheKeyFile)
     context->remoteSettings.keyFile = *options.remoteCacheKeyFile;
@@ -68,11 +69,11 @@ std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
       context->remoteSettings.ttl =
           std::chrono::duration_cast<std::chrono::seconds>(*parsed);
     else
-      context->settingsWarning = strCat(
+      context->settingsWarnings.push_back(strCat(
           "KJIT_REMOTE_CACHE_TTL='", ttl,
           "' is not a duration of a second or more (3600s, 12h, 7d); the "
           "default, ",
-          context->remoteSettings.ttl.count(), " s, is used");
+          context->remoteSettings.ttl.count(), " s, is used"));
   }
   if (fromEnvironment) {
     const char *fsync = env("KJIT_CACHE_FSYNC");
@@ -86,10 +87,10 @@ std::unique_ptr<CacheContext> makeCacheContext(const RuntimeOptions &options,
 cache::DiskCache *openDiskCache(CacheContext &context,
                                 plugin::PluginHost &host) {
   std::call_once(context.openOnce, [&] {
+    for (const std::string &warning : context.settingsWarnings)
+      host.log(plugin::LogLevel::Warning, "kjit", warning);
     if (context.directory.empty())
       return;
-    if (!context.settingsWarning.empty())
-      host.log(plugin::LogLevel::Warning, "kjit", context.settingsWarning);
     cache::DiskCacheOptions options = context.settings;
     options.directory = context.directory;
     options.warn = [&host](std::string_view message) {
@@ -122,11 +123,19 @@ RemoteCache *openRemoteCache(CacheContext &context, plugin::PluginHost &host) {
 const std::string &buildIdentity(CacheContext &context,
                                  const std::string &compilerPath) {
   std::call_once(context.identityOnce, [&] {
+    // The compiler's ELF notes are read only from a regular file (a FIFO
+    // would block the read); any other names no build, and openCompiler
+    // refuses it.
+    absl::Status regular = checkRegularFile(compilerPath);
+    std::string compiler =
+        regular.ok() || regular.code() == absl::StatusCode::kNotFound
+            ? cache::libraryClosureIdentity(compilerPath)
+            : strCat("unusable (", regular.message(), ")");
     context.identity =
         strCat("kjit ", kBuildVersion, "; runtime=",
                cache::loadedObjectIdentity(
                    reinterpret_cast<const void *>(&makeCacheContext)),
-               "; compiler=", cache::libraryClosureIdentity(compilerPath));
+               "; compiler=", compiler);
   });
   return context.identity;
 }

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace kjit::rt {
 
@@ -29,8 +30,9 @@ struct CacheContext {
   cache::DiskCacheOptions settings;
   /// codegenEnvironmentKey(getenv) at creation.
   std::string environment;
-  /// Problems with the settings, logged when the cache is first wanted.
-  std::string settingsWarning;
+  /// Problems with the settings, each logged when the cache is first
+  /// wanted (also when the disk cache is off).
+  std::vector<std::string> settingsWarnings;
 
   std::once_flag openOnce;
   std::unique_ptr<cache::DiskCache> disk;

@@ -30,6 +30,9 @@ std::string artifactKey(const ArtifactKeyInputs &in) {
   digest.add("specialization", in.specializationKey);
   for (const auto &[name, bits] : in.globals)
     digest.add("global:" + name, absl::StrCat(absl::Hex(bits)));
+  // Only when the code embeds it: every other key stays path-free.
+  if (!in.embeddedSourceName.empty())
+    digest.add("source-name", in.embeddedSourceName);
   return digest.finishHex();
 }
 

@@ -45,6 +45,11 @@ struct ArtifactKeyInputs {
   std::string_view dependencyKey;
   std::string_view specializationKey;
   absl::Span<const std::pair<std::string, uint64_t>> globals;
+  /// The kernel file's name as the module was loaded, for code that embeds
+  /// it (a debug compile's assert messages and line tables), so that its
+  /// reports name this file, not another checkout's; empty for code that
+  /// does not, which the same file anywhere shares.
+  std::string_view embeddedSourceName;
 };
 
 /// 64 hex digits.

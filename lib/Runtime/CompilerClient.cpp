@@ -2,6 +2,7 @@
 
 #include "CompilerClient.h"
 
+#include "kjit/Model/InputFile.h"
 #include "kjit/Support/StrCat.h"
 
 #include <dlfcn.h>
@@ -20,6 +21,13 @@ std::string getRuntimeLibraryDir() {
 
 absl::StatusOr<std::unique_ptr<CompilerService>>
 openCompiler(const std::string &path) {
+  // dlopen would block on a FIFO without a writer; a device or directory is
+  // no library. A missing file is left to dlopen's message.
+  if (absl::Status regular = checkRegularFile(path);
+      !regular.ok() && regular.code() != absl::StatusCode::kNotFound)
+    return absl::FailedPreconditionError(
+        kjit::strCat("cannot load the kjit compiler library '", path,
+                     "': ", regular.message()));
   // RTLD_LOCAL: the compiler's LLVM stays out of the global namespace. The
   // handle is never closed: LLVM's static state does not survive dlclose.
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

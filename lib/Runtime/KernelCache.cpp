@@ -7,7 +7,10 @@
 
 #include "KernelImpl.h"
 
+#include <algorithm>
 #include <optional>
+#include <thread>
+#include <vector>
 
 namespace kjit::rt {
 
@@ -34,6 +37,9 @@ Entry *Kernel::Impl::insert(int32_t device, KeyView key, bool &inserted) {
   static std::atomic<uint64_t> nextSerial{1};
   auto entry = std::make_shared<Entry>();
   entry->serial = nextSerial.fetch_add(1, std::memory_order_relaxed);
+  // Published with the map below: the caller compiles it on this thread.
+  entry->compilingThread.store(std::this_thread::get_id(),
+                               std::memory_order_relaxed);
   allEntries.push_back(entry);
   next->emplace(SpecializationKey(key), entry);
   caches[device].store(next.get(), std::memory_order_release);
@@ -98,12 +104,75 @@ Kernel::Impl::ensureEntry(int32_t device, KeyView key,
   return entry;
 }
 
+namespace {
+
+/// The pending entry each waiting thread waits for (waitFor), so that a
+/// wait can follow the chain from an entry to its compiling thread, to the
+/// entry that thread waits for, and so on. Waits are rare (a miss that
+/// another thread is compiling): one mutex serves the process.
+struct Waits {
+  std::mutex mutex;
+  std::vector<std::pair<std::thread::id, const Entry *>> waiting;
+};
+
+Waits &waits() {
+  // Never destroyed: a thread may still wait while static objects go away.
+  static Waits *all = new Waits;
+  return *all;
+}
+
+} // namespace
+
 absl::Status Kernel::Impl::waitFor(Entry &entry) {
-  std::unique_lock<std::mutex> lock(entry.mutex);
-  entry.ready.wait(lock, [&] {
+  auto notPending = [&] {
     return entry.state.load(std::memory_order_acquire) != Entry::State::Pending;
-  });
-  return entry.error;
+  };
+  if (notPending()) {
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    return entry.error;
+  }
+  const std::thread::id self = std::this_thread::get_id();
+  Waits &all = waits();
+  {
+    // Checked and registered at once: of two threads that would wait for
+    // each other, the second sees the first's wait.
+    std::lock_guard<std::mutex> lock(all.mutex);
+    const Entry *next = &entry;
+    // Each thread waits for one entry at a time, so a chain visits each
+    // waiter at most once.
+    for (size_t hop = 0; next && hop <= all.waiting.size(); ++hop) {
+      std::thread::id owner =
+          next->compilingThread.load(std::memory_order_acquire);
+      if (owner == self)
+        return absl::FailedPreconditionError(strCat(
+            "kernel '", manifest.name,
+            "' cannot be launched with this specialization here: ",
+            hop == 0 ? "this thread is compiling it, and the launch comes "
+                       "from a hook or callback of that compile"
+                     : "the thread compiling it waits, through launches "
+                       "from hooks, for a compile this thread is running",
+            "; waiting for it would never end (docs/Runtime.md, "
+            "\"Re-entry\")"));
+      if (owner == std::thread::id())
+        break;
+      auto waiter = std::find_if(
+          all.waiting.begin(), all.waiting.end(),
+          [&](const auto &waiting) { return waiting.first == owner; });
+      next = waiter == all.waiting.end() ? nullptr : waiter->second;
+    }
+    all.waiting.emplace_back(self, &entry);
+  }
+  absl::Status error;
+  {
+    std::unique_lock<std::mutex> lock(entry.mutex);
+    entry.ready.wait(lock, notPending);
+    error = entry.error;
+  }
+  std::lock_guard<std::mutex> lock(all.mutex);
+  all.waiting.erase(
+      std::find(all.waiting.begin(), all.waiting.end(),
+                std::pair<std::thread::id, const Entry *>(self, &entry)));
+  return error;
 }
 
 } // namespace kjit::rt

@@ -50,6 +50,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   auto finish = [&](Entry::State state, absl::Status error = {}) {
     std::lock_guard<std::mutex> lock(entry.mutex);
     entry.error = std::move(error);
+    entry.compilingThread.store(std::thread::id(), std::memory_order_release);
     entry.state.store(state, std::memory_order_release);
     entry.ready.notify_all();
   };
@@ -101,6 +102,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   keyInputs.dependencyKey = dependencyKey;
   keyInputs.specializationKey = record.key;
   keyInputs.globals = bakedGlobals;
+  // A debug compile writes the file's name into the code (assert messages,
+  // line tables): the same file elsewhere must not hit it.
+  if (record.options.debug())
+    keyInputs.embeddedSourceName = module->sourceName;
   entry.key = artifactKey(keyInputs);
   for (size_t i = 0; i < record.params.size(); ++i) {
     if (record.params[i].isConstexpr)

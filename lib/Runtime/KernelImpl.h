@@ -30,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kjit::rt {
@@ -68,6 +69,11 @@ struct Entry {
   std::mutex mutex;
   std::condition_variable ready;
   absl::Status error;
+  /// The thread that inserted the pending entry and runs its compile (and
+  /// so its cache and compiled hooks); none once it is no longer pending.
+  /// A wait for it from that thread, or from one that thread waits for,
+  /// would never end: waitFor refuses it.
+  std::atomic<std::thread::id> compilingThread{};
   /// The signature types of launchParams.
   std::vector<std::string> launchTypes;
   /// The ABI form of the launch arguments with everything but the values
@@ -232,6 +238,11 @@ struct Kernel::Impl {
   absl::StatusOr<plugin::BackendRef::LoadedKernel>
   loadEntry(const Backend &backend, int32_t device, std::string_view loadable,
             Entry &entry);
+  /// Waits until `entry` is no longer pending; its error. A wait that
+  /// could never end is refused instead: for an entry this thread is
+  /// compiling (a hook or callback of that compile launched the same
+  /// specialization), or for one whose compiling thread waits, through
+  /// any chain of such waits, for an entry this thread is compiling.
   absl::Status waitFor(Entry &entry);
   /// The entry of `key` on `device`, ready or failed: the miss path (cache
   /// hook, compile, load) runs here once per key however many threads ask;

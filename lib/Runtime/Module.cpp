@@ -13,7 +13,6 @@
 
 #include <chrono>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
@@ -202,7 +201,33 @@ std::string analysisToJson(const ModuleAnalysis &analysis,
   return out;
 }
 
-absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
+namespace {
+
+/// `text` with every `from` replaced by `to`.
+std::string replaceAll(std::string text, std::string_view from,
+                       std::string_view to) {
+  for (size_t at = text.find(from); at != std::string::npos;
+       at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+/// What a fresh analysis of the same text by the same build gives again:
+/// the analysis without its bytecode and with invalid kernels by name only
+/// (the wording of their diagnostics is not part of it).
+std::string comparableAnalysis(const ModuleAnalysis &analysis) {
+  ModuleAnalysis comparable;
+  comparable.kernels = analysis.kernels;
+  comparable.globals = analysis.globals;
+  for (const auto &[name, message] : analysis.invalidKernels)
+    comparable.invalidKernels.push_back({name, std::string()});
+  return analysisToJson(comparable, std::string_view());
+}
+
+} // namespace
+
+absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text,
+                                                std::string_view sourceName) {
   absl::StatusOr<JsonValue> parsed = parseJson(text);
   if (!parsed.ok())
     return parsed.status();
@@ -250,13 +275,20 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
   if (const JsonValue *invalid = parsed->find("invalid_kernels")) {
     if (!invalid->isArray())
       return bad("invalid_kernels is not a list");
+    const JsonValue *writer = parsed->find("source");
+    std::string writerSource =
+        writer && writer->isString() ? writer->text() : std::string();
     for (const JsonValue &kernel : invalid->elements()) {
       const JsonValue *name = kernel.find("name");
       const JsonValue *message = kernel.find("message");
       if (!kernel.isObject() || !name || !name->isString() || !message ||
           !message->isString())
         return bad("an invalid kernel lacks its name or message");
-      analysis.invalidKernels.push_back({name->text(), message->text()});
+      analysis.invalidKernels.push_back(
+          {name->text(),
+           writerSource.empty()
+               ? message->text()
+               : replaceAll(message->text(), writerSource, sourceName)});
     }
   }
   for (const JsonValue &global : globals->elements()) {
@@ -276,6 +308,31 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text) {
   return analysis;
 }
 
+namespace {
+
+/// Stores a module's analysis (`json`, analysisToJson's) under `key` in
+/// the disk cache and the fleet cache, where they are open; `replace`: the
+/// fleet cache's value for the key is a bad one to overwrite.
+void storeManifest(std::string_view key, std::string json,
+                   cache::DiskCache *disk, RemoteCache *remote, bool replace) {
+  if (!disk && !remote)
+    return;
+  cache::EntryData entry;
+  entry.kind = cache::EntryKind::Manifest;
+  entry.key = std::string(key);
+  entry.createdNanos =
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count());
+  entry.metadata = std::move(json);
+  if (disk)
+    disk->put(entry);
+  if (remote)
+    remote->publish(std::move(entry), replace);
+}
+
+} // namespace
+
 absl::Status Module::Impl::ensureBytecode() {
   std::call_once(bytecodeOnce, [&] {
     if (!bytecode.empty())
@@ -292,25 +349,32 @@ absl::Status Module::Impl::ensureBytecode() {
       return;
     }
     // The manifest's key covers the text and the build, so the analyses
-    // agree; if they ever did not, the keys the kernels were made with
-    // would be wrong: refuse rather than cache under them.
-    // (Kernels whose manifest is invalid are in the analysis, not here.)
-    absl::flat_hash_map<std::string_view, std::string_view> fresh;
-    for (const KernelAnalysis &kernel : analysis->kernels)
-      fresh[kernel.manifest.name] = kernel.dependencyKey;
-    bool same = true;
-    for (const auto &kernel : kernels) {
-      auto it = fresh.find(kernel->manifest().name);
-      same = same && it != fresh.end() && it->second == kernel->dependencyKey();
-    }
-    if (!same) {
-      if (cache::DiskCache *disk = runtime->diskCache())
-        disk->reject(manifestKey, "it disagrees with a fresh analysis");
+    // agree unless someone who may write the cache (or a fleet member)
+    // wrote another analysis under it. The module's kernels were made from
+    // the cached one: their parameters, defaults, launch options, keys and
+    // the globals they check. So all of it is compared, not just the keys;
+    // on a difference this compile is refused (the module must be loaded
+    // again) and the entry is replaced by the fresh analysis, so that the
+    // next load is right.
+    if (cachedAnalysis &&
+        comparableAnalysis(*cachedAnalysis) != comparableAnalysis(*analysis)) {
+      const char *why = "it disagrees with a fresh analysis";
+      cache::DiskCache *disk = runtime->diskCache();
+      RemoteCache *remote =
+          manifestFromRemote ? runtime->remoteCache() : nullptr;
+      if (disk)
+        disk->reject(manifestKey, why);
+      if (remote)
+        remote->reject(manifestKey, why);
+      storeManifest(manifestKey, analysisToJson(*analysis, sourceName), disk,
+                    remote,
+                    /*replace=*/true);
       bytecodeStatus = absl::InternalError(kjit::strCat(
           "the cached analysis of ", sourceName,
-          " disagrees with a fresh one (it was removed); load it again"));
+          " disagrees with a fresh one (it was replaced); load it again"));
       return;
     }
+    cachedAnalysis.reset();
     bytecode = std::move(analysis->bytecode);
     text.clear();
     text.shrink_to_fit();
@@ -350,16 +414,22 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   // A warm process finds the analysis in the disk cache, keyed by the
   // file's bytes, and does not open the compiler (docs/DiskCache.md); a
   // machine of a fleet may find it in the fleet cache (docs/RemoteCache.md).
-  auto fromManifest = [&](const cache::EntryData &entry)
-      -> absl::StatusOr<std::shared_ptr<Module>> {
-    absl::StatusOr<ModuleAnalysis> analysis = analysisFromJson(entry.metadata);
+  auto fromManifest =
+      [&](const cache::EntryData &entry,
+          bool fromRemote) -> absl::StatusOr<std::shared_ptr<Module>> {
+    absl::StatusOr<ModuleAnalysis> analysis =
+        analysisFromJson(entry.metadata, sourceName);
     if (!analysis.ok())
       return analysis.status();
+    ModuleAnalysis cached = *analysis;
     absl::StatusOr<std::shared_ptr<Module>> module =
         build(std::move(*analysis));
     if (module.ok()) {
-      (*module)->impl_->text = text;
-      (*module)->impl_->manifestKey = entry.key;
+      Impl &impl = *(*module)->impl_;
+      impl.text = text;
+      impl.manifestKey = entry.key;
+      impl.cachedAnalysis = std::move(cached);
+      impl.manifestFromRemote = fromRemote;
     }
     return module;
   };
@@ -373,7 +443,7 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
         disk->get(cache::EntryKind::Manifest, key);
     if (lookup.result == cache::DiskCache::Lookup::Result::Hit) {
       absl::StatusOr<std::shared_ptr<Module>> module =
-          fromManifest(lookup.entry);
+          fromManifest(lookup.entry, /*fromRemote=*/false);
       if (module.ok())
         return module;
       disk->reject(key, std::string(module.status().message()));
@@ -383,7 +453,8 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   if (remote) {
     if (std::optional<cache::EntryData> entry =
             remote->get(key, &replaceable, cache::EntryKind::Manifest)) {
-      absl::StatusOr<std::shared_ptr<Module>> module = fromManifest(*entry);
+      absl::StatusOr<std::shared_ptr<Module>> module =
+          fromManifest(*entry, /*fromRemote=*/true);
       if (module.ok()) {
         remote->hit();
         if (disk)
@@ -408,18 +479,7 @@ Module::fromText(Runtime &runtime, std::string text, std::string sourceName) {
   if (!module.ok() || !(disk || remote))
     return module;
   (*module)->impl_->manifestKey = key;
-  cache::EntryData entry;
-  entry.kind = cache::EntryKind::Manifest;
-  entry.key = key;
-  entry.createdNanos =
-      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-                   .count());
-  entry.metadata = std::move(manifestJson);
-  if (disk)
-    disk->put(entry);
-  if (remote)
-    remote->publish(std::move(entry), replaceable);
+  storeManifest(key, std::move(manifestJson), disk, remote, replaceable);
   return module;
 }
 

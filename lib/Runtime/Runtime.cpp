@@ -6,6 +6,7 @@
 #include "CompilerClient.h"
 #include "RecompileLog.h"
 #include "kjit/Cache/BuildId.h"
+#include "kjit/Model/InputFile.h"
 #include "kjit/Runtime/BuildConfig.h"
 #include "kjit/Support/StrCat.h"
 
@@ -209,15 +210,19 @@ Runtime::create(RuntimeOptions options) {
 
   // The plugins join the key by their files' identity, which a warm
   // process reads without loading them (or LLVM); a file that cannot be
-  // read is the caller's error now rather than a compile's later.
+  // read is the caller's error now rather than a compile's later. Only a
+  // regular file is read: a FIFO would block the read, a device never end.
   for (auto [paths, kind] :
        {std::pair{&options.mlirPassPlugins, "pass"},
         std::pair{&options.mlirDialectPlugins, "dialect"}}) {
     for (const std::string &path : *paths) {
-      if (access(path.c_str(), R_OK) != 0)
+      absl::Status regular = checkRegularFile(path);
+      if (regular.ok() && access(path.c_str(), R_OK) != 0)
+        regular = absl::InvalidArgumentError(std::strerror(errno));
+      if (!regular.ok())
         return absl::InvalidArgumentError(
             kjit::strCat("cannot load MLIR ", kind, " plugin '", path,
-                         "': ", std::strerror(errno)));
+                         "': ", regular.message()));
       kjit::strAppend(&impl->extensionsKey, kind,
                       "-plugin=", cache::fileIdentity(path), "\n");
     }

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,11 @@ struct Module::Impl {
   absl::Status bytecodeStatus;
   /// The key of the module's manifest in the disk cache (empty: none).
   std::string manifestKey;
+  /// For a module made from a manifest entry, until its first compile:
+  /// the analysis it was made from, which ensureBytecode compares with a
+  /// fresh one, and whether the entry came from the fleet cache.
+  std::optional<ModuleAnalysis> cachedAnalysis;
+  bool manifestFromRemote = false;
   /// Fills `bytecode` (once) when it is empty.
   absl::Status ensureBytecode();
   std::string sourceName;
@@ -68,9 +74,14 @@ absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
 /// A module's analysis without its bytecode, as a warm-start manifest's
 /// metadata (JSON), and back; reading checks every member and fails with
 /// DataLoss ("manifest entry: ...") on what a kjit could not have written.
+/// The entry holds the name of the file the writer analysed; the messages
+/// read back name `sourceName`, the file this process loaded, instead (the
+/// key leaves the path out, so another checkout's file may have written
+/// it).
 std::string analysisToJson(const ModuleAnalysis &analysis,
                            std::string_view sourceName);
-absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text);
+absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text,
+                                                std::string_view sourceName);
 
 /// The bits of `value` as a global of type `type`, or an error naming the
 /// global.

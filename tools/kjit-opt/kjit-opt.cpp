@@ -13,11 +13,13 @@
 // KJIT_PLUGINS does, so that kjit-cache-hook and kjit-compiled-hook show
 // their hooks working on IR alone.
 //
-// Two inputs would crash MLIR itself, so the input is checked before
-// MlirOptMain reads it: nesting deeper than the parser's recursion survives,
-// and operations MLIR 22's verifiers crash on outside kjit functions
+// Some inputs would hang or crash MLIR itself, so the input is checked
+// before MlirOptMain reads it: only a regular file of bounded size, nesting
+// no deeper than the parser's recursion survives, and no operation MLIR
+// 22's verifiers crash on outside kjit functions
 // (hasUpstreamVerifierHazard). Standard input is read whole for the check
-// and put back as an anonymous file (readStandardInputAndPutBack).
+// and put back as an anonymous file (readStandardInputAndPutBack). The MLIR
+// plugins named on the command line must be regular files too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +148,47 @@ static std::unique_ptr<llvm::MemoryBuffer> readStandardInputAndPutBack() {
   return std::move(*text);
 }
 
+/// Whether every MLIR pass and dialect plugin named on the command line
+/// (--load-pass-plugin, --load-dialect-plugin: one or two dashes, the path
+/// after '=' or as the next argument, as LLVM's option parser reads them)
+/// that exists is a regular file, else the reason printed. They are checked
+/// before that parser runs, since it dlopens them as it reads them: a FIFO
+/// would block it, and a device or directory is no library. A missing
+/// file is left to MLIR's own message.
+static bool mlirPluginsAreRegularFiles(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("-"))
+      continue;
+    arg.consume_front("-");
+    for (auto [option, kind] : {std::pair{"load-pass-plugin", "pass"},
+                                std::pair{"load-dialect-plugin", "dialect"}}) {
+      llvm::StringRef value = arg;
+      if (!value.consume_front(option))
+        continue;
+      std::string path;
+      if (value.consume_front("="))
+        path = value.str();
+      else if (value.empty() && i + 1 < argc)
+        path = argv[i + 1];
+      else
+        continue;
+      absl::Status regular = kjit::rt::checkRegularFile(path);
+      if (regular.ok() || regular.code() == absl::StatusCode::kNotFound)
+        continue;
+      llvm::errs() << "kjit-opt: error: cannot load MLIR " << kind
+                   << " plugin '" << path << "': "
+                   << std::string_view(regular.message().data(),
+                                       regular.message().size())
+                   << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kjit::registerKjitDialects(registry);
@@ -161,19 +204,33 @@ int main(int argc, char **argv) {
   // pipelines over kernel IR use.
   mlir::registerTransformsPasses();
 
+  if (!mlirPluginsAreRegularFiles(argc, argv))
+    return 1;
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "kjit optimizer: parse, verify and transform kernel IR\n",
       registry);
   // MLIR's parser recurses once per nesting level without a limit and
-  // overflows the stack at about 4000 nested regions (R15): refuse such an
-  // input first, as the runtime does. An input that cannot be read is left
-  // to MlirOptMain's message.
+  // overflows the stack at about 4000 nested regions: refuse such an input
+  // first, as the runtime does. The input is read as the runtime reads
+  // kernel files: only a regular file of bounded size (a FIFO would block
+  // MlirOptMain, /dev/zero exhaust its memory). A missing input is left to
+  // MlirOptMain's message.
   std::unique_ptr<llvm::MemoryBuffer> text;
   if (input == "-") {
     if (!(text = readStandardInputAndPutBack()))
       return 1;
-  } else if (auto file = llvm::MemoryBuffer::getFile(input, /*IsText=*/true)) {
-    text = std::move(*file);
+  } else {
+    absl::StatusOr<std::string> file = kjit::rt::readInputFile(
+        input, kjit::rt::kMaxKernelFileBytes, "input file");
+    if (file.ok()) {
+      text = llvm::MemoryBuffer::getMemBufferCopy(*file, input);
+    } else if (file.status().code() != absl::StatusCode::kNotFound) {
+      llvm::errs() << "kjit-opt: error: "
+                   << std::string_view(file.status().message().data(),
+                                       file.status().message().size())
+                   << "\n";
+      return 1;
+    }
   }
   if (text) {
     llvm::StringRef name = input == "-" ? "<stdin>" : llvm::StringRef(input);

@@ -430,12 +430,24 @@ int main(int argc, char **argv) {
     if (!result.ok())
       fail(text(result.status()));
     if (!firstLaunch)
-      firstLaunch = result->compiled    ? "compiled"
+      firstLaunch = !result->launched   ? "skipped by a cache hook"
+                    : result->compiled  ? "compiled"
                     : result->diskHit   ? "disk hit"
                     : result->remoteHit ? "remote hit"
                                         : "memory hit";
     skipped |= !result->launched;
     (result->compiled ? compiles : hits) += result->launched ? 1 : 0;
+  };
+  // Errors a backend reports later, from its own threads (plugin ABI
+  // report_async_error): one that arrives from here on belongs to these
+  // launches.
+  const uint64_t asyncErrorsBefore = runtime->plugins().asyncErrorCount();
+  auto failOnAsyncErrors = [&](const char *when) {
+    uint64_t errors = runtime->plugins().asyncErrorCount() - asyncErrorsBefore;
+    if (errors)
+      fail(kjit::strCat(errors, " asynchronous kernel error",
+                        errors == 1 ? " was" : "s were", " reported (above) ",
+                        when, "; the outputs are undefined"));
   };
   // The first launch may compile; the time per launch is measured over the
   // launches after it when there are several.
@@ -453,9 +465,18 @@ int main(int argc, char **argv) {
     launch();
   }
 
-  if (device)
+  // The outputs are read once the launches are done: an asynchronous
+  // backend has only enqueued them. Its device memory is synchronized by
+  // copyBack; a backend that reads host memory is synchronized here.
+  if (device) {
     if (absl::Status back = device->copyBack(); !back.ok())
       fail(text(back));
+  } else if (absl::Status done =
+                 (*backend)->ref.synchronize(/*device=*/0, config.stream);
+             !done.ok()) {
+    fail(text(done));
+  }
+  failOnAsyncErrors("during the launches");
   if (skipped)
     std::printf("a cache hook skipped the compile: nothing was launched\n");
   std::vector<std::string> shown = options.printNames;
@@ -488,5 +509,11 @@ int main(int argc, char **argv) {
   if (options.repeat > 1)
     std::printf("time per launch: %.3f us (%d launches after the first)\n",
                 seconds * 1e6 / (options.repeat - 1), options.repeat - 1);
+  // A backend may still report until its fini has returned (its threads
+  // drain there): shut down now, and the exit status says what came.
+  std::fflush(stdout);
+  device.reset();
+  runtime->shutdown();
+  failOnAsyncErrors("after the outputs were printed");
   return 0;
 }

@@ -38,6 +38,7 @@ struct Inputs {
   std::string dependencies = "d1d1";
   std::string specialization = "add[num_warps=4](x: *fp32)";
   std::vector<std::pair<std::string, uint64_t>> globals = {{"SCALE", 0x3f00}};
+  std::string embeddedSourceName;
 
   std::string key() const {
     ArtifactKeyInputs in;
@@ -52,6 +53,7 @@ struct Inputs {
     in.dependencyKey = dependencies;
     in.specializationKey = specialization;
     in.globals = globals;
+    in.embeddedSourceName = embeddedSourceName;
     return artifactKey(in);
   }
 };
@@ -93,6 +95,8 @@ TEST(CacheKey, EveryArtifactInputChangesTheKey) {
       {"a global's name", [](Inputs &in) { in.globals[0].first = "SHIFT"; }},
       {"another global",
        [](Inputs &in) { in.globals.push_back({"SHIFT", 0}); }},
+      {"the file's name, in code that embeds it (a debug compile)",
+       [](Inputs &in) { in.embeddedSourceName = "a/k.mlir"; }},
       // Fields are framed: moving bytes from one to the next is no
       // collision.
       {"bytes moved between fields",

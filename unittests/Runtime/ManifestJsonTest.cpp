@@ -1,7 +1,8 @@
 //===- ManifestJsonTest.cpp - warm-start manifests and recompile facts ----===//
 //
 // The analysis a warm-start manifest carries (Module.cpp's analysisToJson /
-// analysisFromJson) reads back exactly, an older manifest without source
+// analysisFromJson) reads back exactly, with messages that name the file
+// the reader loaded, an older manifest without source
 // digests still reads, and every malformed member is refused with its
 // message (a checksum protects the entry, so these are what a buggy or
 // foreign writer could leave). Then the recompile log's comparison of
@@ -40,7 +41,7 @@ ModuleAnalysis sampleAnalysis() {
 
 TEST(ManifestJson, RoundTrip) {
   std::string json = analysisToJson(sampleAnalysis(), "file.mlir");
-  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json);
+  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json, "file.mlir");
   ASSERT_TRUE(read.ok()) << read.status();
   ASSERT_EQ(read->kernels.size(), 1u);
   EXPECT_EQ(read->kernels[0].manifest.name, "k");
@@ -55,6 +56,21 @@ TEST(ManifestJson, RoundTrip) {
   EXPECT_EQ(read->globals[0].bits, 0x3f000000u);
 }
 
+// The key leaves the file's path out, so the entry may come from another
+// checkout's file: the invalid kernels' messages name the file this
+// process loaded, not the writer's.
+TEST(ManifestJson, MessagesNameTheFileThisProcessLoaded) {
+  ModuleAnalysis analysis = sampleAnalysis();
+  analysis.invalidKernels[0].second =
+      "kernel 'bad' of a/k.mlir is invalid:\na/k.mlir:1:1: error: no";
+  std::string json = analysisToJson(analysis, "a/k.mlir");
+  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json, "b/k.mlir");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->invalidKernels.size(), 1u);
+  EXPECT_EQ(read->invalidKernels[0].second,
+            "kernel 'bad' of b/k.mlir is invalid:\nb/k.mlir:1:1: error: no");
+}
+
 // A manifest written before the recompile log named functions.
 TEST(ManifestJson, WithoutSourceDigests) {
   std::string json = analysisToJson(sampleAnalysis(), "file.mlir");
@@ -63,7 +79,7 @@ TEST(ManifestJson, WithoutSourceDigests) {
   size_t at = json.find(member);
   ASSERT_NE(at, std::string::npos) << json;
   json.erase(at, member.size());
-  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json);
+  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json, "file.mlir");
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_TRUE(read->kernels[0].sourceDigests.empty());
 }
@@ -99,7 +115,7 @@ TEST(ManifestJson, EveryMessage) {
     size_t at = json.find(e.from);
     ASSERT_NE(at, std::string::npos) << e.from << " in " << json;
     json.replace(at, std::strlen(e.from), e.to);
-    absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json);
+    absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json, "file.mlir");
     ASSERT_FALSE(read.ok()) << json;
     EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss) << json;
     EXPECT_EQ(read.status().message(),

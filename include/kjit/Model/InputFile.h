@@ -11,6 +11,7 @@
 #ifndef KJIT_MODEL_INPUTFILE_H
 #define KJIT_MODEL_INPUTFILE_H
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 #include <cstdint>
@@ -33,11 +34,22 @@ absl::StatusOr<std::string> readInputFile(const std::string &path,
                                           uint64_t maxBytes,
                                           std::string_view what);
 
-/// The deepest bracket nesting ('{', '(', '[' outside string literals and
-/// comments) kjit lets MLIR's parser see. The parser recurses once per
-/// nested region or attribute and has no limit of its own: about 4000
-/// nested regions overflow an 8 MiB stack (R15). 1000 levels cost it about
-/// 2 MiB and are far beyond any real kernel.
+/// OK when `path` names a regular file (after symbolic links). It is
+/// looked at with stat, never opened: opening a FIFO without a writer
+/// blocks, and a device or a directory is neither a library nor a kernel
+/// file. Else NotFound for a missing file, InvalidArgument "it is a
+/// directory" or "not a regular file (a device, FIFO or socket)", or the
+/// system's reason; the message is the reason alone, and the caller says
+/// what it was loading.
+absl::Status checkRegularFile(const std::string &path);
+
+/// The deepest nesting kjit lets MLIR's parsers see, counted in brackets
+/// ('{', '(', '[' and '<', outside string literals and comments) and in
+/// the operators of one affine map or set. The parsers recurse once per
+/// nested region, attribute, type or affine operator and have no limit of
+/// their own: about 4000 nested regions, 20000 nested types or 10000
+/// chained affine negations (`- - d0`) overflow an 8 MiB stack. 1000
+/// levels cost about 2 MiB and are far beyond any real kernel.
 inline constexpr unsigned kMaxIRNesting = 1000;
 
 /// "" when the textual IR `text` nests at most `maxDepth` levels deep, else

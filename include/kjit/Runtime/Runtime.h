@@ -214,12 +214,16 @@ public:
   /// RuntimeOptions, as they join every artifact key; empty when none.
   const std::string &compilerExtensions() const;
 
+  /// Drains the fleet cache's publications, then shuts the plugins down
+  /// (their fini runs); later launches are refused. The destructor does
+  /// it; a tool calls it earlier to learn what plugins report while they
+  /// finish (a backend's asynchronous errors until its fini returns).
+  void shutdown();
+
   struct Impl;
 
 private:
   explicit Runtime(std::unique_ptr<Impl> impl);
-  /// Drains the fleet cache's publications, then shuts the plugins down.
-  void shutdown();
   std::unique_ptr<Impl> impl_;
 };
 

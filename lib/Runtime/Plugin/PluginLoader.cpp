@@ -8,11 +8,15 @@
 
 #include "PluginInternal.h"
 
+#include "kjit/Model/InputFile.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
-#include <fstream>
+#include <fcntl.h>
+#include <link.h>
 #include <map>
+#include <unistd.h>
 
 using namespace kjit::plugin;
 using namespace kjit::plugin::detail;
@@ -24,6 +28,32 @@ namespace {
 /// The smallest plugin table this host accepts: everything ABI 1.0 defined.
 constexpr size_t kMinPluginApiSize =
     KJIT_STRUCT_SIZE(kjit_plugin_api, cache_store);
+
+/// What the symbol at `address` (one dlsym found) is when it is not code
+/// ("a data object", ...), from its ELF type in the dynamic symbol table;
+/// empty for a function.
+std::string notAFunction(void *address) {
+  Dl_info info;
+  void *entry = nullptr;
+  if (!dladdr1(address, &info, &entry, RTLD_DL_SYMENT) || !entry ||
+      info.dli_saddr != address)
+    return "a symbol the dynamic symbol table does not describe";
+  // ELF32_ST_TYPE and ELF64_ST_TYPE are the same low four bits.
+  const unsigned type =
+      ELF64_ST_TYPE(static_cast<const ElfW(Sym) *>(entry)->st_info);
+  switch (type) {
+  case STT_FUNC:
+  case STT_GNU_IFUNC:
+    return std::string();
+  case STT_OBJECT:
+  case STT_COMMON:
+    return "a data object";
+  case STT_TLS:
+    return "a thread-local data object";
+  default:
+    return strCat("a symbol of ELF type ", type);
+  }
+}
 
 } // namespace
 
@@ -107,18 +137,27 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
       return fail(what + "the plugin host has shut down");
   }
 
-  // Tell "missing" and "not a library" apart before dlopen, whose message
-  // for both is less direct.
+  // Only a regular file is opened: dlopen would block on a FIFO without a
+  // writer, and a device or a directory is no library. Then "missing" and
+  // "not a library" are told apart before dlopen, whose message for both
+  // is less direct.
+  if (absl::Status regular = kjit::rt::checkRegularFile(path); !regular.ok())
+    return fail(what + (regular.code() == absl::StatusCode::kNotFound
+                            ? std::string("no such file or not readable")
+                            : std::string(regular.message())));
   {
-    std::ifstream file(path, std::ios::binary);
-    if (!file)
+    // O_NONBLOCK: a file replaced by a FIFO since the check still does not
+    // block; its read then finds no ELF header.
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
       return fail(what + "no such file or not readable");
     char magic[4] = {0, 0, 0, 0};
-    file.read(magic, 4);
-    if (file.gcount() != 4 || std::memcmp(magic,
-                                          "\x7f"
-                                          "ELF",
-                                          4) != 0)
+    ssize_t got = ::read(fd, magic, sizeof magic);
+    ::close(fd);
+    if (got != 4 || std::memcmp(magic,
+                                "\x7f"
+                                "ELF",
+                                4) != 0)
       return fail(what + "not a shared library (no ELF header)");
   }
 
@@ -159,6 +198,12 @@ absl::Status PluginHost::loadPlugin(std::string_view pathView) {
     return fail(what + "it does not export " KJIT_PLUGIN_ENTRY_NAME
                        ", so it is not a kjit plugin");
   }
+  // The entry is called as code: a data object of that name would be
+  // jumped into. The dynamic symbol table says which kind it is.
+  if (std::string notCode = notAFunction(reinterpret_cast<void *>(entry));
+      !notCode.empty())
+    return fail(strCat(what, "its ", KJIT_PLUGIN_ENTRY_NAME, " is ", notCode,
+                       ", not a function, so it is not a kjit plugin"));
 
   kjit_negotiate io;
   std::memset(&io, 0, sizeof(io));
