@@ -8,7 +8,7 @@
 #               libkjit-host/-cuda/-trace.so, all in one directory: the
 #               runtime finds the compiler module and a target's in-tree
 #               backend beside itself (getRuntimeLibraryDir)
-#   include/    kjit-c/ (the plugin ABI, every released version) and the C++
+#   include/    kjit-c/ (the plugin ABI: Plugin.h, HostKernel.h) and the C++
 #               headers the runtime's public headers include, no more
 #   lib/cmake/kjit/    find_package(kjit): kjit::plugin-abi, kjit::runtime,
 #                      kjit_add_plugin()
@@ -93,8 +93,8 @@ endforeach()
 #----------------------------------------------------------------------------#
 # Headers
 #----------------------------------------------------------------------------#
-# The plugin ABI: the current header, the host kernel ABI, and every
-# released version (a plugin may build against the oldest it supports).
+# The plugin ABI (one header for every minor: docs/PluginABI.md) and the
+# host kernel ABI.
 install(DIRECTORY ${KJIT_SOURCE_DIR}/include/kjit-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")

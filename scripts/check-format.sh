@@ -9,11 +9,6 @@
 #                                        touches)
 #
 # Fix a file with: clang-format-22 -i FILE
-#
-# Left out on purpose: the frozen copies of released ABI headers
-# (include/kjit-c/v1.0/, v1.1/, ...), which must stay byte for byte as
-# released, and the layout files that gen-layout.py generates from them
-# (test/Plugins/Inputs/LayoutV1_0.c, ...).
 set -euo pipefail
 
 KJIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,24 +36,18 @@ if ! [[ $version =~ version\ 22\. ]]; then
   exit 2
 fi
 
-is_excluded() {
-  case "$1" in
-    include/kjit-c/v[0-9]*/* | test/Plugins/Inputs/LayoutV[0-9]*.c) return 0 ;;
-  esac
-  return 1
-}
-
 files=()
 if [ $# -gt 0 ]; then
   for f in "$@"; do
     f=${f#./}
     case "$f" in
-      *.c | *.h | *.cpp) is_excluded "$f" || files+=("$f") ;;
+      *.c | *.h | *.cpp) files+=("$f") ;;
     esac
   done
 else
+  # A tracked file deleted in the working tree has nothing to format.
   while IFS= read -r -d '' f; do
-    is_excluded "$f" || files+=("$f")
+    [ -e "$f" ] && files+=("$f")
   done < <(git ls-files -z -- '*.c' '*.h' '*.cpp')
 fi
 

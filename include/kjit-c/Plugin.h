@@ -2,16 +2,18 @@
 |*                                                                            *|
 |* The one header a kjit plugin needs: hooks (cache, compiled, launch enter   *|
 |* and exit, pre-run), backends and cache stores. C99, no C++ types, no LLVM  *|
-|* or MLIR objects. docs/PluginABI.md is the reference for plugin authors.    *|
+|* or MLIR objects. docs/PluginABI.md is the reference for plugin authors,    *|
+|* with the changelog of every minor.                                         *|
 |*                                                                            *|
 |* Rules that hold for every declaration below:                               *|
-|*  - Every struct starts with `size_t struct_size` and                       *|
-|*    `const kjit_extension *ext`. The producer of a struct sets struct_size  *|
-|*    to sizeof its own view; the consumer reads a field only when            *|
-|*    KJIT_HAS_FIELD says the producer knew it, and otherwise uses the        *|
-|*    documented default (zero: "not set"). Out fields are written only when  *|
-|*    the caller's struct_size covers them. ext is NULL or a chain of         *|
-|*    kjit_extension nodes; unknown node types are skipped.                   *|
+|*  - Every struct starts with `size_t struct_size` and `const void *ext`.    *|
+|*    The producer of a struct sets struct_size to sizeof its own view; the   *|
+|*    consumer reads a field only when KJIT_HAS_FIELD says the producer knew  *|
+|*    it, and otherwise uses the documented default (zero: "not set"). Out    *|
+|*    fields are written only when the caller's struct_size covers them. ext  *|
+|*    is reserved: set it to NULL, never read it (it was an extension chain   *|
+|*    until 1.4; no extension was ever defined, and every addition was        *|
+|*    appended instead).                                                      *|
 |*  - Minor versions only append fields and table slots. A NULL slot, or a    *|
 |*    table too short to hold it, means "unsupported".                        *|
 |*  - Errors are kjit_status objects (NULL = OK) created and destroyed only   *|
@@ -20,20 +22,21 @@
 |*  - Inputs are borrowed for the duration of the call: copy what you keep.   *|
 |*    Strings are pointer + length and need not be NUL-terminated. Whoever    *|
 |*    allocates a buffer frees it, through the release function it provides.  *|
-|*  - The host calls entries from any thread and never holds its own locks   *|
+|*  - The host calls entries from any thread and never holds its own locks    *|
 |*    while it calls a plugin. A plugin without KJIT_CAP_THREAD_SAFE has all  *|
-|*    its entries serialized by the host, across every host object of the    *|
-|*    process (re-entry from the same thread is still possible). The         *|
-|*    backend section adds rules per entry.                                   *|
+|*    its entries serialized by the host, across every host object of the     *|
+|*    process (re-entry from the same thread is still possible). The backend  *|
+|*    section adds rules per entry.                                           *|
 |*  - Fields, slots and values that a minor version added say "@since 1.x".   *|
 |*                                                                            *|
-|* Stability. Negotiation, the plugin table, statuses, buffers, logging and   *|
-|* the hooks with their payloads are FROZEN: they only grow by appending, as  *|
-|* the released headers (include/kjit-c/v1.x) and their layout tests pin.     *|
-|* The backend table and the cache-store table, with every struct of their    *|
-|* two sections (each marked PROVISIONAL), may still change within 1.x until  *|
-|* the CUDA backend and the Redis store have shipped against them; then they  *|
-|* freeze as a minor version.                                                 *|
+|* Stability. The whole ABI is FROZEN: a released field, slot or value never  *|
+|* moves, changes type or meaning, or goes away within major 1 (one that is   *|
+|* retired keeps its slot, reserved), and later minors only append.           *|
+|* test/Plugins/Inputs/abi-layouts.txt records the layout of every struct in  *|
+|* every released minor, and the build checks this header against it. The     *|
+|* backend and cache-store sections were provisional until the CUDA backend   *|
+|* and the Redis store had shipped against them; they froze, with everything  *|
+|* else, at 1.4.                                                              *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -53,7 +56,8 @@ extern "C" {
 
 /** The ABI major this header describes; it is part of the entry symbol. */
 #define KJIT_ABI_MAJOR 1
-/** The newest ABI minor this header describes (append-only changes).
+/** The newest ABI minor this header describes. Minors only append;
+ *  docs/PluginABI.md keeps the changelog.
  *  1.0: first release.
  *  1.1: arguments as storage (dtype codes, bits), a device model (device
  *       count and attributes, finalize per device), streams and completion
@@ -66,7 +70,12 @@ extern "C" {
  *       spec_attributes, the specialize entry).
  *  1.4: launches that pass only the values: load takes the kernel's
  *       argument template and may answer takes_values; such a kernel's
- *       launches may pass values in place of args. */
+ *       launches may pass values in place of args.
+ *  After 1.4, without a new minor (neither side of a negotiation behaves
+ *  differently): the backend and cache-store sections froze; the extension
+ *  chain and KJIT_ARG_STRING, which nothing ever produced, were retired
+ *  (ext is a reserved NULL, value 6 is never reused); parse_options and
+ *  destroy_options were deprecated. */
 #define KJIT_ABI_MINOR 4
 
 /** Size of struct T up to and including its field `last`: the struct_size a
@@ -87,18 +96,8 @@ extern "C" {
 #endif
 
 /*===----------------------------------------------------------------------===*\
-|* Extensions, statuses, logging                                              *|
+|* Statuses, logging                                                          *|
 \*===----------------------------------------------------------------------===*/
-
-/** A node of an extension chain. Concrete extensions embed this as their
- *  first member. Type ids below 0x40000000 are assigned by kjit (none exist in
- *  ABI 1.1); 0x40000000 | (vendor << 16) | n is left to out-of-tree vendors.
- *  Ownership: borrowed like the struct that points to it. */
-typedef struct kjit_extension {
-  size_t struct_size;               /**< sizeof the concrete extension. */
-  const struct kjit_extension *ext; /**< The next node, or NULL. */
-  uint32_t type;                    /**< Extension type id. */
-} kjit_extension;
 
 /** Status codes (the usual canonical set). Stored as int32_t across the
  *  ABI; new codes are only appended. */
@@ -145,7 +144,7 @@ typedef struct kjit_host_context kjit_host_context;
  *  release may be called from any thread. */
 typedef struct kjit_buffer {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const uint8_t *data; /**< The bytes (not NUL-terminated). */
   size_t size;         /**< Number of bytes. */
   void *owner;         /**< Producer's cookie for release. */
@@ -159,7 +158,7 @@ typedef struct kjit_device_time kjit_device_time;
  *  valid for the life of the process. Every entry is thread-safe. */
 typedef struct kjit_host_api {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   uint32_t abi_major; /**< The host's ABI major (KJIT_ABI_MAJOR). */
   uint32_t abi_minor; /**< The newest minor the host speaks. */
 
@@ -207,7 +206,7 @@ typedef struct kjit_host_api {
  *  host-side hooks; the backend maps its device clock onto it. Borrowed. */
 struct kjit_device_time {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** The launch's (kjit_backend_launch_args.correlation_id). */
   uint64_t correlation_id;
   const char *kernel_name;
@@ -226,17 +225,15 @@ struct kjit_device_time {
 
 /** Kinds of kjit_arg values: ABI 1.0's description of a value, which the
  *  runtime still fills. A backend should read the 1.1 storage fields
- *  (dtype, flags, bits, bits_size) instead. */
+ *  (dtype, flags, bits, bits_size) instead. Value 6 was KJIT_ARG_STRING,
+ *  which nothing ever produced; it is retired and never reused. */
 enum {
-  KJIT_ARG_NONE = 0,    /**< None / null pointer: no value field is set. */
-  KJIT_ARG_INT = 1,     /**< int_value. */
-  KJIT_ARG_UINT = 2,    /**< uint_value. */
-  KJIT_ARG_FLOAT = 3,   /**< float_value. */
-  KJIT_ARG_BOOL = 4,    /**< int_value, 0 or 1. */
-  KJIT_ARG_POINTER = 5, /**< uint_value holds the device address. */
-  /** Reserved (the value is frozen): nothing produces it, and string_value
-   *  and string_len are always NULL and 0. */
-  KJIT_ARG_STRING = 6
+  KJIT_ARG_NONE = 0,   /**< None / null pointer: no value field is set. */
+  KJIT_ARG_INT = 1,    /**< int_value. */
+  KJIT_ARG_UINT = 2,   /**< uint_value. */
+  KJIT_ARG_FLOAT = 3,  /**< float_value. */
+  KJIT_ARG_BOOL = 4,   /**< int_value, 0 or 1. */
+  KJIT_ARG_POINTER = 5 /**< uint_value holds the device address. */
 };
 
 /** @since 1.1. Type codes of scalars and of pointer elements. The values are
@@ -286,18 +283,25 @@ enum {
  *  only when KJIT_HAS_FIELD(arg, kjit_arg, bits_size) holds. */
 typedef struct kjit_arg {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name; /**< Parameter name. */
   size_t name_len;
-  const char *type; /**< Signature type: "*fp32", "i32", "constexpr", ... */
+  /** The parameter's signature type as text: "*fp32", "i32", "constexpr".
+   *  Kept beside the 1.1 codes because it is all a constexpr parameter has,
+   *  and what hooks and backends' messages show; pre_run arguments, not yet
+   *  bound to a signature, carry a description of the value instead. A
+   *  backend reads dtype and flags and never parses it. */
+  const char *type;
   size_t type_len;
   int32_t kind;          /**< KJIT_ARG_*. */
   uint32_t is_constexpr; /**< 1 for a constexpr parameter. */
   int64_t int_value;
   uint64_t uint_value;
   double float_value;
-  const char *string_value; /**< Reserved: always NULL. */
-  size_t string_len;        /**< Reserved: always 0. */
+  /** Reserved: always NULL and 0 (meant for the string kind that nothing
+   *  produced). KJIT_STRUCT_SIZE(kjit_arg, string_len) is 1.0's size. */
+  const char *string_value;
+  size_t string_len;
 
   /** @since 1.1. KJIT_DTYPE_*: the scalar's type or, with
    *  KJIT_ARG_FLAG_POINTER, the pointer's element type (KJIT_DTYPE_I8 for
@@ -322,7 +326,7 @@ typedef struct kjit_arg {
 /** What the cache and compiled hooks learn about a compile. Borrowed. */
 typedef struct kjit_compile_info {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *kernel_name;
   size_t kernel_name_len;
   const char *key; /**< The specialization key selecting the cache entry. */
@@ -349,14 +353,14 @@ enum {
 /** Payload of the cache hook, which runs before codegen. Borrowed. */
 typedef struct kjit_cache_event {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const kjit_compile_info *info;
 } kjit_cache_event;
 
 /** Payload of the compiled hook, which runs after codegen. Borrowed. */
 typedef struct kjit_compiled_event {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const kjit_compile_info *info;
   const char *artifact_format; /**< "ptx", "elf-shared-object", ... */
   size_t artifact_format_len;
@@ -371,7 +375,7 @@ typedef struct kjit_compiled_event {
  *  correlation_id, reaches enter and exit. Borrowed. */
 typedef struct kjit_launch_event {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** Unique in the process, increasing in launch order, never 0. */
   uint64_t correlation_id;
   const char *kernel_name;
@@ -403,7 +407,7 @@ typedef struct kjit_launch_event {
  *  yet: their 1.1 storage fields are 0. */
 typedef struct kjit_pre_run_event {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *kernel_name;
   size_t kernel_name_len;
   size_t num_args;
@@ -421,7 +425,7 @@ typedef struct kjit_pre_run_event {
  */
 typedef struct kjit_hook_table {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** Before a compile. Write KJIT_CACHE_SKIP to *decision to skip it (it
    *  starts as KJIT_CACHE_CONTINUE); any plugin answering skip wins, and
    *  every plugin is still called. */
@@ -450,13 +454,11 @@ typedef struct kjit_hook_table {
 } kjit_hook_table;
 
 /*===----------------------------------------------------------------------===*\
-|* Backend table (PROVISIONAL)                                                *|
+|* Backend table                                                              *|
 \*===----------------------------------------------------------------------===*/
 
-/* PROVISIONAL: kjit_backend_table and every struct of this section may still
- * change within ABI 1.x, until the CUDA backend has shipped against them;
- * they then freeze as a minor version. Structs here whose doc says
- * PROVISIONAL are not covered by the promise of the banner.
+/* Frozen like the rest of the ABI since the CUDA backend shipped against it
+ * (provisional from 1.0 to 1.4).
  *
  * Devices. A backend drives device_count devices, numbered from 0; every
  * `device` field names one of them, and a backend refuses any other.
@@ -483,8 +485,8 @@ typedef struct kjit_hook_table {
  * KJIT_CAP_THREAD_SAFE (without it, the host serializes every entry):
  *  - describe, device_count and fingerprint may run concurrently with any
  *    entry;
- *  - parse_options, finalize and load may run concurrently with each other
- *    and with launches, for the same device or different ones;
+ *  - parse_options (deprecated), finalize and load may run concurrently with
+ *    each other and with launches, for the same device or different ones;
  *  - launch may run concurrently with launch, also of the same kernel handle
  *    and on the same stream; synchronize with launches;
  *  - never concurrently, which the host guarantees: launch and unload of
@@ -493,20 +495,19 @@ typedef struct kjit_hook_table {
  *    destroy_options with an entry given the same options handle.
  */
 
-/** PROVISIONAL. One artifact format a backend accepts ("ptx",
- *  "elf-shared-object", "mlir-bytecode", ...). Static storage of the plugin
- *  until fini. */
+/** One artifact format a backend accepts ("ptx", "elf-shared-object",
+ *  "mlir-bytecode", ...). Static storage of the plugin until fini. */
 typedef struct kjit_artifact_format {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name;
   size_t name_len;
 } kjit_artifact_format;
 
-/** PROVISIONAL. A backend option (`name=value`, both strings). Borrowed. */
+/** A backend option (`name=value`, both strings). Borrowed. */
 typedef struct kjit_option {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name;
   size_t name_len;
   const char *value;
@@ -522,15 +523,15 @@ enum {
 /** The most attributes one backend may describe. */
 #define KJIT_MAX_SPEC_ATTRIBUTES 8
 
-/** @since 1.3. PROVISIONAL. A specialization attribute of a backend: a
- *  property of a launch value that the backend's code generation can use,
- *  as Triton's HIP backend marks pointers whose buffer fits in 32-bit
- *  offsets. Where it holds it joins the cache key (`x:*fp32:D+name`), the
- *  record (`attrs.name`: the parameters it holds for), the hooks (through
- *  the record) and the IR (`kjit.spec_attrs` on the parameter). */
+/** @since 1.3. A specialization attribute of a backend: a property of a
+ *  launch value that the backend's code generation can use, as Triton's HIP
+ *  backend marks pointers whose buffer fits in 32-bit offsets. Where it
+ *  holds it joins the cache key (`x:*fp32:D+name`), the record
+ *  (`attrs.name`: the parameters it holds for), the hooks (through the
+ *  record) and the IR (`kjit.spec_attrs` on the parameter). */
 typedef struct kjit_spec_attribute {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** [a-z0-9_]+, at most 64 bytes; not "divisibility_16" or
    *  "equal_to_1"; unique within the backend. */
   const char *name;
@@ -539,12 +540,12 @@ typedef struct kjit_spec_attribute {
   uint32_t reserved1; /**< Zero. */
 } kjit_spec_attribute;
 
-/** PROVISIONAL. describe: the target and one device's attributes. Cheap and
- *  side-effect free: no device initialization, no context. Out fields are
- *  written only where the caller's struct_size covers them. */
+/** describe: the target and one device's attributes. Cheap and side-effect
+ *  free: no device initialization, no context. Out fields are written only
+ *  where the caller's struct_size covers them. */
 typedef struct kjit_backend_describe_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device; /**< in: device index. */
   /* out: strings and arrays are static storage of the plugin until fini. */
   const char *target; /**< out: "cuda", "host", ... */
@@ -579,7 +580,7 @@ typedef struct kjit_backend_describe_args {
   /** @since 1.2. out: the KJIT_LAUNCH_* bits this backend honours; the host
    *  passes KJIT_LAUNCH_TIMED only when it is listed. 0: unknown. */
   uint32_t launch_flags;
-  uint32_t reserved1; /**< Zero. */
+  uint32_t reserved1; /**< @since 1.2. Zero. */
   /** @since 1.3. out: the backend's own specialization attributes, at most
    *  KJIT_MAX_SPEC_ATTRIBUTES, in a fixed order: bit i of specialize's
    *  answer is spec_attributes[i]. Static storage of the plugin until
@@ -588,41 +589,47 @@ typedef struct kjit_backend_describe_args {
   const kjit_spec_attribute *const *spec_attributes;
 } kjit_backend_describe_args;
 
-/** PROVISIONAL. parse_options: validate options and turn them into an
- *  opaque handle. */
+/** Deprecated. parse_options: validate `name=value` options and turn them
+ *  into an opaque handle. The runtime never calls it: what a backend asks of
+ *  the compiler is describe's compile_options (1.2), and its own settings
+ *  come from its environment. Only tools call it (kjit's backend test
+ *  drivers check that a backend refuses options it does not take). A
+ *  backend may leave parse_options and destroy_options NULL. They, this
+ *  struct and options_handle keep their names within major 1: backends of
+ *  every released minor fill the slots, and a rename would break their
+ *  sources to gain nothing in layout. */
 typedef struct kjit_backend_parse_options_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   size_t num_options;                /**< in */
   const kjit_option *const *options; /**< in, borrowed */
   /** out: plugin-owned handle, freed with destroy_options; may be NULL. */
   void *options_handle;
 } kjit_backend_parse_options_args;
 
-/** PROVISIONAL. fingerprint: bytes that join every cache key for this
- *  backend and device: toolchain, arch, the device or CPU the code is built
- *  for, options that change code. Equal on every call for the same inputs
- *  in a process. */
+/** fingerprint: bytes that join every cache key for this backend and
+ *  device: toolchain, arch, the device or CPU the code is built for, options
+ *  that change code. Equal on every call for the same inputs in a process. */
 typedef struct kjit_backend_fingerprint_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;          /**< in */
-  void *options_handle;    /**< in: from parse_options, or NULL */
+  void *options_handle;    /**< in: deprecated; NULL from the runtime */
   kjit_buffer fingerprint; /**< out: produced by the plugin */
 } kjit_backend_fingerprint_args;
 
-/** PROVISIONAL. finalize: artifact bytes of a named format in, loadable
- *  bytes for one device out (e.g. ptx -> cubin for that device's sm_XX). */
+/** finalize: artifact bytes of a named format in, loadable bytes for one
+ *  device out (e.g. ptx -> cubin for that device's sm_XX). */
 typedef struct kjit_backend_finalize_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *format; /**< in: one of the described formats */
   size_t format_len;
   const uint8_t *artifact; /**< in, borrowed */
   size_t artifact_size;
   const char *kernel_name; /**< in */
   size_t kernel_name_len;
-  void *options_handle; /**< in, or NULL */
+  void *options_handle; /**< in: deprecated; NULL from the runtime */
   kjit_buffer loadable; /**< out: produced by the plugin */
   /** @since 1.1. in: the device the loadable bytes are for. A 1.0 host
    *  does not set it (struct_size): then device 0. */
@@ -630,10 +637,10 @@ typedef struct kjit_backend_finalize_args {
   uint32_t reserved0; /**< @since 1.1. Zero. */
 } kjit_backend_finalize_args;
 
-/** PROVISIONAL. load: loadable bytes -> kernel handle on a device. */
+/** load: loadable bytes -> kernel handle on a device. */
 typedef struct kjit_backend_load_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const uint8_t *loadable; /**< in, borrowed (copy what you keep) */
   size_t loadable_size;
   const char *kernel_name; /**< in */
@@ -671,11 +678,11 @@ typedef struct kjit_backend_load_args {
  *  for a backend whose describe lists it in launch_flags. */
 #define KJIT_LAUNCH_TIMED ((uint32_t)1 << 2)
 
-/** PROVISIONAL. launch: run a loaded kernel on a stream. See "Streams" and
- *  "Completion" above for what the stream is and what returning means. */
+/** launch: run a loaded kernel on a stream. See "Streams" and "Completion"
+ *  above for what the stream is and what returning means. */
 typedef struct kjit_backend_launch_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   void *kernel;                 /**< in: from load */
   uint32_t grid[3];             /**< in */
   uint32_t num_warps;           /**< in */
@@ -701,53 +708,53 @@ typedef struct kjit_backend_launch_args {
   const uint64_t *values;
 } kjit_backend_launch_args;
 
-/** PROVISIONAL. unload: release a kernel handle. */
+/** unload: release a kernel handle. */
 typedef struct kjit_backend_unload_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   void *kernel; /**< in */
 } kjit_backend_unload_args;
 
-/** @since 1.1. PROVISIONAL. device_count: how many devices the backend
- *  drives. Cheap: it may initialize the driver (cuInit), never a context. */
+/** @since 1.1. device_count: how many devices the backend drives. Cheap: it
+ *  may initialize the driver (cuInit), never a context. */
 typedef struct kjit_backend_device_count_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** out: devices 0 to count - 1. 0 (no driver, no device) is an answer,
    *  not an error. */
   int32_t count;
   uint32_t reserved0; /**< Zero. */
 } kjit_backend_device_count_args;
 
-/** @since 1.1. PROVISIONAL. synchronize: wait until everything enqueued on
- *  a stream of a device before the call has completed, and return the first
- *  error it raised (a sticky error of the device is returned again). */
+/** @since 1.1. synchronize: wait until everything enqueued on a stream of a
+ *  device before the call has completed, and return the first error it
+ *  raised (a sticky error of the device is returned again). */
 typedef struct kjit_backend_synchronize_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;     /**< in */
   uint32_t reserved0; /**< Zero. */
   uint64_t stream;    /**< in: as in launch */
 } kjit_backend_synchronize_args;
 
-/** @since 1.2. PROVISIONAL. allocate: device memory for tools and tests
- *  (applications bring their own, as Triton leaves memory to the
- *  framework). The address is what a pointer argument of a launch on that
- *  device takes, aligned to at least 256 bytes. size 0 is an error. */
+/** @since 1.2. allocate: device memory for tools and tests (applications
+ *  bring their own, as Triton leaves memory to the framework). The address
+ *  is what a pointer argument of a launch on that device takes, aligned to
+ *  at least 256 bytes. size 0 is an error. */
 typedef struct kjit_backend_allocate_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;     /**< in */
   uint32_t reserved0; /**< Zero. */
   uint64_t size;      /**< in: bytes, > 0 */
   uint64_t address;   /**< out */
 } kjit_backend_allocate_args;
 
-/** @since 1.2. PROVISIONAL. deallocate: frees what allocate returned, after
- *  every launch that uses it has completed (the caller synchronizes). */
+/** @since 1.2. deallocate: frees what allocate returned, after every launch
+ *  that uses it has completed (the caller synchronizes). */
 typedef struct kjit_backend_deallocate_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;     /**< in */
   uint32_t reserved0; /**< Zero. */
   uint64_t address;   /**< in: from allocate on the same device */
@@ -757,13 +764,13 @@ typedef struct kjit_backend_deallocate_args {
 #define KJIT_COPY_HOST_TO_DEVICE 1u
 #define KJIT_COPY_DEVICE_TO_HOST 2u
 
-/** @since 1.2. PROVISIONAL. copy: between host memory and memory from
- *  allocate, ordered after the work enqueued on `stream` before it; the
- *  call returns once the copy has completed (an error a kernel raised
- *  earlier on the stream is returned here). */
+/** @since 1.2. copy: between host memory and memory from allocate, ordered
+ *  after the work enqueued on `stream` before it; the call returns once the
+ *  copy has completed (an error a kernel raised earlier on the stream is
+ *  returned here). */
 typedef struct kjit_backend_copy_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;     /**< in */
   uint32_t direction; /**< in: KJIT_COPY_* */
   uint64_t address;   /**< in: device side, inside one allocation */
@@ -772,14 +779,14 @@ typedef struct kjit_backend_copy_args {
   uint64_t stream;    /**< in: as in launch */
 } kjit_backend_copy_args;
 
-/** @since 1.3. PROVISIONAL. specialize: which of the described
- *  attributes hold for one launch value. Called on every launch (the cache
- *  hit path included) for each non-constexpr parameter whose kind an
- *  attribute names, so it must be cheap, thread-safe and a pure function of
- *  its inputs; an error fails the launch with its message. */
+/** @since 1.3. specialize: which of the described attributes hold for one
+ *  launch value. Called on every launch (the cache hit path included) for
+ *  each non-constexpr parameter whose kind an attribute names, so it must be
+ *  cheap, thread-safe and a pure function of its inputs; an error fails the
+ *  launch with its message. */
 typedef struct kjit_backend_specialize_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   int32_t device;       /**< in: the launch's device */
   uint32_t param_index; /**< in: the parameter's position in the kernel */
   int32_t dtype;        /**< in: KJIT_DTYPE_*, as kjit_arg.dtype */
@@ -789,16 +796,17 @@ typedef struct kjit_backend_specialize_args {
   uint32_t reserved1;   /**< Zero. */
 } kjit_backend_specialize_args;
 
-/** PROVISIONAL. A backend: finalizes, loads, launches and unloads
- *  artifacts. Static storage of the plugin. Every slot may be NULL
- *  ("unsupported"); one backend per plugin. */
+/** A backend: finalizes, loads, launches and unloads artifacts. Static
+ *  storage of the plugin. Every slot may be NULL ("unsupported"); one
+ *  backend per plugin. */
 typedef struct kjit_backend_table {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name; /**< Backend name ("cuda", "host"); static. */
   size_t name_len;
   kjit_status *(*describe)(void *self, kjit_backend_describe_args *args);
   kjit_status *(*fingerprint)(void *self, kjit_backend_fingerprint_args *args);
+  /** Deprecated (kjit_backend_parse_options_args); may be NULL. */
   kjit_status *(*parse_options)(void *self,
                                 kjit_backend_parse_options_args *args);
   void (*destroy_options)(void *self, void *options_handle);
@@ -823,12 +831,11 @@ typedef struct kjit_backend_table {
 } kjit_backend_table;
 
 /*===----------------------------------------------------------------------===*\
-|* Cache store table (PROVISIONAL)                                            *|
+|* Cache store table                                                          *|
 \*===----------------------------------------------------------------------===*/
 
-/* PROVISIONAL: kjit_cache_store_table and every struct of this section may
- * still change within ABI 1.x, until the Redis store has shipped against
- * them; they then freeze as a minor version.
+/* Frozen like the rest of the ABI since the Redis store shipped against it
+ * (provisional from 1.0 to 1.4).
  *
  * A store is untrusted, advisory byte storage: keys and values are opaque
  * bytes, and a store never has to understand them. The host uses the first
@@ -850,11 +857,10 @@ typedef struct kjit_backend_table {
  * any thread. Without KJIT_CAP_THREAD_SAFE the host serializes them.
  */
 
-/** PROVISIONAL. get: look a key up. A miss is found = 0 and a NULL
- *  status. */
+/** get: look a key up. A miss is found = 0 and a NULL status. */
 typedef struct kjit_cache_get_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const uint8_t *key; /**< in, borrowed */
   size_t key_size;
   /** in: answer (a miss, or an error) within this many milliseconds; 0:
@@ -871,11 +877,11 @@ typedef struct kjit_cache_get_args {
  *  takes both as "not stored", not as a failure. */
 #define KJIT_CACHE_PUT_IF_ABSENT ((uint32_t)1 << 0)
 
-/** PROVISIONAL. put: store a value under a key (overwriting is allowed
- *  unless flags say otherwise). */
+/** put: store a value under a key (overwriting is allowed unless flags say
+ *  otherwise). */
 typedef struct kjit_cache_put_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const uint8_t *key; /**< in, borrowed */
   size_t key_size;
   const uint8_t *value; /**< in, borrowed */
@@ -890,22 +896,22 @@ typedef struct kjit_cache_put_args {
   uint32_t ttl_seconds;
 } kjit_cache_put_args;
 
-/** @since 1.1. PROVISIONAL. remove: delete a key's entry (for pruning and
- *  verification tools). */
+/** @since 1.1. remove: delete a key's entry (for pruning and verification
+ *  tools). */
 typedef struct kjit_cache_remove_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const uint8_t *key; /**< in, borrowed */
   size_t key_size;
   uint32_t timeout_ms; /**< in: as in get */
   uint32_t found;      /**< out: 1 when an entry was removed, 0 when none */
 } kjit_cache_remove_args;
 
-/** @since 1.1. PROVISIONAL. describe: what the store is. Cheap and
- *  side-effect free: no connection is made. */
+/** @since 1.1. describe: what the store is. Cheap and side-effect free: no
+ *  connection is made. */
 typedef struct kjit_cache_store_describe_args {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   /** out: the largest value put accepts, in bytes; 0: no limit known. */
   uint64_t max_value_size;
   /** out: 1 when entries live outside this machine and are shared with
@@ -914,13 +920,12 @@ typedef struct kjit_cache_store_describe_args {
   uint32_t reserved0; /**< Zero. */
 } kjit_cache_store_describe_args;
 
-/** PROVISIONAL. A cache store: get, put, remove and describe on opaque byte
- *  keys and values (see the section's comment for what the host does with
- *  them). Static storage of the plugin; slots may be NULL; one store per
- *  plugin. */
+/** A cache store: get, put, remove and describe on opaque byte keys and
+ *  values (see the section's comment for what the host does with them).
+ *  Static storage of the plugin; slots may be NULL; one store per plugin. */
 typedef struct kjit_cache_store_table {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name; /**< Store name ("redis", ...); static. */
   size_t name_len;
   kjit_status *(*get)(void *self, kjit_cache_get_args *args);
@@ -946,7 +951,7 @@ typedef struct kjit_cache_store_table {
  *  never unloaded by default). */
 typedef struct kjit_plugin_api {
   size_t struct_size;
-  const kjit_extension *ext;
+  const void *ext;
   const char *name; /**< Short name used in messages ("trace"). */
   size_t name_len;
   const char *version; /**< Free-form plugin version. */
@@ -974,7 +979,7 @@ typedef struct kjit_plugin_api {
 /** In/out argument of the entry symbol. */
 typedef struct kjit_negotiate {
   size_t struct_size; /**< in: the host's sizeof(kjit_negotiate). */
-  const kjit_extension *ext;
+  const void *ext;
   uint32_t host_abi_major;   /**< in: KJIT_ABI_MAJOR of the host. */
   uint32_t host_min_minor;   /**< in: oldest minor the host accepts. */
   uint32_t host_max_minor;   /**< in: newest minor the host speaks. */

@@ -125,17 +125,6 @@ static kjit_status *checked_fingerprint(void *self,
   return s->inner->fingerprint(s->inner_self, a);
 }
 
-static kjit_status *checked_parse_options(void *self,
-                                          kjit_backend_parse_options_args *a) {
-  checked_state *s = self;
-  return s->inner->parse_options(s->inner_self, a);
-}
-
-static void checked_destroy_options(void *self, void *handle) {
-  checked_state *s = self;
-  s->inner->destroy_options(s->inner_self, handle);
-}
-
 static kjit_status *checked_finalize(void *self,
                                      kjit_backend_finalize_args *a) {
   checked_state *s = self;
@@ -224,8 +213,6 @@ static const char *missing_slot(const kjit_backend_table *t) {
     return "describe";
   if (!t->fingerprint)
     return "fingerprint";
-  if (!t->parse_options || !t->destroy_options)
-    return "parse_options";
   if (!t->finalize)
     return "finalize";
   if (!t->load || !t->unload)
@@ -358,15 +345,14 @@ static void checked_fini(void *self) {
   free(s);
 }
 
-/* synchronize stays NULL, as the host backend's does. */
+/* synchronize stays NULL, as the host backend's does; so do the deprecated
+ * parse_options and destroy_options, which the runtime never calls. */
 static const kjit_backend_table checked_backend = {
     .struct_size = sizeof(kjit_backend_table),
     .name = "checked-host",
     .name_len = sizeof "checked-host" - 1,
     .describe = checked_describe,
     .fingerprint = checked_fingerprint,
-    .parse_options = checked_parse_options,
-    .destroy_options = checked_destroy_options,
     .finalize = checked_finalize,
     .load = checked_load,
     .launch = checked_launch,
@@ -391,8 +377,9 @@ static const kjit_plugin_api checked_api = {
     .backend = &checked_backend,
 };
 
-/* The backend table is PROVISIONAL (docs/PluginABI.md): the plugin asks for
- * exactly the minor it was built against, and refuses an older host. */
+/* The plugin asks for the minor it was built against and refuses an older
+ * host, rather than check which fields an older host fills in each struct
+ * before it forwards one to the wrapped backend. */
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   static const char too_old[] = "checked-host needs a host of ABI 1.2 or newer";
   if (io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin))

@@ -16,14 +16,7 @@
 /* clock_gettime is POSIX, not C99. */
 #define _POSIX_C_SOURCE 199309L
 
-/* The ABI header to build against: the current one by default, or a
- * released version (-DKERNEL_STATS_ABI_HEADER='"kjit-c/v1.0/Plugin.h"'):
- * the plugin uses only what ABI 1.0 has, and a plugin built against an old
- * header runs on every newer host. */
-#ifndef KERNEL_STATS_ABI_HEADER
-#define KERNEL_STATS_ABI_HEADER "kjit-c/Plugin.h"
-#endif
-#include KERNEL_STATS_ABI_HEADER
+#include "kjit-c/Plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,8 +185,20 @@ static void stats_fini(void *self) {
   free(s);
 }
 
+/* The plugin uses only what ABI 1.0 had (hooks, compile_ns). Built with
+ * -DKERNEL_STATS_ABI_MINOR=0 it is what a build against ABI 1.0's header
+ * was: it answers minor 0 and its hook table ends where 1.0's did (before
+ * launch_complete, 1.2), and it runs on every newer host all the same. */
+#ifndef KERNEL_STATS_ABI_MINOR
+#define KERNEL_STATS_ABI_MINOR KJIT_ABI_MINOR
+#endif
+
 static const kjit_hook_table stats_hooks = {
+#if KERNEL_STATS_ABI_MINOR < 2
+    .struct_size = KJIT_STRUCT_SIZE(kjit_hook_table, pre_run),
+#else
     .struct_size = sizeof(kjit_hook_table),
+#endif
     .compiled = stats_compiled,
     .launch_enter = stats_enter,
     .launch_exit = stats_exit,
@@ -210,13 +215,13 @@ static const kjit_plugin_api stats_api = {
     .hooks = &stats_hooks,
 };
 
-/* The only export (kjit_add_plugin's version script). Only frozen parts of
- * the ABI are used (hooks, 1.0), so any 1.x host will do. */
+/* The only export (kjit_add_plugin's version script). It uses only what
+ * ABI 1.0 had, so any 1.x host will do. */
 KJIT_PLUGIN_EXPORT int32_t kjit_plugin_negotiate_v1(kjit_negotiate *io) {
   if (io->struct_size < KJIT_STRUCT_SIZE(kjit_negotiate, plugin))
     return KJIT_STATUS_INVALID_ARGUMENT;
   io->plugin_abi_major = KJIT_ABI_MAJOR;
-  io->plugin_abi_minor = KJIT_ABI_MINOR;
+  io->plugin_abi_minor = KERNEL_STATS_ABI_MINOR;
   io->plugin = &stats_api;
   return KJIT_STATUS_OK;
 }

@@ -2,7 +2,7 @@
 |*                                                                            *|
 |* Every hook, a backend ("echo") and a cache store ("memory"), each logging  *|
 |* what it sees through the host so that lit tests can check order, ids and   *|
-|* payloads. Built against ABI 1.1 or newer, the backend has two devices     *|
+|* payloads. As a plugin of ABI 1.1 or newer, the backend has two devices     *|
 |* with attributes, logs launch flags and the arguments' storage fields, and  *|
 |* reports an asynchronous error when synchronize gets stream 0xbad; the      *|
 |* store honours put-if-absent, logs TTLs, removes and describes itself.      *|
@@ -10,18 +10,17 @@
 |* (see probe()). Compiled several times with different macros:               *|
 |*   TEST_NAME      the plugin's name (a string literal), default "alpha"     *|
 |*   TEST_MODE      one of the MODE_* values below, default MODE_NORMAL       *|
-|*   KJIT_PLUGIN_HEADER  the ABI header to build against (a frozen one)       *|
+|*   KJIT_TEST_PLUGIN_MINOR  the minor the plugin is a build of, default the  *|
+|*                  header's: it answers that minor, sizes its tables as      *|
+|*                  that minor's header did, and fills and reads only what    *|
+|*                  that minor had, as a build against 1.N's header did       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
 /* clock_gettime (the concurrency probe): POSIX, not C99. */
 #define _POSIX_C_SOURCE 200809L
 
-#ifdef KJIT_PLUGIN_HEADER
-#include KJIT_PLUGIN_HEADER
-#else
 #include "kjit-c/Plugin.h"
-#endif
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,9 +43,16 @@
 #define MODE_SERIAL 12      /* not thread-safe; reports overlapping calls */
 #define MODE_EXIT_ONLY 13   /* launch_exit is its only launch hook */
 
-/* Built against a header of ABI 1.1 or newer: the backend and the store
- * implement the 1.1 entries and read the 1.1 fields. */
-#define TEST_HAS_1_1 (KJIT_ABI_MINOR >= 1)
+#ifndef KJIT_TEST_PLUGIN_MINOR
+#define KJIT_TEST_PLUGIN_MINOR KJIT_ABI_MINOR
+#endif
+#if KJIT_TEST_PLUGIN_MINOR > KJIT_ABI_MINOR
+#error "KJIT_TEST_PLUGIN_MINOR is newer than the header"
+#endif
+
+/* A plugin of ABI 1.1 or newer: the backend and the store implement the
+ * 1.1 entries and read the 1.1 fields. */
+#define TEST_HAS_1_1 (KJIT_TEST_PLUGIN_MINOR >= 1)
 /* Devices of the echo backend (1.1). */
 #define TEST_DEVICES 2
 
@@ -61,7 +67,36 @@
 #if TEST_MODE == MODE_NEW_MINOR
 #define TEST_MINOR (KJIT_ABI_MINOR + 1)
 #else
-#define TEST_MINOR KJIT_ABI_MINOR
+#define TEST_MINOR KJIT_TEST_PLUGIN_MINOR
+#endif
+
+/* The struct_size of each table the plugin hands out: sizeof in the header
+ * of its minor, which is KJIT_STRUCT_SIZE of the last slot that minor had
+ * (the tables hold pointers only, so they have no tail padding). */
+#if KJIT_TEST_PLUGIN_MINOR == KJIT_ABI_MINOR
+#define TEST_HOOKS_SIZE sizeof(kjit_hook_table)
+#define TEST_BACKEND_SIZE sizeof(kjit_backend_table)
+#define TEST_STORE_SIZE sizeof(kjit_cache_store_table)
+#else
+#if KJIT_TEST_PLUGIN_MINOR >= 2
+#define TEST_HOOKS_SIZE KJIT_STRUCT_SIZE(kjit_hook_table, launch_complete)
+#else
+#define TEST_HOOKS_SIZE KJIT_STRUCT_SIZE(kjit_hook_table, pre_run)
+#endif
+#if KJIT_TEST_PLUGIN_MINOR >= 3
+#define TEST_BACKEND_SIZE KJIT_STRUCT_SIZE(kjit_backend_table, specialize)
+#elif KJIT_TEST_PLUGIN_MINOR == 2
+#define TEST_BACKEND_SIZE KJIT_STRUCT_SIZE(kjit_backend_table, copy)
+#elif KJIT_TEST_PLUGIN_MINOR == 1
+#define TEST_BACKEND_SIZE KJIT_STRUCT_SIZE(kjit_backend_table, synchronize)
+#else
+#define TEST_BACKEND_SIZE KJIT_STRUCT_SIZE(kjit_backend_table, unload)
+#endif
+#if KJIT_TEST_PLUGIN_MINOR >= 1
+#define TEST_STORE_SIZE KJIT_STRUCT_SIZE(kjit_cache_store_table, describe)
+#else
+#define TEST_STORE_SIZE KJIT_STRUCT_SIZE(kjit_cache_store_table, put)
+#endif
 #endif
 
 static const kjit_host_api *host;
@@ -472,7 +507,7 @@ static kjit_status *echo_load(void *self, kjit_backend_load_args *args) {
   memcpy(k->code, args->loadable, args->loadable_size);
   k->size = args->loadable_size;
   k->num_values = 0;
-#if KJIT_ABI_MINOR >= 4
+#if KJIT_TEST_PLUGIN_MINOR >= 4
   /* 1.4: takes any template it is given, so that its launches pass the
    * values alone. */
   if (KJIT_HAS_FIELD(args, kjit_backend_load_args, takes_values) &&
@@ -501,7 +536,7 @@ static kjit_status *echo_launch(void *self, kjit_backend_launch_args *args) {
     say("%s: echo launch flags=0x%x cluster=%u,%u,%u", TEST_NAME,
         (unsigned)args->flags, (unsigned)args->cluster[0],
         (unsigned)args->cluster[1], (unsigned)args->cluster[2]);
-#if KJIT_ABI_MINOR >= 4
+#if KJIT_TEST_PLUGIN_MINOR >= 4
   if (KJIT_HAS_FIELD(args, kjit_backend_launch_args, values) && args->values) {
     size_t i;
     if (args->args || args->num_args != k->num_values)
@@ -662,7 +697,7 @@ static void test_fini(void *self) {
 }
 
 static const kjit_backend_table echo_backend = {
-    .struct_size = sizeof(kjit_backend_table),
+    .struct_size = TEST_BACKEND_SIZE,
     .name = "echo-" TEST_NAME,
     .name_len = sizeof("echo-" TEST_NAME) - 1,
     .describe = echo_describe,
@@ -680,7 +715,7 @@ static const kjit_backend_table echo_backend = {
 };
 
 static const kjit_cache_store_table memory_store = {
-    .struct_size = sizeof(kjit_cache_store_table),
+    .struct_size = TEST_STORE_SIZE,
     .name = "memory-" TEST_NAME,
     .name_len = sizeof("memory-" TEST_NAME) - 1,
     .get = memory_get,
@@ -738,7 +773,7 @@ static const kjit_hook_table test_hooks = {
     /* Pretend pre_run did not exist when this plugin was built. */
     .struct_size = KJIT_STRUCT_SIZE(kjit_hook_table, launch_exit),
 #else
-    .struct_size = sizeof(kjit_hook_table),
+    .struct_size = TEST_HOOKS_SIZE,
 #endif
     .cache = test_cache,
     .compiled = test_compiled,
