@@ -10,7 +10,9 @@
 #      and each finalizer on a good and a broken PTX (kjit-cuda-driver);
 #      every example of scripts/examples.sh (the main job's launches) with
 #      kjit-run --backend cuda, checked against the plain-Python references
-#      of scripts/reference.py, then the runtime's GoogleTest suite
+#      of scripts/reference.py, then the same examples under
+#      compute-sanitizer (memcheck, racecheck; skipped without it), then
+#      the runtime's GoogleTest suite
 #      KjitOnEveryBackendTests with KJIT_TEST_BACKEND=cuda; then the same
 #      on --backend host;
 #   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
@@ -225,6 +227,49 @@ example_step() { # NAME FILE KERNEL PARAMS ARGS... (backend from $backend)
 # shellcheck source=examples.sh
 source "$B/scripts/examples.sh"
 
+# The examples under compute-sanitizer: every example of scripts/examples.sh
+# through kjit-run --backend cuda, under memcheck and then racecheck, with
+# every CUDA API call that returns an error reported (kjit makes none on a
+# correct run: docs/CudaBackend.md, "Parameters and failing calls"); any
+# report fails the step (--error-exitcode). The examples are small, so each
+# tool's pass takes seconds. Skipped, with a note, where the machine has no
+# compute-sanitizer.
+sanitized_example() { # NAME FILE KERNEL PARAMS ARGS... (tool from $tool)
+  local name=$1 file=$2 kernel=$3
+  shift 4
+  echo "--- $tool: $name"
+  if "$sanitizer" --tool "$tool" --report-api-errors all --error-exitcode 97 \
+    "$B/bin/kjit-run" "$B/examples/$file" --kernel "$kernel" \
+    --backend cuda "$@"; then
+    echo "--- $tool: $name: clean"
+  else
+    echo "--- $tool: $name: FAILED (exit status $?)"
+    return 1
+  fi
+}
+sanitized_examples() { # TOOL
+  local tool=$1 failures=0
+  # shellcheck source=examples.sh
+  source "$B/scripts/examples.sh"
+  kjit_for_each_example sanitized_example || failures=$?
+  echo "$tool: $failures of $KJIT_EXAMPLE_COUNT examples failed"
+  [ "$failures" -eq 0 ]
+}
+sanitizer_steps() {
+  sanitizer=$(command -v compute-sanitizer ||
+    ls "$CUDA_HOME/bin/compute-sanitizer" \
+      "$CUDA_HOME/compute-sanitizer/compute-sanitizer" 2>/dev/null | head -1)
+  if [ -z "$sanitizer" ]; then
+    note "SKIP  compute-sanitizer: not on PATH nor in $CUDA_HOME"
+    return
+  fi
+  export sanitizer
+  for tool in memcheck racecheck; do
+    step "compute-sanitizer $tool: examples on cuda" sanitized_examples "$tool"
+  done
+}
+export -f sanitized_example sanitized_examples
+
 note "kjit device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), bundle $B"
 [ -f "$B/MANIFEST" ] && note "$(sed -n 's/^commit: /bundle commit: /p' "$B/MANIFEST")"
 note "anchors: $anchors"
@@ -293,6 +338,7 @@ for backend in "${backends[@]}"; do
     done
   fi
   kjit_for_each_example example_step
+  [ "$backend" = cuda ] && sanitizer_steps
   # The runtime's tests (specialization, the global check, hooks through the
   # trace plugin, warmup/preload, single flight, empty grids, a device
   # assert failing under debug and the launch after it) on this

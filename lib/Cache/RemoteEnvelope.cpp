@@ -166,6 +166,12 @@ absl::StatusOr<std::string> readSecretFile(const std::string &path) {
     return problem;
   if (!secret.empty() && secret.back() == '\n')
     secret.pop_back();
+  // The size check above allows one byte more than a key for its newline;
+  // a file of that size whose last byte is something else holds a key one
+  // byte too long.
+  if (secret.size() > kMaxSecretSize)
+    return refuse(strCat("holds ", secret.size(), " bytes; a key has at most ",
+                         kMaxSecretSize, " (and one trailing newline)"));
   if (secret.size() < kMinSecretSize)
     return refuse(strCat("holds ", secret.size(),
                          " bytes; a key needs at "

@@ -21,7 +21,6 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -392,16 +391,11 @@ public:
     KjitFinalizeNVVMOptions finalize;
     finalize.libdevice = !config->libdevice.empty();
     device.addPass(createKjitFinalizeNVVM(finalize));
-    // Debug builds: .file/.loc directives naming the .mlir file and the
-    // kernel's lines, and no more. Line tables (the pass's default) make
-    // NVPTX declare `.target sm_90, debug`, which ptxas refuses at -O3
-    // ("Optimized debugging not supported"): every debug compile failed to
-    // finalize.
-    if (options.debug) {
-      LLVM::DIScopeForLLVMFuncOpPassOptions lines;
-      lines.emissionKind = LLVM::DIEmissionKind::DebugDirectivesOnly;
-      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass(lines));
-    }
+    // .file/.loc directives naming the .mlir file and the kernel's lines,
+    // and no more: line tables (the pass's default) make NVPTX declare
+    // `.target sm_90, debug`, which ptxas refuses at -O3 ("Optimized
+    // debugging not supported"): every debug compile failed to finalize.
+    addLineInfoPasses(pm, options, /*directivesOnly=*/true);
 
     GpuNVVMAttachTargetOptions attach;
     attach.chip = config->chip;

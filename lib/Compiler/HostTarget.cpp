@@ -6,7 +6,6 @@
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Transforms/Passes.h"
 
-#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/JSON.h"
@@ -42,11 +41,10 @@ public:
     lowering.debugChecks = options.debug;
     lowering.fpFusion = options.enableFpFusion;
     pm.addPass(createKjitConvertHostToLLVM(lowering));
-    // Debug builds carry a DWARF line table that names the .mlir file and
-    // the kernel's lines (the operations' locations become DILocations), so
-    // that a debugger and the backend's fault reports can name the line.
-    if (options.debug)
-      pm.addPass(LLVM::createDIScopeForLLVMFuncOpPass());
+    // A DWARF line table that names the .mlir file and the kernel's lines
+    // (the operations' locations become DILocations), so that a debugger
+    // and the backend's fault reports can name the line.
+    addLineInfoPasses(pm, options, /*directivesOnly=*/false);
   }
 
   llvm::Expected<TargetArtifact>

@@ -5,10 +5,59 @@
 #include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/HostTarget.h"
 
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/Path.h"
+
 #include <algorithm>
 #include <mutex>
 
 using namespace kjit;
+
+namespace {
+
+/// Renames the file of every location to its base name
+/// ("/src/k/add.mlir" -> "add.mlir"), keeping lines and columns.
+class BaseNameLocationsPass
+    : public mlir::PassWrapper<BaseNameLocationsPass, mlir::OperationPass<>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(BaseNameLocationsPass)
+  llvm::StringRef getArgument() const override {
+    return "kjit-base-name-locations";
+  }
+  void runOnOperation() override {
+    mlir::AttrTypeReplacer replacer;
+    replacer.addReplacement(
+        [](mlir::FileLineColRange loc) -> std::optional<mlir::Attribute> {
+          llvm::StringRef file = loc.getFilename().getValue();
+          llvm::StringRef base = llvm::sys::path::filename(file);
+          if (base == file)
+            return std::nullopt;
+          return mlir::FileLineColRange::get(
+              loc.getContext(), base, loc.getStartLine(), loc.getStartColumn(),
+              loc.getEndLine(), loc.getEndColumn());
+        });
+    replacer.recursivelyReplaceElementsIn(getOperation(),
+                                          /*replaceAttrs=*/false,
+                                          /*replaceLocs=*/true,
+                                          /*replaceTypes=*/false);
+  }
+};
+
+} // namespace
+
+void kjit::addLineInfoPasses(mlir::OpPassManager &pm,
+                             const TargetOptions &options,
+                             bool directivesOnly) {
+  if (!options.debug)
+    pm.addPass(std::make_unique<BaseNameLocationsPass>());
+  mlir::LLVM::DIScopeForLLVMFuncOpPassOptions lines;
+  if (directivesOnly)
+    lines.emissionKind = mlir::LLVM::DIEmissionKind::DebugDirectivesOnly;
+  pm.addPass(mlir::LLVM::createDIScopeForLLVMFuncOpPass(lines));
+}
 
 Target::~Target() = default;
 

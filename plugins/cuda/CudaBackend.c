@@ -285,30 +285,41 @@ static void free_kernel(cuda_kernel *k) {
   free(k);
 }
 
-/* The parameter sizes, when the driver can say (CUDA 12.4+). */
-static void read_params(cuda_kernel *k) {
-  size_t cap = 0, n = 0, offset, size;
-  uint32_t *sizes = NULL;
+/* The kernel's parameters, against which launches are checked: how many
+ * there are comes from the load's template (ABI 1.4), the sizes of those
+ * from the driver (cuFuncGetParamInfo, CUDA 12.4+). The driver has no call
+ * that counts them (CUDA 13.0's cuda.h), and asking for the parameter past
+ * the last one to find the end is a call that fails on every correct load,
+ * which tools such as compute-sanitizer report as an API error; so the
+ * driver is asked only about the parameters the template names. When one
+ * of those is past the end, the template disagrees with the kernel: that
+ * call fails, and the kernel takes the parameters before it. Without a
+ * template or cuFuncGetParamInfo the parameters are unknown and launches
+ * are not checked against them. */
+static void read_params(cuda_kernel *k, const kjit_arg *const *args,
+                        size_t num_args) {
+  size_t count = 0, n, offset, size, i;
+  uint32_t *sizes;
   k->num_params = SIZE_MAX;
-  if (!cu.cuFuncGetParamInfo)
+  if (!cu.cuFuncGetParamInfo || !args || num_args == 0)
     return;
-  for (;;) {
+  /* Launches pass no constexpr arguments (copy_args skips them). */
+  for (i = 0; i < num_args; ++i) {
+    if (!args[i])
+      return;
+    count += !args[i]->is_constexpr;
+  }
+  if (count == 0 || count > 4096 || !(sizes = malloc(count * sizeof *sizes)))
+    return;
+  for (n = 0; n < count; ++n) {
     CUresult r = cu.cuFuncGetParamInfo(k->function, n, &offset, &size);
     if (r == CUDA_ERROR_INVALID_VALUE)
-      break; /* past the last parameter */
-    if (r != CUDA_SUCCESS || n >= 4096) {
+      break; /* past the last parameter: the kernel takes n */
+    if (r != CUDA_SUCCESS) {
       free(sizes);
       return; /* unknown: launches are not checked */
     }
-    if (n == cap) {
-      uint32_t *grown = realloc(sizes, (cap = cap ? 2 * cap : 16) * 4);
-      if (!grown) {
-        free(sizes);
-        return;
-      }
-      sizes = grown;
-    }
-    sizes[n++] = (uint32_t)size;
+    sizes[n] = (uint32_t)size;
   }
   k->param_sizes = sizes;
   k->num_params = n;
@@ -374,6 +385,10 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
   char what[512];
   void *aligned = NULL;
   const void *image = args->loadable;
+  /* The arguments every launch will pass (ABI 1.4), or none. */
+  int has_template = KJIT_HAS_FIELD(args, kjit_backend_load_args, args);
+  const kjit_arg *const *template_args = has_template ? args->args : NULL;
+  size_t num_template_args = has_template ? args->num_args : 0;
   if ((status = cuda_get_device(args->device, "load", &dev)))
     return status;
   if ((status = cuda_sticky_status(dev)))
@@ -423,7 +438,7 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
     free_kernel(k);
     return cuda_call_error(self, dev, r, "load", what);
   }
-  read_params(k);
+  read_params(k, template_args, num_template_args);
   k->cache_slots =
       k->num_params == SIZE_MAX ? CUDA_UNKNOWN_PARAMS_CACHE : k->num_params;
   if (k->cache_slots &&
@@ -434,7 +449,7 @@ static kjit_status *cuda_load(void *self, kjit_backend_load_args *args) {
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
   }
   if (KJIT_HAS_FIELD(args, kjit_backend_load_args, takes_values) &&
-      take_template(k, args->args, args->num_args))
+      take_template(k, template_args, num_template_args))
     args->takes_values = 1;
   args->kernel = k;
   return NULL;
@@ -1041,7 +1056,7 @@ static kjit_status *cuda_init(const kjit_host_api *host, kjit_host_context *ctx,
   pthread_mutex_lock(&cuda_users_lock);
   if (cuda_users++ == 0) {
     cuda_host_api = host;
-    cuda_toolkit_prefetch();
+    cuda_toolkit_init();
   }
   pthread_mutex_unlock(&cuda_users_lock);
   *self = instance;

@@ -200,10 +200,8 @@ enum {
 
 /** Reads the environment (once per process); never fails. */
 void cuda_toolkit_init(void);
-/** Starts computing the toolkit's fingerprint on a thread (the first
- *  init); cuda_toolkit_join waits for it and for the thread opening
- *  nvJitLink (the last fini). */
-void cuda_toolkit_prefetch(void);
+/** Waits for the thread opening nvJitLink, if one was started (the last
+ *  fini). */
 void cuda_toolkit_join(void);
 /** A file's identity without running or reading it: "size:N,mtime:T",
  *  or "missing". */
@@ -229,9 +227,6 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
                               const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
                               uint8_t **cubin, size_t *cubin_size);
-
-/** SHA-256 of bytes, as 64 hex digits and a NUL. */
-void cuda_sha256_hex(const uint8_t *data, size_t size, char out[65]);
 
 /*===----------------------------------------------------------------------===*\
 |* Kernels (CudaBackend.c)                                                    *|

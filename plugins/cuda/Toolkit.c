@@ -289,7 +289,6 @@ static int nvjitlink_state(int wait) {
 
 static pthread_once_t fingerprint_once = PTHREAD_ONCE_INIT;
 static char fingerprint[512];
-static char fingerprint_error[CUDA_PATH_MAX + 256];
 
 /* A file's identity without running or reading it: size and mtime (which
  * package managers keep, so machines with the same toolkit agree). */
@@ -320,7 +319,7 @@ static void nvjitlink_candidate(char *buf, size_t size) {
 
 static void build_fingerprint(void) {
   char ptxas[128] = "unused", nvjitlink[128] = "unused";
-  char sha[65] = "none", path[CUDA_PATH_MAX];
+  char libdevice[128] = "none", path[CUDA_PATH_MAX];
   /* Each toolkit finalizer the policy may use (the driver's part is added
    * by cuda_toolkit_fingerprint). */
   if (tk.policy == CUDA_FINALIZER_AUTO || tk.policy == CUDA_FINALIZER_PTXAS)
@@ -333,53 +332,18 @@ static void build_fingerprint(void) {
     else
       snprintf(nvjitlink, sizeof nvjitlink, "default-path");
   }
-  if (tk.has_libdevice) {
-    FILE *f = fopen(tk.libdevice, "rb");
-    uint8_t *bytes = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-        fseek(f, 0, SEEK_SET) == 0 && (bytes = malloc((size_t)n + 1)) &&
-        fread(bytes, 1, (size_t)n, f) == (size_t)n) {
-      cuda_sha256_hex(bytes, (size_t)n, sha);
-    } else {
-      snprintf(fingerprint_error, sizeof fingerprint_error,
-               "cannot read libdevice %s: %s", tk.libdevice, strerror(errno));
-    }
-    free(bytes);
-    if (f)
-      fclose(f);
-  }
+  /* libdevice, like ptxas, by size and mtime: hashing its 470 KB cost a
+   * warm process 2-6 ms before its first launch, in processes (PyTorch's)
+   * whose CUDA context already exists, so that nothing overlapped it. */
+  if (tk.has_libdevice)
+    cuda_file_identity(tk.libdevice, libdevice, sizeof libdevice);
   snprintf(fingerprint, sizeof fingerprint,
-           "ptxas=%s;nvjitlink=%s;libdevice=%s", ptxas, nvjitlink, sha);
-}
-
-/* The fingerprint hashes libdevice (about 470 KB: 2-4 ms on the H200's
- * CPU), which a warm process would pay before its first launch. Computing
- * it on a thread from the first init overlaps it with what every process
- * does first anyway (cuInit and the context, about 200 ms); the fingerprint
- * entry then finds it done, or waits in pthread_once. */
-static pthread_t prefetch_thread;
-static int prefetch_started;
-
-static void *prefetch_main(void *arg) {
-  (void)arg;
-  pthread_once(&fingerprint_once, build_fingerprint);
-  return NULL;
-}
-
-void cuda_toolkit_prefetch(void) {
-  cuda_toolkit_init();
-  if (!prefetch_started && tk.policy >= 0)
-    prefetch_started =
-        pthread_create(&prefetch_thread, NULL, prefetch_main, NULL) == 0;
+           "ptxas=%s;nvjitlink=%s;libdevice=%s", ptxas, nvjitlink, libdevice);
 }
 
 void cuda_toolkit_join(void) {
   pthread_t nvjitlink;
   int started;
-  if (prefetch_started)
-    pthread_join(prefetch_thread, NULL);
-  prefetch_started = 0;
   pthread_mutex_lock(&nvj.lock);
   started = nvj.thread_started;
   nvjitlink = nvj.thread;
@@ -397,13 +361,11 @@ kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
   if ((status = cuda_finalizer_policy(&policy)))
     return status;
   pthread_once(&fingerprint_once, build_fingerprint);
-  if (fingerprint_error[0])
-    return cuda_error(KJIT_STATUS_UNAVAILABLE, "%s", fingerprint_error);
   /* The driver's JIT linker assembles with the driver's own ptxas, so the
    * driver's version is part of its cubins; auto may use it only when the
-   * toolkit has no ptxas (cuda_finalize_ptx). Asked here rather than in the
-   * prefetch, which every process that loads the plugin runs: a process
-   * that never asks for a cuda fingerprint never initializes the driver. */
+   * toolkit has no ptxas (cuda_finalize_ptx). Asked here, when the
+   * fingerprint is: a process that never asks for a cuda fingerprint never
+   * initializes the driver. */
   if (policy == CUDA_FINALIZER_DRIVER ||
       (policy == CUDA_FINALIZER_AUTO && !tk.has_ptxas))
     cuda_driver_identity(driver, sizeof driver);

@@ -11,7 +11,10 @@
 // after each; the host's log (and the fake driver's) goes to stderr.
 //
 // Usage: kjit-cuda-driver --plugin=PATH [--host-plugin=PATH] COMMAND...
-//   load:FORMAT:FILE:K        finalize (FORMAT ptx or cubin), then load K
+//   load:FORMAT:FILE:K [ARG...]  finalize (FORMAT ptx or cubin), then load
+//                             K; with ARGs, as the runtime loads (ABI 1.4):
+//                             they are the template of the launches, and
+//                             the line says whether the backend took it
 //   launch:GX[,GY,GZ]:WARPS ARG...   launch the kernel loaded last, then
 //                             synchronize, copy every buffer back and print
 //                             it ("bufK = ..."); hostbuf ARGs stay in host
@@ -135,6 +138,28 @@ public:
     resetSettings();
   }
 
+  /// load with a template of the launches' arguments, as the runtime
+  /// loads: "load ok: K (template taken)" or "(template not taken)".
+  void loadWithTemplate(const std::string &format, const std::string &file,
+                        const std::string &kernel,
+                        const std::vector<std::string> &words) {
+    LaunchArgs args;
+    args.parse(words, /*hostBuffers=*/true);
+    if (!args.error.empty())
+      return say("argument error: " + args.error);
+    std::string loadable;
+    if (!finalize(format, file, kernel, loadable))
+      return;
+    absl::StatusOr<BackendRef::LoadedKernel> loaded =
+        backend.load(/*device=*/0, loadable, kernel, args.args);
+    if (!loaded.ok())
+      return say("load error: " + str(loaded.status()));
+    kernels.emplace_back(kernel, loaded->kernel);
+    loadables.push_back(std::move(loadable));
+    say("load ok: " + kernel +
+        (loaded->takesValues ? " (template taken)" : " (template not taken)"));
+  }
+
   void resetSettings() override {
     BackendDriver::resetSettings();
     threads = 1;
@@ -224,7 +249,13 @@ int main(int argc, char **argv) {
       std::vector<std::string> f = split(rest(5), ':');
       if (f.size() != 3)
         usage("load wants load:FORMAT:FILE:KERNEL");
-      d.load(f[0], f[1], f[2]);
+      std::vector<std::string> args;
+      while (i < words.size() && !isCommand(words[i]))
+        args.push_back(words[i++]);
+      if (args.empty())
+        d.load(f[0], f[1], f[2]);
+      else
+        d.loadWithTemplate(f[0], f[1], f[2], args);
     } else if (w.rfind("--threads=", 0) == 0) {
       d.threads =
           unsigned(std::max(1ul, std::strtoul(rest(10).c_str(), nullptr, 10)));

@@ -149,6 +149,20 @@ TEST_F(SecretFile, RefusesAShortKey) {
                 "-hex 32)");
 }
 
+// The size limit leaves room for one trailing newline, and for nothing
+// else: a longest key with its newline is read, one byte more is not.
+TEST_F(SecretFile, RefusesAKeyOneByteTooLong) {
+  write(std::string(kMaxSecretSize, 'k') + "\n", 0600);
+  absl::StatusOr<std::string> longest = readSecretFile(path);
+  ASSERT_TRUE(longest.ok()) << longest.status();
+  EXPECT_EQ(longest->size(), kMaxSecretSize);
+  write(std::string(kMaxSecretSize + 1, 'k'), 0600);
+  EXPECT_EQ(message(readSecretFile(path).status()),
+            "the remote cache key file '" + path +
+                "' holds 4097 bytes; a key has at most 4096 (and one "
+                "trailing newline)");
+}
+
 TEST_F(SecretFile, RefusesMissingFilesLinksAndDirectories) {
   EXPECT_EQ(message(readSecretFile(path).status()),
             "the remote cache key file '" + path +

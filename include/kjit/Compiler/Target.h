@@ -100,6 +100,19 @@ public:
   emitArtifact(mlir::ModuleOp module, const TargetOptions &options) const = 0;
 };
 
+/// Adds the passes that give a lowered module's LLVM functions line
+/// information from the operations' locations, in every build (as Triton's
+/// kernels carry it): a debugger, a profiler's source view and the host
+/// backend's fault reports name the kernel's lines. A release build names
+/// the file by its base name, so that its artifact is the same wherever the
+/// file lies (its key does not name the file); a debug build names it as it
+/// was loaded, as its assert messages do (its key includes that name).
+/// `directivesOnly`: .file/.loc directives alone (cuda: a line table makes
+/// NVPTX declare `.target sm_90, debug`, which ptxas refuses at -O3), else
+/// a line table. docs/HostTarget.md and docs/CudaTarget.md give the cost.
+void addLineInfoPasses(mlir::OpPassManager &pm, const TargetOptions &options,
+                       bool directivesOnly);
+
 /// Adds a target to the registry. Returns false, and drops `target`, when a
 /// target of its name is registered already. Thread-safe.
 bool registerTarget(std::unique_ptr<Target> target);

@@ -6,7 +6,8 @@
 |* plugin that took one with dlsym would fail here. Device memory is host     *|
 |* memory; a module "loads" the fake cubins the fake finalizers write (the    *|
 |* bytes \x7fELF, a 4-byte little-endian length, then text that lists         *|
-|* ".entry NAME" and "// params NAME S0 S1 ..."); a launch runs nothing and   *|
+|* ".entry NAME" and "// params NAME S0 S1 ..." or the PTX of NAME's          *|
+|* parameter list, which gives the sizes); a launch runs nothing and          *|
 |* logs what it was given to stderr ("fake-cuda: ..."). Pointers into fake    *|
 |* allocations are logged as dev<N>+<offset>, so logs are deterministic.      *|
 |*                                                                            *|
@@ -32,6 +33,10 @@
 |*                                "fake-driver-link-error" fails in           *|
 |*                                cuLinkComplete with a log, as a compile     *|
 |*                                error would)                                *|
+|*   FAKE_CUDA_FAILED_CALLS=FILE  every call that returns an error appends    *|
+|*                                "NAME -> CUDA_ERROR_X" to FILE: a correct   *|
+|*                                run makes none (tools such as               *|
+|*                                compute-sanitizer report each one)          *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -530,15 +535,45 @@ static const char *find_word(const char *text, const char *prefix,
   return NULL;
 }
 
+/* The sizes of the parameters of the PTX entry whose list starts after
+ * `p` (at its "("): each ".param" gives the bytes of its type (.u64, .b32,
+ * .f16, ...), times N for an array "NAME[N]". -1 when the list cannot be
+ * read. */
+static int ptx_params(const char *p, size_t *sizes) {
+  const char *end;
+  int n = 0;
+  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+    ++p;
+  if (*p++ != '(' || !(end = strchr(p, ')')))
+    return -1;
+  while (p < end && (p = strstr(p, ".param")) && p < end) {
+    const char *stop = memchr(p, ',', (size_t)(end - p));
+    size_t bits = 0, count = 1;
+    if (!stop)
+      stop = end;
+    for (p += 6; p < stop; ++p) {
+      if (p[0] == '.' && p[1] && strchr("bsuf", p[1]) && p[2] >= '1' &&
+          p[2] <= '9')
+        bits = strtoul(p + 2, NULL, 10);
+      else if (p[0] == '[')
+        count = strtoul(p + 1, NULL, 10);
+    }
+    if (!bits || bits % 8 || n == 64)
+      return -1;
+    sizes[n++] = bits / 8 * count;
+  }
+  return n;
+}
+
 static CUresult fake_cuModuleGetFunction(void **function, void *module,
                                          const char *name) {
   fake_module *m = module;
   fake_function *f;
-  const char *p;
+  const char *p, *entry;
   CUresult r = check();
   if (r)
     return r;
-  if (!find_word(m->text, ".entry ", name))
+  if (!(entry = find_word(m->text, ".entry ", name)))
     return NOT_FOUND;
   f = calloc(1, sizeof *f);
   f->module = m;
@@ -554,6 +589,8 @@ static CUresult fake_cuModuleGetFunction(void **function, void *module,
       f->sizes[f->num_params++] = (size_t)v;
       p = end;
     }
+  } else {
+    f->num_params = ptx_params(entry, f->sizes);
   }
   pthread_mutex_lock(&modules_lock);
   f->next = m->functions;
@@ -812,9 +849,93 @@ static CUresult fake_cuLinkDestroy(void *state) {
   return OK;
 }
 
+/*===--- failed calls --------------------------------------------------===*/
+
+/* FAKE_CUDA_FAILED_CALLS: each call that returns an error, one line. */
+static void record_failure(const char *name, CUresult r) {
+  const char *path = getenv("FAKE_CUDA_FAILED_CALLS");
+  const char *code = NULL;
+  FILE *f;
+  if (!path || !*path || !(f = fopen(path, "a")))
+    return;
+  if (fake_cuGetErrorName(r, &code) != OK)
+    code = "CUDA error";
+  fprintf(f, "%s -> %s (%d)\n", name, code, r);
+  fclose(f);
+}
+
+/* What the plugin is handed for each entry point: the fake's function,
+ * with its failures recorded. */
+#define COUNTED(n, params, args)                                               \
+  static CUresult counted_##n params {                                         \
+    CUresult r = fake_##n args;                                                \
+    if (r != OK)                                                               \
+      record_failure(#n, r);                                                   \
+    return r;                                                                  \
+  }
+COUNTED(cuInit, (unsigned flags), (flags))
+COUNTED(cuDriverGetVersion, (int *v), (v))
+COUNTED(cuGetErrorName, (CUresult e, const char **name), (e, name))
+COUNTED(cuGetErrorString, (CUresult e, const char **text), (e, text))
+COUNTED(cuDeviceGetCount, (int *n), (n))
+COUNTED(cuDeviceGet, (int *d, int ordinal), (d, ordinal))
+COUNTED(cuDeviceGetAttribute, (int *v, int attribute, int device),
+        (v, attribute, device))
+COUNTED(cuDeviceGetUuid, (char *uuid, int device), (uuid, device))
+COUNTED(cuDevicePrimaryCtxRetain, (void **ctx, int device), (ctx, device))
+COUNTED(cuDevicePrimaryCtxRelease, (int device), (device))
+COUNTED(cuCtxGetCurrent, (void **ctx), (ctx))
+COUNTED(cuCtxSetCurrent, (void *ctx), (ctx))
+COUNTED(cuModuleLoadData, (void **module, const void *image), (module, image))
+COUNTED(cuModuleUnload, (void *module), (module))
+COUNTED(cuModuleGetFunction, (void **function, void *module, const char *name),
+        (function, module, name))
+COUNTED(cuFuncGetParamInfo,
+        (void *function, size_t index, size_t *offset, size_t *size),
+        (function, index, offset, size))
+COUNTED(cuFuncSetAttribute, (void *function, int attribute, int value),
+        (function, attribute, value))
+COUNTED(cuLaunchKernel,
+        (void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+         unsigned by, unsigned bz, unsigned smem, void *stream, void **params,
+         void **extra),
+        (function, gx, gy, gz, bx, by, bz, smem, stream, params, extra))
+COUNTED(cuLaunchKernelEx,
+        (const fake_config *c, void *function, void **params, void **extra),
+        (c, function, params, extra))
+COUNTED(cuPointerGetAttribute, (void *data, int attribute, uint64_t p),
+        (data, attribute, p))
+COUNTED(cuStreamSynchronize, (void *stream), (stream))
+COUNTED(cuMemAlloc, (uint64_t *p, size_t size), (p, size))
+COUNTED(cuMemFree, (uint64_t p), (p))
+COUNTED(cuMemcpyHtoDAsync,
+        (uint64_t dst, const void *src, size_t size, void *stream),
+        (dst, src, size, stream))
+COUNTED(cuMemcpyDtoHAsync, (void *dst, uint64_t src, size_t size, void *stream),
+        (dst, src, size, stream))
+COUNTED(cuEventCreate, (fake_event * *event, unsigned flags), (event, flags))
+COUNTED(cuEventDestroy, (fake_event * event), (event))
+COUNTED(cuEventRecord, (fake_event * event, void *stream), (event, stream))
+COUNTED(cuEventSynchronize, (fake_event * event), (event))
+COUNTED(cuEventQuery, (fake_event * event), (event))
+COUNTED(cuEventElapsedTime, (float *ms, fake_event *start, fake_event *end),
+        (ms, start, end))
+COUNTED(cuStreamCreate, (void **stream, unsigned flags), (stream, flags))
+COUNTED(cuStreamDestroy, (void *stream), (stream))
+COUNTED(cuLinkCreate, (unsigned n, int *options, void **values, void **state),
+        (n, options, values, state))
+COUNTED(cuLinkAddData,
+        (void *state, int type, void *data, size_t size, const char *name,
+         unsigned n, int *options, void **values),
+        (state, type, data, size, name, n, options, values))
+COUNTED(cuLinkComplete, (void *state, void **cubin, size_t *size),
+        (state, cubin, size))
+COUNTED(cuLinkDestroy, (void *state), (state))
+#undef COUNTED
+
 /*===--- cuGetProcAddress_v2 -------------------------------------------===*/
 
-#define ENTRY(n) {#n, (void (*)(void))fake_##n}
+#define ENTRY(n) {#n, (void (*)(void))counted_##n}
 static const struct {
   const char *name;
   void (*fn)(void);
@@ -869,6 +990,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
     LOG("cuGetProcAddress_v2 %s version %d flags %llu: refused", symbol,
         version, (unsigned long long)flags);
     *status = 2; /* CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT */
+    record_failure("cuGetProcAddress_v2", NOT_FOUND);
     return NOT_FOUND;
   }
   if (!(missing && strcmp(missing, symbol) == 0))
@@ -879,6 +1001,7 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
         return OK;
       }
   *status = 1; /* CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND */
+  record_failure("cuGetProcAddress_v2", NOT_FOUND);
   return NOT_FOUND;
 }
 #else

@@ -162,7 +162,10 @@ static char *read_file(const char *path, size_t *size) {
   return bytes;
 }
 
-static void *load_kernel(const char *ptx, size_t ptx_size, const char *name) {
+/* Loads `name` with the template of its launches (n arguments; none: NULL
+ * and 0), as the runtime loads (ABI 1.4). */
+static void *load_kernel(const char *ptx, size_t ptx_size, const char *name,
+                         const kjit_arg *const *template_args, size_t n) {
   kjit_backend_finalize_args fa;
   kjit_backend_load_args la;
   char what[128];
@@ -185,6 +188,8 @@ static void *load_kernel(const char *ptx, size_t ptx_size, const char *name) {
   la.loadable_size = fa.loadable.size;
   la.kernel_name = name;
   la.kernel_name_len = strlen(name);
+  la.args = template_args;
+  la.num_args = n;
   snprintf(what, sizeof what, "load %s", name);
   expect_ok(be->load(self, &la), what);
   if (fa.loadable.release)
@@ -316,7 +321,7 @@ int main(int argc, char **argv) {
   if (trap_mode) {
     kjit_status *first, *later;
     uint64_t d0 = alloc_copy(dhost_out, sizeof dhost_out);
-    trap = load_kernel(ptx, ptx_size, "trap_kernel");
+    trap = load_kernel(ptx, ptx_size, "trap_kernel", NULL, 0);
     set_arg(&a[0], "unused", KJIT_DTYPE_U64, 1, d0, 8);
     expect_ok(launch(trap, 1, 1, args, 1), "launch trap_kernel (enqueued)");
     first = sync0();
@@ -361,8 +366,19 @@ int main(int argc, char **argv) {
                              fp.fingerprint.size);
   }
 
-  add = load_kernel(ptx, ptx_size, "add");
-  scalars = load_kernel(ptx, ptx_size, "scalars");
+  /* Each kernel with the template of its launches: the signature, from
+   * which the backend knows how many parameters the kernel takes. */
+  set_arg(&a[0], "x", KJIT_DTYPE_FP32, 1, 0, 8);
+  set_arg(&a[1], "y", KJIT_DTYPE_FP32, 1, 0, 8);
+  set_arg(&a[2], "out", KJIT_DTYPE_FP32, 1, 0, 8);
+  set_arg(&a[3], "n", KJIT_DTYPE_I32, 0, 0, 4);
+  add = load_kernel(ptx, ptx_size, "add", args, 4);
+  set_arg(&a[0], "out", KJIT_DTYPE_U64, 1, 0, 8);
+  set_arg(&a[1], "flag", KJIT_DTYPE_I1, 0, 0, 1);
+  set_arg(&a[2], "half", KJIT_DTYPE_FP16, 0, 0, 2);
+  set_arg(&a[3], "word", KJIT_DTYPE_U32, 0, 0, 4);
+  set_arg(&a[4], "dbl", KJIT_DTYPE_FP64, 0, 0, 8);
+  scalars = load_kernel(ptx, ptx_size, "scalars", args, 5);
   if (!add || !scalars) {
     io.plugin->fini(self);
     return failures;
