@@ -773,7 +773,7 @@ DependencyAnalysis::Impl::finishComponent(ArrayRef<FunctionState *> members) {
   // analysis), but only if it is one that analysis could have written: the
   // globals it names are exactly those the function and its callees read,
   // and its key is the key of its content and values. Anything else (an
-  // edited or truncated record, R11) is recomputed, never trusted.
+  // edited or truncated record) is recomputed, never trusted.
   auto keyOf = [&](const Digest &content, ArrayRef<GlobalUse> globals) {
     llvm::SHA256 sha;
     hashField(sha, "kjit-key-v2");

@@ -411,7 +411,7 @@ absl::Status Service::extend(const rt::CompilerExtensions &extensions) {
 
 absl::StatusOr<rt::ModuleAnalysis>
 Service::analyze(std::string_view text, std::string_view sourceName) {
-  // Before MLIR's parser, which has no depth limit of its own (R15).
+  // Before MLIR's parser, which has no depth limit of its own.
   if (std::string deep = rt::checkIRNesting(text); !deep.empty())
     return absl::InvalidArgumentError(kjit::strCat(
         "cannot parse the kernel module: ", sourceName, ": ", deep));

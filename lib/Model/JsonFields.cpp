@@ -53,7 +53,7 @@ std::string FieldReader::join(std::string_view path, std::string_view key) {
 absl::Status FieldReader::error(std::string_view path,
                                 std::string_view message) const {
   // Paths and messages quote the document's keys and values: escaped, so
-  // that a NUL or an escape sequence in a record reaches no terminal (R10).
+  // that a NUL or an escape sequence in a record reaches no terminal.
   if (path.empty())
     return absl::InvalidArgumentError(
         kjit::strCat(document_, ": ", kjit::escapeControl(message)));

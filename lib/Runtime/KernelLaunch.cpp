@@ -285,7 +285,7 @@ absl::Status Kernel::Impl::launchEntry(const Entry &entry,
   // backend is not called.
   const bool empty = grid[0] == 0 || grid[1] == 0 || grid[2] == 0;
   // Program ids and counts are i32 (kjit.program_id, as in Triton): a
-  // larger extent would hand programs negative ids (R16).
+  // larger extent would hand programs negative ids.
   constexpr uint32_t kMaxExtent = INT32_MAX;
   if (grid[0] > kMaxExtent || grid[1] > kMaxExtent || grid[2] > kMaxExtent)
       [[unlikely]]

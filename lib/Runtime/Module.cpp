@@ -92,7 +92,7 @@ absl::StatusOr<uint64_t> globalBits(std::string_view name, DType type,
       return bits;
     }
     // A finite value the type cannot hold is an error, not a silent inf
-    // (R13); an infinity asked for stays one.
+    //; an infinity asked for stays one.
     if (roundsToInfinity(type, real))
       return absl::OutOfRangeError(kjit::strCat(
           "global '", name, "' of type ", typeName, " cannot hold ",

@@ -97,7 +97,7 @@ Runtime::Impl::find(std::string_view wanted) {
   // serving one target never pays for describing another (the cuda
   // backend's describe initializes the driver: hundreds of milliseconds).
   // Two backends for one target: which one runs would depend on load
-  // order, so neither does (R08).
+  // order, so neither does.
   absl::Status ambiguous;
   auto search = [&]() -> std::unique_ptr<Backend> {
     std::unique_ptr<Backend> found;

@@ -72,7 +72,7 @@ struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {
         changed = true;
         std::string name = describeGlobal(change.name);
         // Verified IR cannot lose a global that a function reads, and the
-        // analysis recomputes a record naming one it does not read (R11);
+        // analysis recomputes a record naming one it does not read;
         // kept for records that reach findChangedGlobals some other way.
         if (!change.current)
           fn.emitError() << "Global variable " << name

@@ -327,7 +327,7 @@ static int write_all(int fd, const uint8_t *data, size_t size) {
  * reused once closed; the serial makes every path unique for the process's
  * life, so the memfd can be closed right after dlopen (the mapping keeps
  * its contents) and a process holds any number of kernels without a file
- * descriptor each (R17). */
+ * descriptor each. */
 static void memfd_path(char *path, size_t size, int fd) {
   static unsigned long long serial; /* loads run on any thread */
   unsigned long long n = __atomic_add_fetch(&serial, 1, __ATOMIC_RELAXED);

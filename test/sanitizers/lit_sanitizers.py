@@ -11,14 +11,14 @@ COMMON = ["abort_on_error=1", "print_stacktrace=1"]
 def asan_options():
     return ":".join(COMMON + [
         # The host backend installs its own SIGSEGV/SIGBUS/SIGFPE/SIGILL
-        # handlers for kernel faults (plugins/host/Faults.c, tests R02-R04)
+        # handlers for kernel faults (plugins/host/Faults.c, the fault tests)
         # and chains any other fault to the handler it found, ASan's:
         # ASan must let it (handle_segv stays on, so kjit's own faults
         # are still ASan reports).
         "allow_user_segv_handler=1",
         # ASan gives every thread it starts an alternate signal stack;
         # the backend uses one it finds, and needs one for stack
-        # overflows on fibers and workers (R04).
+        # overflows on fibers and workers.
         "use_sigaltstack=1",
         "detect_leaks=1",
         # LLVM's BumpPtrAllocator, inlined from the headers into kjit's

@@ -358,7 +358,7 @@ absl::StatusOr<NpyHeader> parseNpyHeader(std::string_view bytes,
 absl::StatusOr<HostBuffer> readNpy(const std::string &path,
                                    std::optional<DType> expected) {
   // The messages quote header bytes (keys, dtypes): escaped, so that a
-  // NUL or an escape sequence in a file cannot reach the terminal (R10).
+  // NUL or an escape sequence in a file cannot reach the terminal.
   auto fail = [&](const absl::Status &status) {
     return absl::Status(
         status.code(),

@@ -114,7 +114,7 @@ rt::Runtime *runtime = nullptr;
 [[noreturn]] void fail(const std::string &message) {
   // The last line of defence for bytes from files and plugins: the whole
   // message is written (a NUL does not end it) with control bytes escaped;
-  // newlines stay, for multi-line compiler diagnostics (R10).
+  // newlines stay, for multi-line compiler diagnostics.
   std::string line = "kjit-run: error: " +
                      kjit::escapeControl(message, /*keepNewlines=*/true) + "\n";
   std::fwrite(line.data(), 1, line.size(), stderr);
@@ -128,7 +128,7 @@ std::string text(const absl::Status &status) {
 }
 
 /// A decimal count in [min, max]; anything else (signs, spaces, a value
-/// past max or past what a long holds) is refused, never wrapped (R13).
+/// past max or past what a long holds) is refused, never wrapped.
 bool parseCount(const std::string &text, long min, long max, long &out) {
   char *end = nullptr;
   errno = 0;
@@ -148,7 +148,7 @@ rt::Grid parseGrid(const std::string &text) {
   while (std::getline(stream, part, ',')) {
     long value;
     // Program ids are i32, as in Triton: an extent past INT32_MAX would
-    // give programs negative ids (R16).
+    // give programs negative ids.
     if (axis == 3 || !parseCount(part, 0, INT32_MAX, value))
       fail("--grid takes 1 to 3 counts from 0 to 2147483647 (program ids are "
            "i32), as in --grid 64 or --grid 8,8 (0 launches no program); "

@@ -1,8 +1,8 @@
 //===- ReliabilityTest.cpp - kernels outlive neither host nor fd limit ----===//
 //
 // Reliability findings of issue 12 that only an embedder sees: a plugin
-// host shut down before the kernels are destroyed still unloads them (R12),
-// and loaded kernels hold no file descriptor each (R17). Both run the host
+// host shut down before the kernels are destroyed still unloads them,
+// and loaded kernels hold no file descriptor each. Both run the host
 // backend for real.
 //
 //===----------------------------------------------------------------------===//
@@ -63,7 +63,7 @@ unsigned openDescriptors() {
   return n;
 }
 
-// R12: the application shuts the plugin host down first, then drops its
+// The application shuts the plugin host down first, then drops its
 // module: the kernels are unloaded at shutdown, while the backend still
 // answers, not left behind with an unload that reaches a dead plugin.
 TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
@@ -96,7 +96,7 @@ TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
     EXPECT_EQ(message.find("not unloaded"), std::string::npos) << message;
 }
 
-// R16: program ids are i32; the runtime refuses a larger extent on any
+// Program ids are i32; the runtime refuses a larger extent on any
 // axis (also one a grid callback computes) instead of launching programs
 // with negative ids, and launches the largest allowed one's neighbour fine.
 TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
@@ -134,7 +134,7 @@ TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
   EXPECT_EQ(out[15], 2.0f);
 }
 
-// R17: over a hundred loaded kernels under an RLIMIT_NOFILE of a few dozen
+// Over a hundred loaded kernels under an RLIMIT_NOFILE of a few dozen
 // above what the process has open: a kernel holds no descriptor.
 TEST(Reliability, R17_ManyLoadedKernelsNeedNoFileDescriptorEach) {
   auto module = Module::load(example("vector_add.mlir"));

@@ -31,7 +31,7 @@ static uint64_t elementBytes(Type type) {
 
 /// Workgroup memory is thread-local storage of every worker, allocated on a
 /// worker's first access: without a limit a kernel can ask for GiB per
-/// worker and be OOM-killed, or abort glibc's TLS allocation (R06).
+/// worker and be OOM-killed, or abort glibc's TLS allocation.
 LogicalResult kjit::host::checkWorkgroupSize(ModuleOp module) {
   uint64_t total = 0;
   WalkResult result = module.walk([&](memref::GlobalOp global) {

@@ -665,7 +665,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       }
       // kjit and gpu body operations (ids, barriers) outside the functions
       // that move into the gpu.module would stay behind and vanish from the
-      // PTX without a word (R01).
+      // PTX without a word.
       MLIRContext *context = op->getContext();
       Dialect *dialect = op->getDialect();
       if (dialect &&

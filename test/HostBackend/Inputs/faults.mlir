@@ -1,7 +1,7 @@
-// Kernels for the R02-R06 tests: each does one thing a kernel must not, and
+// Kernels for the fault tests: each does one thing a kernel must not, and
 // the backend or the compiler must report it instead of dying with it.
 
-// R02: out[0] = a / b (and a % b unsigned in @rem).
+// Out[0] = a / b (and a % b unsigned in @rem).
 kjit.kernel @div(%out: !kjit.ptr<i32>, %a: i32, %b: i32) {
   %q = arith.divsi %a, %b : i32
   %c0 = arith.constant 0 : i32
@@ -16,7 +16,7 @@ kjit.kernel @rem(%out: !kjit.ptr<i32>, %a: i32, %b: i32) {
   kjit.return
 }
 
-// R03: thread i of program p stores 1 at p * threads + i when that is
+// Thread i of program p stores 1 at p * threads + i when that is
 // <= n (off by one: `sle`), and copies in[i] to out[i] below n.
 kjit.kernel @oob_store(%out: !kjit.ptr<f32>, %n: i32) {
   %pid = kjit.program_id x
@@ -57,7 +57,7 @@ kjit.kernel @wg_index(%out: !kjit.ptr<f32>) {
   kjit.return
 }
 
-// R04: recursion n deep (`m - s` keeps LLVM from making it a loop).
+// Recursion n deep (`m - s` keeps LLVM from making it a loop).
 kjit.func noinline @down(%n: i32) -> i32 {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32
@@ -81,7 +81,7 @@ kjit.kernel @rec(%out: !kjit.ptr<i32>, %n: i32) {
   kjit.return
 }
 
-// R05: with n = 255 the loop never ends.
+// With n = 255 the loop never ends.
 kjit.kernel @spin(%out: !kjit.ptr<i32>, %n: i32) {
   %c0 = arith.constant 0 : i32
   %c1 = arith.constant 1 : i32

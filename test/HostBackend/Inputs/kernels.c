@@ -247,7 +247,7 @@ EXPORT void kjit_host_entry_noflags(kjit_host_thread *thread,
 }
 
 /*===----------------------------------------------------------------------===*\
-|* Faults (faults.test, R02/R04/R05 tests): kernels that break the machine   *|
+|* Faults (faults.test and the fault tests): kernels that break the machine   *|
 \*===----------------------------------------------------------------------===*/
 
 /* Thread `who` of program 0 computes a / b, every other writes 1: with

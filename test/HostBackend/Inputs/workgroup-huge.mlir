@@ -1,4 +1,4 @@
-// R06's kernel: 16 GiB of workgroup memory.
+// The workgroup limit's kernel: 16 GiB of workgroup memory.
 memref.global "private" @big : memref<4294967296xf32, #gpu.address_space<workgroup>>
 kjit.kernel @wg(%out: !kjit.ptr<f32>) {
   %tid_i = gpu.thread_id x

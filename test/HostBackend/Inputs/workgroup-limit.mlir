@@ -1,4 +1,4 @@
-// R06: workgroup memory at and above the host target's 1 MiB limit.
+// Workgroup memory at and above the host target's 1 MiB limit.
 
 // Exactly 1 MiB: accepted.
 memref.global "private" @full : memref<262144xf32, #gpu.address_space<workgroup>>

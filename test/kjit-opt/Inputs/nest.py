@@ -1,5 +1,5 @@
-"""Prints a kernel with N nested scf.if regions (R15-deep-nesting.test):
-python3 R15-nest.py N > k.mlir. With "quoted", the kernel also carries
+"""Prints a kernel with N nested scf.if regions (deep-nesting.test):
+python3 nest.py N > k.mlir. With "quoted", the kernel also carries
 2000 brackets in a comment and in a string, which do not nest."""
 import sys
 d = int(sys.argv[1]) if len(sys.argv) > 1 else 4000

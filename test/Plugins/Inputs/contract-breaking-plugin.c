@@ -1,7 +1,7 @@
-/*===- R08-R09-bad-plugin.c - plugins that break the ABI's contract -------===*\
+/*===- contract-breaking-plugin.c - plugins that break the ABI's contract -===*\
 |*                                                                            *|
 |* One misbehaviour per MODE (a -D of the build), each of which the host must *|
-|* report instead of trusting (R08, R09 in test/Plugins/R08-*.test, R09-*). *|
+|* report instead of trusting (backend-contract.test, plugin-contract.test).  *|
 |* The backend modes describe target "host" and run nothing.                  *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
