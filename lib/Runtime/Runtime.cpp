@@ -107,6 +107,14 @@ Runtime::Impl::find(std::string_view wanted) {
         continue;
       absl::StatusOr<plugin::BackendRef::Description> description =
           ref.describe(/*device=*/0);
+      // describe says which target a backend serves: one without it serves
+      // none, which its author should hear rather than find out.
+      if (!description.ok() &&
+          description.status().code() == absl::StatusCode::kUnimplemented)
+        host->log(plugin::LogLevel::Warning, "kjit",
+                  kjit::strCat(ref.pluginDescription(),
+                               ": its backend has no describe entry, so it "
+                               "serves no target and is not used"));
       if (!description.ok() && named && unusable.ok())
         unusable = description.status();
       if (!description.ok() || description->target != wanted)
@@ -318,6 +326,25 @@ Runtime::device(const Backend &backend, int32_t device) {
   auto it = impl_->devices.find(key);
   if (it != impl_->devices.end())
     return it->second.get();
+  // Only devices the backend says it drives (device_count; one without the
+  // entry drives one): a count it cannot give, or none, is its error to
+  // report here, not a launch on device 0 regardless.
+  absl::StatusOr<int32_t> count = backend.ref.deviceCount();
+  if (!count.ok())
+    return absl::FailedPreconditionError(
+        kjit::strCat("the backend for target '", backend.target,
+                     "' cannot say how many devices it drives: ",
+                     statusText(count.status())));
+  if (device >= *count)
+    return absl::FailedPreconditionError(
+        *count == 0
+            ? kjit::strCat("the backend for target '", backend.target,
+                           "' drives no device (device_count answered 0; ",
+                           backend.ref.pluginDescription(), ")")
+            : kjit::strCat("device ", device, " is not one of the ", *count,
+                           " device", *count == 1 ? "" : "s",
+                           " the backend for target '", backend.target,
+                           "' drives (", backend.ref.pluginDescription(), ")"));
   auto described = std::make_unique<DeviceDescription>();
   if (device == 0) {
     // The backend was found by describing device 0: its answer is at hand.

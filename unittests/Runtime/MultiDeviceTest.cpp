@@ -237,9 +237,10 @@ TEST_F(MultiDevice, TheBackendHasTwoDevicesDescribedEachOnItsOwn) {
   EXPECT_EQ(*runtime_->device(backend, 1), *one);
   auto two = runtime_->device(backend, 2);
   ASSERT_FALSE(two.ok());
+  // The runtime asks device_count before it describes a device.
   EXPECT_PRED2(says, two.status(),
-               ("two-devices: describe for device 2, but this backend "
-                "has two devices, 0 and 1"));
+               ("device 2 is not one of the 2 devices the backend for "
+                "target 'host' drives"));
 }
 
 // As the reference's self.cache[device]: the same kernel launched on
@@ -299,15 +300,16 @@ TEST_F(MultiDevice, TheBackendRefusesAHandleOnAnotherDevicesStream) {
   EXPECT_EQ(refusals, 1);
 }
 
-// Devices outside the backend's are refused: the backend's own answer for
-// device 2, the runtime's range for what no backend may have.
+// Devices outside the backend's are refused: beyond its device_count, and
+// beyond the runtime's range for what no backend may have.
 TEST_F(MultiDevice, DevicesTheBackendDoesNotHaveAreRefused) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto two = add(2, 0, /*stream=*/0);
   ASSERT_FALSE(two.ok());
+  // The runtime asks device_count before it describes a device.
   EXPECT_PRED2(says, two.status(),
-               ("two-devices: describe for device 2, but this backend "
-                "has two devices, 0 and 1"));
+               ("device 2 is not one of the 2 devices the backend for "
+                "target 'host' drives"));
   auto sixteen = add(16, 0, /*stream=*/0);
   ASSERT_FALSE(sixteen.ok());
   EXPECT_EQ(sixteen.status().message(), "device 16 is out of range (0 to 15)");

@@ -21,6 +21,8 @@
 #define NULL_FINGERPRINT 8 /* a NULL fingerprint buffer of 5 bytes */
 #define TARGET_LEN_LIES 9  /* target_len 2^40 on "host" */
 #define NO_FORMATS 10      /* describe names no format */
+#define NO_DESCRIBE 11     /* a backend without describe */
+#define NO_DEVICES 12      /* device_count answers 0 */
 
 #ifndef MODE
 #define MODE GOOD
@@ -70,6 +72,11 @@ static kjit_status *launch(void *s, kjit_backend_launch_args *a) {
   (void)a;
   return NULL;
 }
+static kjit_status *device_count(void *s, kjit_backend_device_count_args *a) {
+  (void)s;
+  a->count = 0;
+  return NULL;
+}
 static kjit_status *unload(void *s, kjit_backend_unload_args *a) {
   (void)s;
   (void)a;
@@ -79,12 +86,13 @@ static const kjit_backend_table backend = {
     .struct_size = sizeof(kjit_backend_table),
     .name = "bad-host",
     .name_len = 8,
-    .describe = describe,
+    .describe = MODE == NO_DESCRIBE ? NULL : describe,
     .fingerprint = MODE == NO_FINGERPRINT ? NULL : fingerprint,
     .finalize = finalize,
     .load = load,
     .launch = launch,
-    .unload = unload};
+    .unload = unload,
+    .device_count = MODE == NO_DEVICES ? device_count : NULL};
 
 static kjit_status *cache(void *s, const kjit_cache_event *e, int32_t *d) {
   (void)s;
