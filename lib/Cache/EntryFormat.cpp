@@ -174,6 +174,13 @@ absl::Status checkEntryHeader(std::string_view bytes, uint64_t fileSize,
   if (!(flags & kFlagZstd) && storedSize != rawSize)
     return bad(strCat("the body is ", storedSize, " bytes, not ", rawSize,
                       " as its sizes say"));
+  // The reader allocates the declared size before zstd looks at the frame,
+  // so without this a file of a hundred bytes could claim a body of 1 GiB
+  // and cost that much memory before it is refused. encodeEntry compresses
+  // no larger body, so no entry it wrote is refused.
+  if ((flags & kFlagZstd) && rawSize > kMaxCompressSize)
+    return bad(strCat("a compressed body of ", rawSize,
+                      " bytes exceeds the limit ", kMaxCompressSize));
   if (!expectedKey.empty()) {
     std::string key = rawToKey(bytes.substr(kOffKey, 32));
     if (key != expectedKey)

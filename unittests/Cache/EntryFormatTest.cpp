@@ -68,6 +68,29 @@ TEST(EntryFormat, CompressesOnlyWhenItPays) {
   EXPECT_EQ(header.flags & kFlagZstd, 0u) << "random bytes stay uncompressed";
 }
 
+// A compressed body larger than any encodeEntry compresses is refused by
+// its header, before the reader allocates its declared size. Found while
+// writing fuzz/EntryFuzzer.cpp: a 137-byte file claiming 1 GiB made
+// decodeEntry allocate and zero 1 GiB before the frame was found invalid.
+TEST(EntryFormat, ACompressedBodyIsBounded) {
+  std::string bytes = encodeEntry(entry("{}", std::string(4096, 'z')));
+  ASSERT_EQ(bytes[56] & kFlagZstd, kFlagZstd);
+  // The payload size (offset 72) claims 1 GiB; the frame is left as it is.
+  for (int i = 0; i < 8; ++i)
+    bytes[72 + i] = char((uint64_t(1) << 30) >> (8 * i));
+  fixChecksum(bytes);
+  absl::Status header = checkEntryHeader(bytes.substr(0, kHeaderSize),
+                                         bytes.size());
+  EXPECT_EQ(header.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(header.message().find("compressed body"), absl::string_view::npos)
+      << header;
+  EXPECT_EQ(decodeEntry(bytes).status().code(), absl::StatusCode::kDataLoss);
+  // The largest body encodeEntry compresses still reads back.
+  std::string largest = encodeEntry(entry("{}", std::string(128 * 1024 - 2, 'z')));
+  ASSERT_EQ(largest[56] & kFlagZstd, kFlagZstd);
+  EXPECT_TRUE(decodeEntry(largest).ok());
+}
+
 TEST(EntryFormat, TheKeyIsEchoed) {
   std::string bytes = encodeEntry(entry("{}", "payload"));
   EXPECT_TRUE(decodeEntry(bytes).ok()) << "no key expected: any key";
