@@ -62,7 +62,8 @@ void readEntry(std::string_view bytes) {
   if (decodeEntry(bytes, other).ok())
     fail("another key is accepted");
   for (bool compress : {false, true}) {
-    absl::StatusOr<EntryData> again = decodeEntry(encodeEntry(*entry, compress));
+    absl::StatusOr<EntryData> again =
+        decodeEntry(encodeEntry(*entry, compress));
     if (!again.ok() || !sameEntry(*entry, *again))
       fail("encoding a decoded entry does not decode to it");
   }

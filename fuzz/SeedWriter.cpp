@@ -66,7 +66,9 @@ void entries() {
   artifact.metadata = R"({"kernel":"add","target":"host","arch":"x86_64"})";
   // Compressible: stored as a zstd frame.
   for (int i = 0; i < 512; ++i)
-    artifact.payload += "\x7f" "ELF" + std::to_string(i % 7);
+    artifact.payload += "\x7f"
+                        "ELF" +
+                        std::to_string(i % 7);
   std::string zstd = encodeEntry(artifact);
   write("artifact-zstd", zstd);
   write("artifact-raw", encodeEntry(artifact, /*compress=*/false));

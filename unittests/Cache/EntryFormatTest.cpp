@@ -79,14 +79,15 @@ TEST(EntryFormat, ACompressedBodyIsBounded) {
   for (int i = 0; i < 8; ++i)
     bytes[72 + i] = char((uint64_t(1) << 30) >> (8 * i));
   fixChecksum(bytes);
-  absl::Status header = checkEntryHeader(bytes.substr(0, kHeaderSize),
-                                         bytes.size());
+  absl::Status header =
+      checkEntryHeader(bytes.substr(0, kHeaderSize), bytes.size());
   EXPECT_EQ(header.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(header.message().find("compressed body"), absl::string_view::npos)
       << header;
   EXPECT_EQ(decodeEntry(bytes).status().code(), absl::StatusCode::kDataLoss);
   // The largest body encodeEntry compresses still reads back.
-  std::string largest = encodeEntry(entry("{}", std::string(128 * 1024 - 2, 'z')));
+  std::string largest =
+      encodeEntry(entry("{}", std::string(128 * 1024 - 2, 'z')));
   ASSERT_EQ(largest[56] & kFlagZstd, kFlagZstd);
   EXPECT_TRUE(decodeEntry(largest).ok());
 }
