@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 
 namespace kjit::rt {
@@ -56,6 +57,12 @@ std::string detail::describeValueError(ValueError error,
            "host code)";
   case ValueError::TensorConstexpr:
     return "a tensor cannot be a constexpr value";
+  case ValueError::FloatRange:
+    return kjit::strCat(describeArgument(original),
+                        " is past the largest finite ",
+                        canonicalName(rules.type.dtype),
+                        " and would become infinity (parameter type ",
+                        toString(rules.type), ")");
   case ValueError::NoKernelType:
     return kjit::strCat("a tensor of ", canonicalName(original.dtype()),
                         " cannot be passed to a kernel: kernel IR has no "
@@ -136,7 +143,8 @@ struct alignas(64) BindPlan::Impl {
     /// FastRule::Int: the declared type's range within int64 (a u64 value
     /// beyond it takes the general rules), as fitsRange reads it: the shift
     /// past which a value's bits are all its sign's (bit 7 set: a signed
-    /// type) or all zero.
+    /// type) or all zero. FastRule::Float: 1 for fp16 and bf16, whose
+    /// values past their largest finite one take the general rules.
     uint8_t intRange = 0;
     FastRule fast = FastRule::None;
     /// First key word of this parameter.
@@ -258,6 +266,7 @@ absl::StatusOr<BindPlan> BindPlan::create(KernelManifest manifest,
         param.intRange = static_cast<uint8_t>(shift | (isSigned ? 0x80 : 0));
       } else if (isFloat(dtype)) {
         param.fast = FastRule::Float;
+        param.intRange = dtype == DType::FP16 || dtype == DType::BF16;
       }
     } else if (!kp.isConstexpr) {
       param.fast = FastRule::Any;
@@ -598,6 +607,12 @@ fastSpecialize(const BindPlan::Impl::Param &param, const Argument &arg,
   }
   case FastRule::Float:
     if (arg.kind() != ArgKind::Float)
+      return false;
+    // Past the type's largest finite value (or a NaN): the general rules
+    // refuse what would round to infinity.
+    if (ABSL_PREDICT_FALSE(param.intRange != 0 &&
+                           !(std::fabs(arg.asFloat()) <=
+                             detail::largestFinite(param.rules.type.dtype))))
       return false;
     word = param.wordPlain;
     return true;

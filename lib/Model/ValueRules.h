@@ -12,6 +12,7 @@
 #define KJIT_LIB_MODEL_VALUERULES_H
 
 #include "kjit/Model/Argument.h"
+#include "kjit/Model/FloatFormats.h"
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
 
@@ -40,7 +41,26 @@ enum class ValueError : uint8_t {
   /// A tensor of a dtype that kernel IR has no type for (fp8e4b15): refused
   /// here rather than failing inside the compiler.
   NoKernelType,
+  /// A finite number that would round to infinity in a declared fp16 or
+  /// bf16 parameter; an infinity asked for stays one.
+  FloatRange,
 };
+
+/// The largest finite value of a float dtype narrower than a double (fp16,
+/// bf16, fp32); the binder's fast rule sends anything beyond it to the
+/// general rules, which decide with roundsToInfinity (fp16 and bf16).
+constexpr double largestFinite(DType dtype) {
+  switch (dtype) {
+  case DType::FP16:
+    return 65504.0;
+  case DType::BF16:
+    return 3.38953138925153547590470800371487866880e38;
+  case DType::FP32:
+    return 3.40282346638528859811704183484516925440e38;
+  default:
+    return 1.79769313486231570814527423731704356798e308;
+  }
+}
 
 /// The per-parameter facts the rules need.
 struct ParamRules {
@@ -112,13 +132,19 @@ inline ValueError normalizeScalar(DType dtype, Argument &arg) {
   }
   // A float type: Python converts ints and bools to float when it packs the
   // argument; so does kjit.
-  if (kind == ArgKind::Float)
-    return ValueError::Ok;
-  if (kind == ArgKind::Int || kind == ArgKind::Bool) {
-    arg = Argument::fp(static_cast<double>(arg.asInt()));
-    return ValueError::Ok;
-  }
-  return ValueError::KindMismatch;
+  // On an error the argument stays as given, for the message.
+  if (kind != ArgKind::Float && kind != ArgKind::Int && kind != ArgKind::Bool)
+    return ValueError::KindMismatch;
+  double value =
+      kind == ArgKind::Float ? arg.asFloat() : static_cast<double>(arg.asInt());
+  // fp16 and bf16 only: an fp32 parameter takes a double as C's cast does,
+  // as the reference's launcher passes a Python float (docs/KjitRun.md).
+  if (ABSL_PREDICT_FALSE(dtype != DType::FP32 &&
+                         roundsToInfinity(dtype, value)))
+    return ValueError::FloatRange;
+  if (kind != ArgKind::Float)
+    arg = Argument::fp(value);
+  return ValueError::Ok;
 }
 
 /// mangle_type + compute_spec_key for a non-constexpr parameter. Normalizes

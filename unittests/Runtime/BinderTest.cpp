@@ -17,6 +17,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -1402,4 +1403,37 @@ TEST(LastInputs, AnotherPlansBindingForgetsThem) {
   uint64_t generation = b.generation();
   ASSERT_TRUE(two.bind(args, b).ok());
   EXPECT_NE(b.generation(), generation);
+}
+
+// A finite number that would round to infinity in an fp16 or bf16
+// parameter is refused (the reference packs those with Python's half
+// packing, which refuses it); the largest value that rounds to a finite
+// one, an infinity asked for, and anything for fp32 and fp64 bind.
+TEST(Binder, ANumberPastANarrowFloatIsRefused) {
+  BindPlan plan = makePlan({param("h", ParamType::scalar(DType::FP16)),
+                            param("b", ParamType::scalar(DType::BF16)),
+                            param("f", ParamType::scalar(DType::FP32)),
+                            param("d", ParamType::scalar(DType::FP64))});
+  // The binder's message, or "" when the bind succeeds.
+  auto bindWith = [&](Argument h, Argument b, Argument f) {
+    Binding binding = plan.makeBinding();
+    absl::Status status =
+        plan.bind({h, b, f, Argument::fp(1e300)}, {}, binding);
+    return std::string(status.message());
+  };
+  const Argument one = Argument::fp(1);
+  EXPECT_EQ(bindWith(Argument::fp(65519), one, one), "");
+  EXPECT_EQ(bindWith(Argument::fp(-65519), one, one), "");
+  EXPECT_EQ(bindWith(Argument::fp(INFINITY), one, one), "");
+  EXPECT_EQ(bindWith(Argument::fp(NAN), one, one), "");
+  EXPECT_EQ(bindWith(Argument::fp(65520), one, one),
+            "argument 'h' of kernel 'k': a float (65520) is past the largest "
+            "finite fp16 and would become infinity (parameter type fp16)");
+  EXPECT_EQ(bindWith(Argument::integer(100000), one, one),
+            "argument 'h' of kernel 'k': an int (100000) is past the largest "
+            "finite fp16 and would become infinity (parameter type fp16)");
+  EXPECT_NE(bindWith(one, Argument::fp(-1e39), one).find("finite bf16"),
+            std::string::npos);
+  // fp32 takes a double as C's cast does (the reference's launcher).
+  EXPECT_EQ(bindWith(one, one, Argument::fp(1e39)), "");
 }
