@@ -148,6 +148,16 @@ PyObject *raiseStatus(const absl::Status &status) {
   return nullptr;
 }
 
+bool addType(PyObject *module, const char *name, PyType_Spec &spec,
+             PyTypeObject *&out) {
+  PyObject *type = PyType_FromSpec(&spec);
+  if (!type)
+    return false;
+  out = reinterpret_cast<PyTypeObject *>(type);
+  Py_INCREF(type);
+  return PyModule_AddObject(module, name, type) == 0;
+}
+
 //===----------------------------------------------------------------------===//
 // dtype
 //===----------------------------------------------------------------------===//
@@ -453,17 +463,6 @@ PyModuleDef moduleDef = {
     nullptr,
     nullptr,
     nullptr};
-
-bool addType(PyObject *module, const char *name, PyType_Spec &spec,
-             PyTypeObject *&out, PyObject *base = nullptr) {
-  PyObject *type =
-      base ? PyType_FromSpecWithBases(&spec, base) : PyType_FromSpec(&spec);
-  if (!type)
-    return false;
-  out = reinterpret_cast<PyTypeObject *>(type);
-  Py_INCREF(type);
-  return PyModule_AddObject(module, name, type) == 0;
-}
 
 bool addException(PyObject *module, const char *name, const char *qualified,
                   PyObject *bases, const char *doc, PyObject *&out) {

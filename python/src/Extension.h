@@ -86,6 +86,11 @@ PyObject *raiseShutDown();
 /// Raises `status` as the matching Python exception; returns null.
 PyObject *raiseStatus(const absl::Status &status);
 
+/// Makes the heap type of `spec`, keeps it in `out` and adds it to
+/// `module` as `name`; false with an exception set on failure.
+bool addType(PyObject *module, const char *name, PyType_Spec &spec,
+             PyTypeObject *&out);
+
 /// The exception types (set at module init).
 extern PyObject *ErrorType, *ArgumentErrorType, *CompileErrorType;
 /// The dtype type of the module (kjit.float32 and friends are instances).

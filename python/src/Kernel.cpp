@@ -116,6 +116,15 @@ bool parseGrid(PyObject *object, rt::Grid &grid) {
   return ok;
 }
 
+/// A grid argument: a callable (evaluated per launch) or 1 to 3 extents.
+bool readGrid(PyObject *object, GridSpec &grid) {
+  if (PyCallable_Check(object)) {
+    grid.callable = object;
+    return true;
+  }
+  return parseGrid(object, grid.fixed);
+}
+
 /// The mapping a grid callable is given: every parameter's value as the
 /// caller passed it, and the defaults of those not passed.
 PyObject *gridMapping(const rt::KernelManifest &manifest, PyObject *const *args,
@@ -428,9 +437,7 @@ PyObject *kernelSubscript(PyObject *self, PyObject *gridObject) {
     return kernel->lastLauncher;
   }
   GridSpec grid;
-  if (PyCallable_Check(gridObject))
-    grid.callable = gridObject;
-  else if (!parseGrid(gridObject, grid.fixed))
+  if (!readGrid(gridObject, grid))
     return nullptr;
   PyObject *object = PyType_GenericAlloc(LauncherType, 0);
   if (!object)
@@ -472,9 +479,7 @@ PyObject *kernelLaunch(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     return nullptr;
   }
   GridSpec grid;
-  if (PyCallable_Check(args[0]))
-    grid.callable = args[0];
-  else if (!parseGrid(args[0], grid.fixed))
+  if (!readGrid(args[0], grid))
     return nullptr;
   return launch(asKernel(self), grid, args + 1, nargs - 1, kwnames, true);
 }
@@ -641,9 +646,7 @@ PyObject *kernelBind(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
     return nullptr;
   }
   GridSpec grid;
-  if (PyCallable_Check(args[0]))
-    grid.callable = args[0];
-  else if (!parseGrid(args[0], grid.fixed))
+  if (!readGrid(args[0], grid))
     return nullptr;
   ReadArguments read;
   if (!readArguments(kernel, args + 1, nargs - 1, kwnames, true, false, read,
@@ -895,16 +898,6 @@ PyType_Slot kernelSlots[] = {{Py_tp_new, (void *)kernelNew},
 PyType_Spec kernelSpec = {
     "kjit._kjit.Kernel", sizeof(KernelObject), 0,
     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC, kernelSlots};
-
-bool addType(PyObject *module, const char *name, PyType_Spec &spec,
-             PyTypeObject *&out) {
-  PyObject *type = PyType_FromSpec(&spec);
-  if (!type)
-    return false;
-  out = reinterpret_cast<PyTypeObject *>(type);
-  Py_INCREF(type);
-  return PyModule_AddObject(module, name, type) == 0;
-}
 
 } // namespace
 
