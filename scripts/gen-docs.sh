@@ -6,6 +6,10 @@
 # file that is not followed by `scripts/gen-docs.sh` fails CI.
 #
 #   scripts/gen-docs.sh [OUTDIR]      (MLIR_TBLGEN=path overrides the tool)
+#
+# Not add_mlir_doc: it always passes -allow-hugo-specific-features, whose Hugo
+# shortcodes ({{% markdown %}}) plain Markdown viewers print as text, and it
+# needs a configured build tree where this needs only mlir-tblgen.
 set -euo pipefail
 
 KJIT_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

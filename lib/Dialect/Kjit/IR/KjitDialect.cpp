@@ -17,11 +17,11 @@
 using namespace mlir;
 using namespace kjit;
 
-#include "kjit/Dialect/Kjit/IR/KjitDialect.cpp.inc"
 #include "kjit/Dialect/Kjit/IR/KjitEnums.cpp.inc"
+#include "kjit/Dialect/Kjit/IR/KjitOpsDialect.cpp.inc"
 
 #define GET_TYPEDEF_CLASSES
-#include "kjit/Dialect/Kjit/IR/KjitTypes.cpp.inc"
+#include "kjit/Dialect/Kjit/IR/KjitOpsTypes.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kjit/Dialect/Kjit/IR/KjitAttrs.cpp.inc"
@@ -38,7 +38,7 @@ void KjitDialect::initialize() {
 void KjitDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST
-#include "kjit/Dialect/Kjit/IR/KjitTypes.cpp.inc"
+#include "kjit/Dialect/Kjit/IR/KjitOpsTypes.cpp.inc"
       >();
 }
 

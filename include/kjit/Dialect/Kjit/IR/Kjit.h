@@ -17,11 +17,11 @@
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "kjit/Dialect/Kjit/IR/KjitDialect.h.inc"
 #include "kjit/Dialect/Kjit/IR/KjitEnums.h.inc"
+#include "kjit/Dialect/Kjit/IR/KjitOpsDialect.h.inc"
 
 #define GET_TYPEDEF_CLASSES
-#include "kjit/Dialect/Kjit/IR/KjitTypes.h.inc"
+#include "kjit/Dialect/Kjit/IR/KjitOpsTypes.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kjit/Dialect/Kjit/IR/KjitAttrs.h.inc"
