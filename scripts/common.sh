@@ -11,6 +11,7 @@ KJIT_PACKAGES=(
   libabsl-dev libgtest-dev libbenchmark-dev libssl-dev clang-format-22
   libzstd-dev libxxhash-dev  # the disk cache: compression, checksums
   libhiredis-dev redis-server  # the fleet cache's Redis store and its tests
+  libcli11-dev  # kjit-run's and kjit-cache's command lines (header-only)
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
   python3-dev python3-numpy  # the Python package (python/) and its tests
 )

@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CommandLine.h"
+
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
 #include "kjit/Model/Json.h"
@@ -17,6 +19,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,55 +28,9 @@
 namespace cache = kjit::cache;
 using kjit::rt::JsonValue;
 using kjit::rt::JsonWriter;
+namespace cli = kjit::cli;
 
 namespace {
-
-const char kUsage[] = R"(usage: kjit-cache [--dir DIR] [--json] COMMAND [ARGS]
-
-Inspects and maintains kjit's disk cache: the compiled kernels and the
-kernel-file manifests that let a process launch without compiling, and
-without loading the compiler (docs/DiskCache.md).
-
-Commands:
-  stats [--zero]     the counters of every process that used the cache
-                     (hits and misses of kernels and of manifests, compiles,
-                     corrupt entries found, evictions, write errors, lock
-                     timeouts, bytes read and written) and what it holds
-                     now; --zero sets the counters to zero
-  list               every entry, least recently used first: key, kind,
-                     size, last use, and the kernel or file it holds
-  show KEY           one entry (a unique prefix of KEY will do): its header,
-                     its metadata and the size of its payload
-  verify [--delete]  reads and validates every entry; exits 1 when one is
-                     bad (--delete removes the bad ones; a launch that meets
-                     one removes and rebuilds it anyway)
-  prune [--max-size SIZE] [--stale-age SECONDS]
-                     evicts the least recently used entries until they fit
-                     in 90% of SIZE (default: KJIT_CACHE_MAX_SIZE, else
-                     1 GiB; 0 evicts everything), and removes temporary and
-                     lock files older than SECONDS (default 3600) that
-                     killed processes left; exits 2 when it could not run
-  clear              removes every entry (the counters stay)
-  env                the environment variables whose values join every
-                     kernel's key, and kjit's others, which do not
-
-Options:
-  --dir DIR          the cache directory; default: KJIT_CACHE_DIR, else
-                     $XDG_CACHE_HOME/kjit, else ~/.cache/kjit
-  --json             one JSON document on stdout instead of text
-  -h, --help         this text
-
-stats, list, show and verify (without --delete) only read: they write
-nothing, anywhere. No command writes into a directory that is not kjit's
-cache (marked by kjit's CACHEDIR.TAG) or empty, and prune and clear remove
-only the files kjit makes there.
-
-SIZE: 1073741824, 512K, 64M, 1G, 1.5GiB (powers of 1024).
-Exit status: 0 done, 1 verify found a bad entry, 2 usage error, a cache
-directory that cannot be used, or a command that could not do its work
-(prune that could not take the cache's cleanup lock, clear that could not
-remove everything).
-)";
 
 // Messages quote arguments and paths, whose control bytes are escaped so
 // that they cannot drive the terminal.
@@ -118,46 +75,168 @@ std::string describe(const cache::EntryData &entry) {
          (count == 1 ? " kernel)" : " kernels)");
 }
 
+const char kDescription[] =
+    R"(kjit-cache: inspect and maintain kjit's disk cache: the compiled kernels
+and the kernel-file manifests that let a process launch without compiling,
+and without loading the compiler (docs/DiskCache.md)
+)";
+
+const char kFooter[] =
+    R"(stats, list, show and verify (without --delete) only read: they write
+nothing, anywhere. No command writes into a directory that is not kjit's
+cache (marked by kjit's CACHEDIR.TAG) or empty, and prune and clear remove
+only the files kjit makes there. `kjit-cache COMMAND --help` describes one
+command.
+
+SIZE: 1073741824, 512K, 64M, 1G, 1.5GiB (powers of 1024).
+Exit status: 0 done, 1 verify found a bad entry, 2 usage error, a cache
+directory that cannot be used, or a command that could not do its work
+(prune that could not take the cache's cleanup lock, clear that could not
+remove everything).)";
+
+const char kCommands[] = "stats, list, show, verify, prune, clear, env";
+
 struct Options {
   std::string dir;
   bool json = false;
   std::string command;
-  std::vector<std::string> args;
+  /// stats --zero, verify --delete, show KEY.
+  bool zero = false, remove = false;
+  std::string key;
+  /// prune --max-size, --stale-age.
+  std::optional<uint64_t> maxSize;
+  int64_t staleAge = cache::kStaleSeconds;
 };
+
+/// What a command's extra argument is told: the options it takes.
+std::string extraArgument(const CLI::App &command, const std::string &extra) {
+  std::string name = command.get_name();
+  if (name == "show")
+    return "show takes one key, not also '" + extra + "'";
+  std::vector<std::string> own;
+  for (const CLI::Option *option : command.get_options())
+    if (option->get_name() != "--help" && option->get_name() != "--json" &&
+        option->get_name() != "--dir")
+      own.push_back(option->get_name());
+  if (own.empty())
+    return name + " takes no argument '" + extra + "'";
+  std::string takes = own[0];
+  for (size_t i = 1; i < own.size(); ++i)
+    takes += (i + 1 == own.size() ? " and " : ", ") + own[i];
+  return name + " takes " + takes + ", not '" + extra + "'";
+}
 
 Options parse(int argc, char **argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "-h" || arg == "--help") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (options.command.empty() && arg == "--json") {
-      options.json = true;
-    } else if (options.command.empty() &&
-               (arg == "--dir" || arg.rfind("--dir=", 0) == 0)) {
-      if (arg == "--dir") {
-        if (++i == argc)
-          usageError("--dir needs a directory");
-        options.dir = argv[i];
-      } else {
-        options.dir = arg.substr(6);
-      }
-      if (options.dir.empty())
-        usageError("--dir needs a directory");
-    } else if (options.command.empty()) {
-      if (arg.rfind("-", 0) == 0)
-        usageError("unknown option '" + arg + "'");
-      options.command = arg;
-    } else if (arg == "--json") {
-      options.json = true;
-    } else {
-      options.args.push_back(arg);
-    }
+  CLI::App app(kDescription, "kjit-cache");
+  app.get_formatter()->column_width(24);
+  // A repeated option takes its last value; unknown options, commands and
+  // arguments are collected and reported below, in kjit-cache's words.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.allow_extras();
+  app.require_subcommand(1, 1);
+  app.get_formatter()->label("SUBCOMMAND", "COMMAND");
+  if (std::optional<std::string> empty = cli::emptyInlineValue(argc, argv))
+    usageError(*empty);
+
+  // --dir and --json go before the command or after it.
+  auto common = [&](CLI::App &on) {
+    on.add_option("--dir", options.dir,
+                  "the cache directory; default: KJIT_CACHE_DIR, else\n"
+                  "$XDG_CACHE_HOME/kjit, else ~/.cache/kjit")
+        ->type_name("DIR")
+        ->check(cli::NonEmpty("directory"));
+    on.add_flag("--json", options.json,
+                "one JSON document on stdout instead of text");
+  };
+  common(app);
+  auto command = [&](const char *name, const char *description) {
+    CLI::App *added = app.add_subcommand(name, description);
+    added->group("Commands");
+    common(*added);
+    return added;
+  };
+  command("stats", "the counters of every process that used the cache\n"
+                   "(hits and misses of kernels and of manifests,\n"
+                   "compiles, corrupt entries found, evictions, write\n"
+                   "errors, lock timeouts, bytes read and written) and\n"
+                   "what it holds now")
+      ->add_flag("-z,--zero", options.zero, "set the counters to zero");
+  command("list", "every entry, least recently used first: key, kind,\n"
+                  "size, last use, and the kernel or file it holds");
+  command("show", "one entry: its header, its metadata and the size of\n"
+                  "its payload")
+      ->add_option("KEY", options.key,
+                   "the entry's key, or a prefix of one key")
+      ->type_name("")
+      ->required();
+  command("verify", "reads and validates every entry; exits 1 when one is\n"
+                    "bad")
+      ->add_flag("--delete", options.remove,
+                 "remove the bad entries (a launch that meets one\n"
+                 "removes and rebuilds it anyway)");
+  CLI::App *prune =
+      command("prune", "evicts the least recently used entries until they fit\n"
+                       "in 90% of the size limit, and removes the temporary\n"
+                       "and lock files that killed processes left; exits 2\n"
+                       "when it could not run");
+  prune
+      ->add_option_function<std::string>(
+          "--max-size",
+          [&](const std::string &size) {
+            options.maxSize = cache::parseSize(size);
+          },
+          "the size limit (default: KJIT_CACHE_MAX_SIZE, else\n"
+          "1 GiB; 0 evicts everything)")
+      ->type_name("SIZE")
+      ->check(CLI::Validator(
+          [](const std::string &text) -> std::string {
+            if (cache::parseSize(text))
+              return {};
+            return "'" + text + "' is not a size (512M, 2G)";
+          },
+          ""));
+  prune->footer("SIZE: 1073741824, 512K, 64M, 1G, 1.5GiB (powers of 1024).");
+  prune
+      ->add_option("--stale-age", options.staleAge,
+                   "remove temporary and lock files older than this\n"
+                   "(default 3600)")
+      ->type_name("SECONDS")
+      ->transform(cli::Count(0, std::numeric_limits<int64_t>::max(),
+                             "number of seconds"));
+  command("clear", "removes every entry (the counters stay)");
+  command("env", "the environment variables whose values join every\n"
+                 "kernel's key, and kjit's others, which do not");
+  // After the commands: theirs is not repeated under each one's --help.
+  app.footer(kFooter);
+
+  std::string problem;
+  bool missing = false; // a command's required argument ("KEY is required")
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &error) {
+    if (error.get_exit_code() == int(CLI::ExitCodes::Success))
+      std::exit(app.exit(error)); // --help
+    problem = error.what();
+    missing = dynamic_cast<const CLI::RequiredError *>(&error);
   }
-  if (options.command.empty())
-    usageError("no command (stats, list, show, verify, prune, clear, env)");
+  // An unknown command is also a missing one: it is reported first.
+  for (const std::string &extra : app.remaining()) {
+    if (extra.rfind("-", 0) == 0)
+      usageError("unknown option '" + extra.substr(0, extra.find('=')) + "'");
+    usageError("unknown command '" + extra + "' (" + kCommands + ")");
+  }
+  std::vector<CLI::App *> chosen = app.get_subcommands();
+  if (chosen.empty() && !problem.empty() && !missing)
+    usageError(problem); // --dir without a value, ...
+  if (chosen.empty())
+    usageError(std::string("no command (") + kCommands + ")");
+  if (!problem.empty())
+    usageError(missing ? chosen[0]->get_name() + ": " + problem : problem);
+  if (std::vector<std::string> extras = chosen[0]->remaining(); !extras.empty())
+    usageError(extraArgument(*chosen[0], extras[0]));
+  options.command = chosen[0]->get_name();
+
   if (options.dir.empty() && options.command != "env") {
     const char *env = std::getenv("KJIT_CACHE_DIR");
     if (env && !*env)
@@ -206,19 +285,8 @@ std::unique_ptr<cache::DiskCache> openCache(const std::string &dir,
   return std::move(*opened);
 }
 
-void noArguments(const Options &options) {
-  if (!options.args.empty())
-    usageError(options.command + " takes no argument '" + options.args[0] +
-               "'");
-}
-
 int stats(const Options &options) {
-  bool zero = false;
-  for (const std::string &arg : options.args) {
-    if (arg != "--zero" && arg != "-z")
-      usageError("stats takes --zero, not '" + arg + "'");
-    zero = true;
-  }
+  bool zero = options.zero;
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, zero ? Access::Maintain : Access::Inspect);
   if (zero && disk)
@@ -316,7 +384,6 @@ int stats(const Options &options) {
 }
 
 int list(const Options &options) {
-  noArguments(options);
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, Access::Inspect);
   std::vector<cache::Listing> entries;
@@ -356,9 +423,7 @@ int list(const Options &options) {
 }
 
 int show(const Options &options) {
-  if (options.args.size() != 1)
-    usageError("show takes one key");
-  const std::string &prefix = options.args[0];
+  const std::string &prefix = options.key;
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, Access::Inspect);
   std::vector<std::string> matches;
@@ -426,12 +491,7 @@ int show(const Options &options) {
 }
 
 int verify(const Options &options) {
-  bool remove = false;
-  for (const std::string &arg : options.args) {
-    if (arg != "--delete")
-      usageError("verify takes --delete, not '" + arg + "'");
-    remove = true;
-  }
+  bool remove = options.remove;
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, remove ? Access::Maintain : Access::Inspect);
   std::vector<cache::Listing> entries;
@@ -484,44 +544,8 @@ int verify(const Options &options) {
 }
 
 int prune(const Options &options) {
-  std::optional<uint64_t> maxSize;
-  int64_t staleAge = cache::kStaleSeconds;
-  for (size_t i = 0; i < options.args.size(); ++i) {
-    std::string arg = options.args[i];
-    std::string value;
-    auto take = [&](const char *name) {
-      std::string flag = name;
-      if (arg == flag) {
-        if (i + 1 == options.args.size())
-          usageError(flag + " needs a value");
-        value = options.args[++i];
-        return true;
-      }
-      if (arg.rfind(flag + "=", 0) == 0) {
-        value = arg.substr(flag.size() + 1);
-        return true;
-      }
-      return false;
-    };
-    if (take("--max-size")) {
-      maxSize = cache::parseSize(value);
-      if (!maxSize)
-        usageError("--max-size '" + value + "' is not a size (512M, 2G)");
-    } else if (take("--stale-age")) {
-      char *end = nullptr;
-      errno = 0;
-      long long age = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end || age < 0)
-        usageError("--stale-age '" + value + "' is not a number of seconds");
-      if (errno == ERANGE)
-        usageError("--stale-age '" + value + "' is too large (at most " +
-                   std::to_string(std::numeric_limits<int64_t>::max()) +
-                   " seconds)");
-      staleAge = age;
-    } else {
-      usageError("prune takes --max-size and --stale-age, not '" + arg + "'");
-    }
-  }
+  const std::optional<uint64_t> &maxSize = options.maxSize;
+  int64_t staleAge = options.staleAge;
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, Access::Maintain);
   cache::DiskCache::PruneResult result;
@@ -567,7 +591,6 @@ int prune(const Options &options) {
 }
 
 int clear(const Options &options) {
-  noArguments(options);
   std::unique_ptr<cache::DiskCache> disk =
       openCache(options.dir, Access::Maintain);
   uint64_t removed = 0;
@@ -586,7 +609,6 @@ int clear(const Options &options) {
 }
 
 int env(const Options &options) {
-  noArguments(options);
   if (options.json) {
     std::string out;
     JsonWriter json(out);
@@ -626,8 +648,5 @@ int main(int argc, char **argv) {
     return prune(options);
   if (options.command == "clear")
     return clear(options);
-  if (options.command == "env")
-    return env(options);
-  usageError("unknown command '" + options.command +
-             "' (stats, list, show, verify, prune, clear, env)");
+  return env(options);
 }

@@ -9,6 +9,7 @@
 
 #include "ArgSpec.h"
 #include "Buffer.h"
+#include "CommandLine.h"
 #include "DeviceMemory.h"
 #include "Npy.h"
 #include "WriteFile.h"
@@ -17,8 +18,6 @@
 #include "kjit/Runtime/Runtime.h"
 #include "kjit/Support/StrCat.h"
 
-#include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -33,62 +32,6 @@
 using namespace kjit;
 
 namespace {
-
-constexpr const char *kUsage =
-    R"(OVERVIEW: kjit-run: launch a kernel of a kjit IR file
-
-USAGE: kjit-run FILE --kernel NAME [options]
-
-OPTIONS:
-  --kernel NAME            the kernel to launch
-  --grid X[,Y[,Z]]         programs per grid dimension (default 1)
-  --arg NAME=VALUE         a kernel argument, by parameter name (repeatable):
-                             tensors  f32[4096]:random  fp16[64,128]:zeros
-                                      i32[10]:arange  f32[8]:ones  u8[16]:fill(3)
-                                      f32[4096]:random(seed=7)  f32:npy(file.npy)
-                                      (append :const for a read-only tensor)
-                             scalars  42  -1  0x10  1.5  1e-5  true  none  dtype:fp16
-  --option NAME=VALUE      a launch option (num_warps, num_stages, debug, ...)
-  --global NAME=VALUE      set a module global before the first launch; a
-                           global of a nested module is MODULE::NAME
-  --change-global NAME=VALUE
-                           after the launches, set a global and launch once more
-                           (shows the changed-global check)
-  --on-global-change error|recompile
-                           what a changed global does (default: error)
-  --repeat N               launch N times (default 1) and report the time
-  --warmup                 compile without launching (tensors need no memory)
-  --record-out FILE        write the specialization record (JSON) of the launch
-  --preload FILE           fill the cache from a record before launching
-  --load-plugin LIB        load a kjit plugin (repeatable; KJIT_PLUGINS also works)
-  --load-pass-plugin LIB   load an MLIR pass plugin (mlirGetPassPluginInfo, built
-                           against the libMLIR.so kjit's compiler links) into the
-                           compiler (repeatable); its passes can then run in
-                           --extra-passes
-  --load-dialect-plugin LIB
-                           load an MLIR dialect plugin (mlirGetDialectPluginInfo)
-                           into the compiler (repeatable): kernels may use its ops
-  --extra-passes PIPELINE  passes every compile runs after specialization, before
-                           the target's lowering, as inside builtin.module(...):
-                           'count-kernel-ops,cse'. The plugins and these passes
-                           join the cache key
-  --print NAME             print this tensor after the launches (repeatable;
-                           default: every tensor that is not :const)
-  --max-print N            elements printed per tensor (default 8)
-  --output-dir DIR         write every tensor as DIR/NAME.npy after the launches,
-                           and DIR/NAME.in.npy before the first one
-  --backend TARGET         the target to launch on (default host): a loaded
-                           plugin's backend, or libkjit-TARGET.so beside
-                           libkjit-runtime.so; KJIT_INTERPRET=1 runs every
-                           launch on the host backend
-  --help                   this text
-
-ENVIRONMENT: KJIT_DEBUG=1 (device asserts), KJIT_INTERPRET=1 (host backend),
-KJIT_DEFAULT_FP_FUSION (enable_fp_fusion's default: on unless set to other
-than 1), KJIT_PLUGINS, KJIT_COMPILER_LIBRARY, KJIT_LOG=recompiles (say why
-a kernel compiles again), KJIT_CACHE_DIR (the disk cache; empty: off),
-KJIT_CACHE_MAX_SIZE, KJIT_LAUNCH_TIMEOUT (seconds a host launch may run).
-)";
 
 struct Options {
   std::string file, kernel;
@@ -127,150 +70,212 @@ std::string text(const absl::Status &status) {
   return std::string(status.message().data(), status.message().size());
 }
 
-/// A decimal count in [min, max]; anything else (signs, spaces, a value
-/// past max or past what a long holds) is refused, never wrapped.
-bool parseCount(const std::string &text, long min, long max, long &out) {
-  char *end = nullptr;
-  errno = 0;
-  long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])) ||
-      *end || errno == ERANGE || value < min || value > max)
-    return false;
-  out = value;
-  return true;
-}
+constexpr const char *kDescription =
+    "kjit-run: launch a kernel of a kjit IR file through the kjit runtime\n"
+    "and report its outputs, the time per launch, compiles and cache hits\n"
+    "(docs/KjitRun.md)\n";
 
-rt::Grid parseGrid(const std::string &text) {
+constexpr const char *kEnvironment =
+    R"(Environment:
+  KJIT_DEBUG=1             device asserts on
+  KJIT_INTERPRET=1         every launch on the host backend
+  KJIT_DEFAULT_FP_FUSION   enable_fp_fusion's default: on unless set to
+                           other than 1
+  KJIT_PLUGINS             kjit plugins to load, as --load-plugin does
+  KJIT_COMPILER_LIBRARY    the compiler library to open on a miss
+  KJIT_LOG=recompiles      say why a kernel compiles again
+  KJIT_CACHE_DIR           the disk cache (empty: off)
+  KJIT_CACHE_MAX_SIZE      the disk cache's size limit
+  KJIT_LAUNCH_TIMEOUT      seconds a host launch may run
+
+Exit status: 0 done, 1 an error (the message says which).)";
+
+/// --grid's value: 1 to 3 counts. Program ids are i32, as in Triton: an
+/// extent past INT32_MAX would give programs negative ids.
+std::optional<rt::Grid> parseGrid(const std::string &text) {
   rt::Grid grid = {1, 1, 1};
   std::stringstream stream(text);
   std::string part;
   int axis = 0;
   while (std::getline(stream, part, ',')) {
-    long value;
-    // Program ids are i32, as in Triton: an extent past INT32_MAX would
-    // give programs negative ids.
-    if (axis == 3 || !parseCount(part, 0, INT32_MAX, value))
-      fail("--grid takes 1 to 3 counts from 0 to 2147483647 (program ids are "
-           "i32), as in --grid 64 or --grid 8,8 (0 launches no program); "
-           "got '" +
-           text + "'");
+    int64_t value;
+    if (axis == 3 || !cli::parseCount(part, 0, INT32_MAX, value))
+      return std::nullopt;
     grid[axis++] = uint32_t(value);
   }
   if (axis == 0)
-    fail("--grid takes 1 to 3 counts; got '" + text + "'");
+    return std::nullopt;
   return grid;
 }
 
 Options parseOptions(int argc, char **argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(kUsage, stdout);
-      std::exit(0);
-    }
-    if (arg.rfind("--", 0) != 0) {
-      if (!options.file.empty())
-        fail("one kernel IR file only; got '" + options.file + "' and '" + arg +
-             "'");
-      options.file = arg;
-      continue;
-    }
-    // --name=value or --name value.
-    std::string name = arg, value;
-    bool inlineValue = false;
-    if (size_t eq = arg.find('='); eq != std::string::npos) {
-      name = arg.substr(0, eq);
-      value = arg.substr(eq + 1);
-      inlineValue = true;
-    }
-    auto takeValue = [&]() {
-      if (inlineValue)
-        return value;
-      if (i + 1 >= argc)
-        fail(name + " needs a value");
-      return std::string(argv[++i]);
-    };
-    if (name == "--warmup") {
-      options.warmup = true;
-    } else if (name == "--kernel") {
-      options.kernel = takeValue();
-    } else if (name == "--grid") {
-      options.grid = parseGrid(takeValue());
-    } else if (name == "--arg") {
-      auto parsed = run::parseArgOption(takeValue());
-      if (!parsed.ok())
-        fail(text(parsed.status()));
-      options.args.push_back(std::move(*parsed));
-    } else if (name == "--option") {
-      std::string option = takeValue();
-      size_t eq = option.find('=');
-      if (eq == std::string::npos)
-        fail("--option takes NAME=VALUE; got '" + option + "'");
-      auto parsed = run::parseScalar("option '" + option.substr(0, eq) + "'",
-                                     option.substr(eq + 1));
-      if (!parsed.ok())
-        fail(text(parsed.status()));
-      options.launchOptions.emplace_back(option.substr(0, eq), *parsed);
-    } else if (name == "--global" || name == "--change-global") {
-      auto parsed = run::parseGlobalOption(takeValue());
-      if (!parsed.ok())
-        fail(text(parsed.status()));
-      (name == "--global" ? options.globals : options.changeGlobals)
-          .push_back(std::move(*parsed));
-    } else if (name == "--on-global-change") {
-      std::string policy = takeValue();
-      if (policy == "error")
-        options.policy = rt::GlobalChangePolicy::Error;
-      else if (policy == "recompile")
-        options.policy = rt::GlobalChangePolicy::Recompile;
-      else
-        fail("--on-global-change takes 'error' or 'recompile', not '" + policy +
-             "'");
-    } else if (name == "--repeat") {
-      long count;
-      std::string value = takeValue();
-      if (!parseCount(value, 1, INT_MAX, count))
-        fail("--repeat takes a count from 1 to 2147483647, not '" + value +
-             "'");
-      options.repeat = int(count);
-    } else if (name == "--max-print") {
-      long count;
-      std::string value = takeValue();
-      if (!parseCount(value, 0, LONG_MAX, count))
-        fail("--max-print takes a count from 0 to " + std::to_string(LONG_MAX) +
-             ", not '" + value + "'");
-      options.maxPrint = size_t(count);
-    } else if (name == "--record-out") {
-      options.recordOut = takeValue();
-      if (options.recordOut.empty())
-        fail("--record-out takes a file name, not ''");
-    } else if (name == "--preload") {
-      options.preload = takeValue();
-    } else if (name == "--output-dir") {
-      options.outputDir = takeValue();
-      if (options.outputDir.empty())
-        fail("--output-dir takes a directory, not ''");
-    } else if (name == "--load-plugin") {
-      options.plugins.push_back(takeValue());
-    } else if (name == "--load-pass-plugin") {
-      options.passPlugins.push_back(takeValue());
-    } else if (name == "--load-dialect-plugin") {
-      options.dialectPlugins.push_back(takeValue());
-    } else if (name == "--extra-passes") {
-      options.extraPasses = takeValue();
-    } else if (name == "--print") {
-      options.printNames.push_back(takeValue());
-    } else if (name == "--backend") {
-      options.backend = takeValue();
-    } else {
-      fail("unknown option '" + name + "' (see --help)");
-    }
+  CLI::App app(kDescription, "kjit-run");
+  app.footer(kEnvironment);
+  app.get_formatter()->column_width(27);
+  // A repeated single-valued option takes its last value; unknown options
+  // and a second file are collected and reported below, in kjit's words.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.allow_extras();
+  if (std::optional<std::string> empty = cli::emptyInlineValue(argc, argv))
+    fail(*empty);
+
+  std::string grid, policy;
+  std::vector<std::string> args, launchOptions, globals, changeGlobals;
+  app.add_option("FILE", options.file, "the kjit IR file (.mlir) to load")
+      ->type_name("")
+      ->required();
+  app.add_option("--kernel", options.kernel, "the kernel to launch")
+      ->type_name("NAME")
+      ->required();
+  app.add_option("--grid", grid,
+                 "programs per grid dimension (default 1): 1 to 3\n"
+                 "counts from 0 to 2147483647, as program ids are\n"
+                 "i32 (64, 8,8); 0 launches no program")
+      ->type_name("X[,Y[,Z]]")
+      ->check(CLI::Validator(
+          [](const std::string &text) -> std::string {
+            if (parseGrid(text))
+              return {};
+            return "'" + text +
+                   "' is not 1 to 3 counts from 0 to 2147483647 (program ids "
+                   "are i32), as in --grid 64 or --grid 8,8 (0 launches no "
+                   "program)";
+          },
+          ""));
+  // Repeatable options take one value per occurrence: `--arg a b` leaves b
+  // for the file.
+  auto repeatable = [&](const char *name, std::vector<std::string> &values,
+                        const char *type, const std::string &description) {
+    app.add_option(name, values, description)
+        ->type_name(type)
+        ->allow_extra_args(false);
+  };
+  repeatable("--arg", args, "NAME=VALUE",
+             "a kernel argument, by parameter name (repeatable):\n"
+             "tensors  f32[4096]:random  fp16[64,128]:zeros\n"
+             "         i32[10]:arange  f32[8]:ones  u8[16]:fill(3)\n"
+             "         f32[4096]:random(seed=7)  f32:npy(file.npy)\n"
+             "         (append :const for a read-only tensor)\n"
+             "scalars  42  -1  0x10  1.5  1e-5  true  none\n"
+             "         dtype:fp16");
+  repeatable("--option", launchOptions, "NAME=VALUE",
+             "a launch option (num_warps, num_stages, debug, ...;\n"
+             "repeatable)");
+  repeatable("--global", globals, "NAME=VALUE",
+             "set a module global before the first launch; a\n"
+             "global of a nested module is MODULE::NAME\n"
+             "(repeatable)");
+  repeatable("--change-global", changeGlobals, "NAME=VALUE",
+             "after the launches, set a global and launch once\n"
+             "more (shows the changed-global check; repeatable)");
+  app.add_option("--on-global-change", policy,
+                 "what a changed global does: an error (the\n"
+                 "default), or a compile for the new value")
+      ->type_name("error|recompile")
+      ->check(CLI::Validator(
+          [](const std::string &text) -> std::string {
+            if (text == "error" || text == "recompile")
+              return {};
+            return "'" + text + "' is not 'error' or 'recompile'";
+          },
+          ""));
+  app.add_option("--repeat", options.repeat,
+                 "launch N times (default 1) and report the time\n"
+                 "per launch over the launches after the first")
+      ->type_name("N")
+      ->transform(cli::Count(1, INT_MAX));
+  app.add_flag("--warmup", options.warmup,
+               "compile without launching (tensors need no memory)");
+  app.add_option("--record-out", options.recordOut,
+                 "write the specialization record (JSON) of the\n"
+                 "launch")
+      ->type_name("FILE")
+      ->check(cli::NonEmpty("file name"));
+  app.add_option("--preload", options.preload,
+                 "fill the cache from a record before launching")
+      ->type_name("FILE");
+  repeatable("--load-plugin", options.plugins, "LIB",
+             "load a kjit plugin (repeatable; KJIT_PLUGINS also\n"
+             "works)");
+  repeatable("--load-pass-plugin", options.passPlugins, "LIB",
+             "load an MLIR pass plugin (mlirGetPassPluginInfo,\n"
+             "built against the libMLIR.so kjit's compiler\n"
+             "links) into the compiler (repeatable); its passes\n"
+             "can then run in --extra-passes");
+  repeatable("--load-dialect-plugin", options.dialectPlugins, "LIB",
+             "load an MLIR dialect plugin\n"
+             "(mlirGetDialectPluginInfo) into the compiler\n"
+             "(repeatable): kernels may use its ops");
+  app.add_option("--extra-passes", options.extraPasses,
+                 "passes every compile runs after specialization,\n"
+                 "before the target's lowering, as inside\n"
+                 "builtin.module(...): 'count-kernel-ops,cse'. The\n"
+                 "plugins and these passes join the cache key")
+      ->type_name("PIPELINE");
+  repeatable("--print", options.printNames, "NAME",
+             "print this tensor after the launches (repeatable;\n"
+             "default: every tensor that is not :const)");
+  app.add_option("--max-print", options.maxPrint,
+                 "elements printed per tensor (default 8)")
+      ->type_name("N")
+      ->transform(cli::Count(0, INT64_MAX));
+  app.add_option("--output-dir", options.outputDir,
+                 "write every tensor as DIR/NAME.npy after the\n"
+                 "launches, and DIR/NAME.in.npy before the first")
+      ->type_name("DIR")
+      ->check(cli::NonEmpty("directory"));
+  app.add_option("--backend", options.backend,
+                 "the target to launch on (default host): a loaded\n"
+                 "plugin's backend, or libkjit-TARGET.so beside\n"
+                 "libkjit-runtime.so; KJIT_INTERPRET=1 runs every\n"
+                 "launch on the host backend")
+      ->type_name("TARGET");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &error) {
+    if (error.get_exit_code() == int(CLI::ExitCodes::Success))
+      std::exit(app.exit(error)); // --help
+    fail(error.what());
   }
-  if (options.file.empty())
-    fail("no kernel IR file given (see --help)");
-  if (options.kernel.empty())
-    fail("no kernel given: add --kernel NAME");
+  for (const std::string &extra : app.remaining()) {
+    if (extra.rfind("-", 0) == 0)
+      fail("unknown option '" + extra.substr(0, extra.find('=')) +
+           "' (see --help)");
+    fail("one kernel IR file only; got '" + options.file + "' and '" + extra +
+         "'");
+  }
+
+  // The values in kjit's own syntax (tools/kjit-run/ArgSpec.h).
+  if (!grid.empty())
+    options.grid = *parseGrid(grid);
+  if (policy == "recompile")
+    options.policy = rt::GlobalChangePolicy::Recompile;
+  for (const std::string &value : args) {
+    auto parsed = run::parseArgOption(value);
+    if (!parsed.ok())
+      fail(text(parsed.status()));
+    options.args.push_back(std::move(*parsed));
+  }
+  for (const std::string &option : launchOptions) {
+    size_t eq = option.find('=');
+    if (eq == std::string::npos)
+      fail("--option takes NAME=VALUE; got '" + option + "'");
+    auto parsed = run::parseScalar("option '" + option.substr(0, eq) + "'",
+                                   option.substr(eq + 1));
+    if (!parsed.ok())
+      fail(text(parsed.status()));
+    options.launchOptions.emplace_back(option.substr(0, eq), *parsed);
+  }
+  for (auto *list : {&globals, &changeGlobals})
+    for (const std::string &value : *list) {
+      auto parsed = run::parseGlobalOption(value);
+      if (!parsed.ok())
+        fail(text(parsed.status()));
+      (list == &globals ? options.globals : options.changeGlobals)
+          .push_back(std::move(*parsed));
+    }
   // Before anything is compiled or launched.
   for (const std::string &name : options.printNames) {
     bool tensor = false;
