@@ -72,6 +72,32 @@ print(kjit.compiler_loaded(), "libLLVM" in maps or "libMLIR" in maps,
 """)
 assert out.split() == ["False", "False", "0"], out
 
+# A warm first launch in a process that already runs threads (as PyTorch's
+# does) does not register the process for expedited membarriers: that
+# registration waits for an RCU grace period, 10-20 ms there. The shutdown,
+# the one caller of the barrier, registers. (Linux 6.3+ says which
+# registrations a process holds; an older kernel skips the check.)
+out = child(f"""
+import ctypes, threading, numpy as np, kjit
+libc = ctypes.CDLL(None, use_errno=True)
+def registrations():
+    return libc.syscall(324, 1 << 9, 0, 0)  # membarrier GET_REGISTRATIONS
+stop = threading.Event()
+threads = [threading.Thread(target=stop.wait) for _ in range(4)]
+for t in threads: t.start()
+mod = kjit.load({vector_add!r})
+x = np.ones(4096, np.float32); out = np.zeros(4096, np.float32)
+mod.add[(4,)](x, x, out, 4096)
+assert (out == 2).all()
+before = registrations()
+kjit._kjit._shutdown()
+after = registrations()
+stop.set()
+expedited = 1 << 4  # MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+print("skip" if before < 0 else f"{{bool(before & expedited)}} {{bool(after & expedited)}}")
+""")
+assert out.strip() in ("skip", "False True"), out
+
 # At exit the kernels are unloaded while the interpreter still runs; a
 # launch after that (another atexit handler's) raises instead of touching
 # freed kernels.

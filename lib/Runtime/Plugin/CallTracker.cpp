@@ -27,15 +27,21 @@ long membarrier(int command) { return syscall(__NR_membarrier, command, 0, 0); }
 } // namespace
 
 namespace {
-/// The process's barrier mode: asymmetric when it could register for
-/// expedited membarriers and one of them then works (a seccomp filter may
-/// allow the one and not the other).
+/// The process's barrier mode: asymmetric when the kernel offers expedited
+/// membarriers. Asked, not registered for: a registration in a process that
+/// already runs several threads waits for an RCU grace period (10-20 ms in
+/// a Python process with PyTorch's threads), which would fall on the first
+/// launch of the process. The first heavyBarrier registers instead: a
+/// shutdown, which is rare and may wait. (A seccomp filter that allows the
+/// query and refuses the registration leaves heavyBarrier its fallbacks.)
 int decideBarrierMode() {
   // In a child after fork() only the forking thread exists: the records of
   // the parent's other threads, which may have been inside calls, are free.
   pthread_atfork(nullptr, nullptr, CallTracker::forgetOtherThreads);
-  if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&
-      membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+  constexpr long kNeeded = MEMBARRIER_CMD_PRIVATE_EXPEDITED |
+                           MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED;
+  long offered = membarrier(MEMBARRIER_CMD_QUERY);
+  if (offered > 0 && (offered & kNeeded) == kNeeded)
     return CallTracker::kAsymmetric;
   return CallTracker::kSymmetric;
 }
@@ -113,8 +119,9 @@ void CallTracker::heavyBarrier() {
   if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
     return;
   // The calls fence only for the compiler, so a barrier on every thread is
-  // required. The expedited one can fail where the registration did not
-  // carry over (a child after fork): register again; failing that, the
+  // required. The expedited one fails until the process registers for it
+  // (the first shutdown, or a child after fork: registrations do not carry
+  // over): register, then barrier; failing that, the
   // global membarrier, which needs no registration (it waits for every
   // CPU to pass a scheduling point: milliseconds, once per shutdown).
   if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0 &&

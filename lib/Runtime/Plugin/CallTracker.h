@@ -1,5 +1,4 @@
-//===- CallTracker.h - which plugin calls each thread is inside of -*- C++
-//-*-===//
+//===- CallTracker.h - the plugin calls each thread is inside ---*- C++ -*-===//
 //
 // fini promises a plugin that none of its entries is still running, so a
 // shutdown waits for the calls that other threads are inside of. Every
@@ -11,7 +10,8 @@
 // then checks that the plugin is still alive, with only a compiler barrier
 // between the two (the light side); a shutdown marks the plugin gone, then
 // runs one process-wide barrier, membarrier(2)'s PRIVATE_EXPEDITED (the
-// heavy side), then reads every record. This is Dekker's protocol with an
+// heavy side, which registers the process for it the first time), then
+// reads every record. This is Dekker's protocol with an
 // asymmetric fence: either the shutdown sees the push, or the call sees the
 // plugin gone. Where membarrier is refused (an old kernel, a seccomp
 // filter), each call issues a full fence instead (the protocol is then the
