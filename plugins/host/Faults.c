@@ -396,7 +396,7 @@ void host_watchdog_disarm(void) {
   pthread_mutex_unlock(&dog.lock);
 }
 
-/* fork (Scheduler.c): the watchdog's lock is held across it; in the
+/* fork (Workers.c): the watchdog's lock is held across it; in the
  * child the watchdog thread no longer exists, and the next launch with a
  * time limit starts a new one. */
 void host_watchdog_prepare_fork(void) { pthread_mutex_lock(&dog.lock); }

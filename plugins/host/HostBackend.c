@@ -4,7 +4,7 @@
 |* objects the compiler library produces for the host target                  *|
 |* (include/kjit-c/HostKernel.h), loads them from memory (memfd, so nothing   *|
 |* touches the disk cache's directory), and runs a launch's programs on a     *|
-|* pool of worker threads (Scheduler.c). Built only against include/kjit-c.   *|
+|* pool of worker threads (Workers.c). Built only against include/kjit-c.     *|
 |* docs/HostBackend.md describes behaviour, messages and settings.            *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -773,7 +773,7 @@ static const kjit_plugin_api host_plugin = {
     .version = HOST_BACKEND_VERSION,
     .version_len = sizeof HOST_BACKEND_VERSION - 1,
     /* Every entry may run concurrently: loads are independent, and
-     * launches take turns on the pool (Scheduler.c). */
+     * launches take turns on the pool (Workers.c). */
     .capabilities = KJIT_CAP_THREAD_SAFE,
     .init = host_init,
     .fini = host_fini,

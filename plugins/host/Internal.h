@@ -61,7 +61,7 @@ typedef struct host_kernel {
 } host_kernel;
 
 /*===----------------------------------------------------------------------===*\
-|* Launches and the worker pool (Scheduler.c)                                 *|
+|* Launches and the worker pool (Workers.c)                                   *|
 \*===----------------------------------------------------------------------===*/
 
 /** Settings read once from the environment at init. */
@@ -211,7 +211,7 @@ kjit_status *host_watchdog_arm(host_launch *launch, uint64_t timeout_ns,
 /** Stops watching; when it returns, no cancel call is running. */
 void host_watchdog_disarm(void);
 void host_watchdog_shutdown(void);
-/** fork handlers of the watchdog (the pool's, Scheduler.c, call them). */
+/** fork handlers of the watchdog (the pool's, Workers.c, call them). */
 void host_watchdog_prepare_fork(void);
 void host_watchdog_parent_after_fork(void);
 void host_watchdog_child_after_fork(void);
