@@ -124,7 +124,8 @@ private:
 /// not thread-safe; statuses become absl::Status with the plugin's name and
 /// the plugin's code. A NULL slot is Unimplemented, except where the ABI
 /// gives it a meaning (deviceCount, synchronize). The backend table is
-/// provisional in the ABI (include/kjit-c/Plugin.h), and so is this class.
+/// frozen in the ABI (include/kjit-c/Plugin.h): append-only within major 1
+/// (docs/PluginABI.md, "What is frozen").
 class BackendRef {
 public:
   /// What describe says about the target and one device. Attributes a
@@ -240,7 +241,7 @@ private:
 /// (the runtime's remote tier) decides what an error means, counts it and
 /// logs it as rarely as it likes. Values are opaque, untrusted bytes:
 /// callers verify every value before using it (docs/PluginABI.md, "Cache
-/// stores"). Provisional, like the store table.
+/// stores"). The store table is frozen like the rest of the ABI.
 class CacheStoreRef {
 public:
   /// What describe says; the defaults for a store without describe.
