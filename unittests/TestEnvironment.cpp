@@ -1,4 +1,4 @@
-//===- TestEnvironment.cpp - the environment lit gives, without lit ------===//
+//===- TestEnvironment.cpp - the environment lit gives, without lit -------===//
 //
 // lit runs the unit tests with KJIT_CACHE_DIR= (unittests/lit.cfg.py): no
 // disk cache, so that the compiles a test counts are its own. A test binary

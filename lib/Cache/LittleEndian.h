@@ -1,5 +1,4 @@
-//===- LittleEndian.h - fixed-width fields of the cache's formats -*- C++
-//-*-===//
+//===- LittleEndian.h - fixed-width fields of cache formats -----*- C++ -*-===//
 //
 // The disk entry and the remote envelope store integers little-endian at
 // fixed offsets; both formats read and write them with these.

@@ -1,4 +1,4 @@
-//===- FpFusion.cpp - the enable_fp_fusion rule of every lowering --------===//
+//===- FpFusion.cpp - the enable_fp_fusion rule of every lowering ---------===//
 
 #include "FpFusion.h"
 

@@ -1,4 +1,4 @@
-//===- Argument.cpp - launch argument values of the runtime --------------===//
+//===- Argument.cpp - launch argument values of the runtime ---------------===//
 
 #include "kjit/Model/Argument.h"
 

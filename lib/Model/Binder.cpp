@@ -1,4 +1,4 @@
-//===- Binder.cpp - binds launch arguments and computes the key ----------===//
+//===- Binder.cpp - binds launch arguments and computes the key -----------===//
 //
 // Key layout (per kernel, fixed by the plan): one word per launch option in
 // table order, then per parameter one word (non-constexpr: type and spec

@@ -1,4 +1,4 @@
-//===- DType.cpp - tensor element types of the runtime -------------------===//
+//===- DType.cpp - tensor element types of the runtime --------------------===//
 
 #include "kjit/Model/DType.h"
 

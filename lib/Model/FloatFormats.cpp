@@ -1,4 +1,4 @@
-//===- FloatFormats.cpp - small binary floating-point formats ------------===//
+//===- FloatFormats.cpp - small binary floating-point formats -------------===//
 
 #include "kjit/Model/FloatFormats.h"
 

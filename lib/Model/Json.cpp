@@ -1,4 +1,4 @@
-//===- Json.cpp - a small strict JSON reader and writer ------------------===//
+//===- Json.cpp - a small strict JSON reader and writer -------------------===//
 
 #include "kjit/Model/Json.h"
 

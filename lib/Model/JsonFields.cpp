@@ -1,4 +1,4 @@
-//===- JsonFields.cpp - typed access to JSON documents with messages -----===//
+//===- JsonFields.cpp - typed access to JSON documents with messages ------===//
 
 #include "JsonFields.h"
 

@@ -1,4 +1,4 @@
-//===- JsonFields.h - typed JSON access with messages ----------*- C++ -*-===//
+//===- JsonFields.h - typed JSON access with messages -----------*- C++ -*-===//
 //
 // Internal to the model library. Manifests and records are read through this
 // helper so that every malformed document gets a message naming the document

@@ -1,4 +1,4 @@
-//===- KernelManifest.cpp - what the runtime knows about a kernel --------===//
+//===- KernelManifest.cpp - what the runtime knows about a kernel ---------===//
 
 #include "kjit/Model/KernelManifest.h"
 

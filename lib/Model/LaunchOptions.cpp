@@ -1,4 +1,4 @@
-//===- LaunchOptions.cpp - launch options accepted as keywords -----------===//
+//===- LaunchOptions.cpp - launch options accepted as keywords ------------===//
 
 #include "kjit/Model/LaunchOptions.h"
 

@@ -1,4 +1,4 @@
-//===- Specialization.cpp - the specialization record --------------------===//
+//===- Specialization.cpp - the specialization record ---------------------===//
 
 #include "kjit/Model/Specialization.h"
 

@@ -1,4 +1,4 @@
-//===- ValueRules.h - how a launch value specializes -----------*- C++ -*-===//
+//===- ValueRules.h - how a launch value specializes ------------*- C++ -*-===//
 //
 // Internal to the model library. The reference's mangle_type and
 // compute_spec_key, with kjit's deliberate differences, as inline functions:

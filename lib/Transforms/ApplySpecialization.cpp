@@ -1,4 +1,4 @@
-//===- ApplySpecialization.cpp - applying a specialization to a kernel ---===//
+//===- ApplySpecialization.cpp - applying a specialization to a kernel ----===//
 
 #include "kjit/Transforms/ApplySpecialization.h"
 

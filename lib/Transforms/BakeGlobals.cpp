@@ -1,4 +1,4 @@
-//===- BakeGlobals.cpp - the kjit-bake-globals pass ----------------------===//
+//===- BakeGlobals.cpp - the kjit-bake-globals pass -----------------------===//
 
 #include "kjit/Transforms/Passes.h"
 

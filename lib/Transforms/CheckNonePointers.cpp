@@ -1,4 +1,4 @@
-//===- CheckNonePointers.cpp - the kjit-check-none-pointers pass ---------===//
+//===- CheckNonePointers.cpp - the kjit-check-none-pointers pass ----------===//
 //
 // A load or store through a pointer bound to None is undefined behaviour:
 // LLVM deletes it and everything it guards, and the launch "succeeds"

@@ -1,4 +1,4 @@
-//===- ExpandMasks.cpp - the kjit-expand-masks pass ----------------------===//
+//===- ExpandMasks.cpp - the kjit-expand-masks pass -----------------------===//
 
 #include "kjit/Transforms/Passes.h"
 

@@ -1,4 +1,4 @@
-//===- FoldBlockSize.cpp - the kjit-fold-block-size pass -----------------===//
+//===- FoldBlockSize.cpp - the kjit-fold-block-size pass ------------------===//
 
 #include "kjit/Transforms/Passes.h"
 

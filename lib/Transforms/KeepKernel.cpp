@@ -1,4 +1,4 @@
-//===- KeepKernel.cpp - the kjit-keep-kernel pass ------------------------===//
+//===- KeepKernel.cpp - the kjit-keep-kernel pass -------------------------===//
 
 #include "kjit/Transforms/Passes.h"
 

@@ -1,4 +1,4 @@
-//===- Specialize.cpp - the kjit-specialize pass -------------------------===//
+//===- Specialize.cpp - the kjit-specialize pass --------------------------===//
 
 #include "kjit/Model/InputFile.h"
 #include "kjit/Model/Specialization.h"

@@ -1,4 +1,4 @@
-//===- StripAsserts.cpp - the kjit-strip-asserts pass --------------------===//
+//===- StripAsserts.cpp - the kjit-strip-asserts pass ---------------------===//
 
 #include "kjit/Transforms/Passes.h"
 

@@ -1,5 +1,4 @@
-/*===- Timing.c - device times of timed launches for the cuda backend -*- C
--*-===*\
+/*===- Timing.c - device times of timed launches ------------------*- C -*-===*\
 |*                                                                            *|
 |* KJIT_LAUNCH_TIMED: the launch records an event on its stream before and    *|
 |* after the kernel and returns; a thread per device polls the end events in  *|

@@ -1,5 +1,4 @@
-/*===- Faults.c - kernel faults, alternate stacks and the watchdog -*- C
--*-===*\
+/*===- Faults.c - kernel faults, signal stacks, the watchdog ------*- C -*-===*\
 |*                                                                            *|
 |* A kernel that divides by zero, touches unmapped memory or overflows its    *|
 |* stack raises SIGFPE/SIGSEGV/SIGBUS/SIGILL in the worker that runs it. The  *|

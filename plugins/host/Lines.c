@@ -1,5 +1,4 @@
-/*===- Lines.c - a fault's source line from the kernel's line table -*- C
--*-===*\
+/*===- Lines.c - a fault's source line from the line table --------*- C -*-===*\
 |*                                                                            *|
 |* Debug builds of host kernels carry a DWARF line table (.debug_line) that   *|
 |* names the .mlir file and the kernel's lines. At load the backend keeps a   *|

@@ -1,4 +1,4 @@
-//===- kjit-cuda-driver.cpp - drives the cuda backend through the host ---===//
+//===- kjit-cuda-driver.cpp - drives the cuda backend through the host ----===//
 //
 // A test tool: loads libkjit-cuda.so through kjit::plugin::PluginHost and
 // drives every entry of its backend from the command line: device count,

@@ -1,4 +1,4 @@
-//===- DeviceMemory.cpp - kjit-run's tensors on a backend's device -------===//
+//===- DeviceMemory.cpp - kjit-run's tensors on a backend's device --------===//
 
 #include "DeviceMemory.h"
 

@@ -1,5 +1,4 @@
-//===- DeviceMemory.h - kjit-run's tensors on a backend's device -*- C++
-//-*-===//
+//===- DeviceMemory.h - kjit-run's tensors on a device ----------*- C++ -*-===//
 //
 // kjit-run builds every tensor in host memory (HostBuffer) and, when the
 // backend has device memory (ABI 1.2: allocate, copy, deallocate), mirrors

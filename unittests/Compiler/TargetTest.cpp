@@ -1,4 +1,4 @@
-//===- TargetTest.cpp - the target registry ------------------------------===//
+//===- TargetTest.cpp - the target registry -------------------------------===//
 //
 // The built-in host target, registering another target, and the compiler
 // module's answers to a target nobody registered and to another build.

@@ -1,4 +1,4 @@
-//===- DTypeIRTypesTest.cpp - the dtype table against MLIR's types -------===//
+//===- DTypeIRTypesTest.cpp - the dtype table against MLIR's types --------===//
 //
 // Parses the MLIR element type of every dtype (kjit::rt::kernelIRTypeName)
 // and checks the table's width, kind and mantissa against what MLIR and

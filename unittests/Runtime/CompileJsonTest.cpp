@@ -1,4 +1,4 @@
-//===- CompileJsonTest.cpp - the compile_json schema, pinned -------------===//
+//===- CompileJsonTest.cpp - the compile_json schema, pinned --------------===//
 //
 // Plugins parse compile_json; its shape is an interface. These tests pin the
 // exact document for a launch's record and for the hook passes' IR-only

@@ -1,5 +1,4 @@
-/*===- CheckedHost.c - the host backend, with checks on every launch -*- C
--*-===*\
+/*===- CheckedHost.c - the host backend, checking every launch ----*- C -*-===*\
 |*                                                                            *|
 |* An out-of-tree backend plugin for kjit. Backend "checked-host" serves      *|
 |* target "host": it opens the installed host backend (libkjit-host.so) as a  *|

@@ -1,5 +1,4 @@
-/*===- KernelStats.c - per-kernel compile and launch counts --------*- C
--*-===*\
+/*===- KernelStats.c - per-kernel compile and launch counts -------*- C -*-===*\
 |*                                                                            *|
 |* An out-of-tree instrumentation plugin for kjit. For every kernel it counts *|
 |* compiles (with their compile time) and launches, and measures the time     *|

@@ -1,5 +1,4 @@
-//===- DiskCache.h - the persistent cache of kernels and manifests -*- C++
-//-*-===//
+//===- DiskCache.h - the persistent cache of kernels ------------*- C++ -*-===//
 //
 // A directory of self-validating entries (EntryFormat.h), shared by every
 // process of a user:

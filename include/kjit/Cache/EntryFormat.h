@@ -1,4 +1,4 @@
-//===- EntryFormat.h - one disk cache entry, self-validating -*- C++ -*-===//
+//===- EntryFormat.h - one disk cache entry, self-validating ----*- C++ -*-===//
 //
 // One disk cache entry is one file (docs/DiskCache.md "The file format"):
 //

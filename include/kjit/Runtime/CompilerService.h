@@ -1,5 +1,4 @@
-//===- CompilerService.h - what the runtime asks of the compiler -*- C++
-//-*-===//
+//===- CompilerService.h - what the runtime asks the compiler ---*- C++ -*-===//
 //
 // The typed boundary between the runtime and the compiler library. The
 // runtime owns this interface (it is the consumer); libkjit-compiler.so

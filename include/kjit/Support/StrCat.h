@@ -1,4 +1,4 @@
-//===- StrCat.h - string concatenation for std::string_view ----*- C++ -*-===//
+//===- StrCat.h - string concatenation for std::string_view -----*- C++ -*-===//
 //
 // For the parts of kjit without LLVM (the runtime core, kjit-run). Debian's
 // Abseil is built as C++14, so its absl::string_view is not

@@ -1,4 +1,4 @@
-//===- ConvertHostToLLVM.cpp - the kjit-convert-host-to-llvm pass --------===//
+//===- ConvertHostToLLVM.cpp - the kjit-convert-host-to-llvm pass ---------===//
 //
 // Lowers a specialized, prepared module to the LLVM dialect following the
 // host kernel ABI (include/kjit-c/HostKernel.h): checks that nothing the

@@ -1,4 +1,4 @@
-//===- DebugChecks.cpp - debug-mode checks of the host lowering ----------===//
+//===- DebugChecks.cpp - debug-mode checks of the host lowering -----------===//
 //
 // In debug mode the host lowering checks what would otherwise fault or
 // corrupt memory silently (docs/HostTarget.md, "Debug checks"):

@@ -1,4 +1,4 @@
-//===- HostABI.cpp - the host kernel ABI as LLVM-dialect IR --------------===//
+//===- HostABI.cpp - the host kernel ABI as LLVM-dialect IR ---------------===//
 
 #include "HostABI.h"
 

@@ -1,4 +1,4 @@
-//===- Patterns.cpp - kjit operations to the host's LLVM dialect ---------===//
+//===- Patterns.cpp - kjit operations to the host's LLVM dialect ----------===//
 //
 // The conversion patterns of kjit-convert-host-to-llvm for kjit's operations
 // and the gpu ids: every function takes the SIMT thread's

@@ -1,4 +1,4 @@
-//===- Symbols.cpp - the host kernel ABI symbols -------------------------===//
+//===- Symbols.cpp - the host kernel ABI symbols --------------------------===//
 //
 // What a compiled host kernel exports (include/kjit-c/HostKernel.h): for
 // each kernel K, kjit_host_entry_K, kjit_host_flags_K and

@@ -1,4 +1,4 @@
-//===- Workgroup.cpp - workgroup memory as thread-local storage ----------===//
+//===- Workgroup.cpp - workgroup memory as thread-local storage -----------===//
 //
 // The host backend runs all SIMT threads of a program on one OS thread and
 // one program at a time per OS thread, so workgroup memory is thread-local

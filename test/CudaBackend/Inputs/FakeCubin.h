@@ -1,4 +1,4 @@
-/*===- FakeCubin.h - the fake cubin format of the cuda backend's tests ---===*\
+/*===- FakeCubin.h - the fake cubin format of the cuda backend's tests ----===*\
 |*                                                                            *|
 |* What the fake finalizers write and FakeCuda.c loads: the bytes \x7fELF, a  *|
 |* 4-byte little-endian length, then that many bytes of text: a header line   *|

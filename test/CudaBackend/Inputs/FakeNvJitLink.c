@@ -1,4 +1,4 @@
-/*===- FakeNvJitLink.c - a scripted nvJitLink for the cuda backend's tests ===*\
+/*===- FakeNvJitLink.c - a scripted nvJitLink for the cuda tests ----------===*\
 |*                                                                            *|
 |* Built as <fake toolkit>/lib64/libnvJitLink.so.13. Exports the versioned    *|
 |* symbols nvJitLink.h's inline wrappers call (__nvJitLinkCreate_13_0, ...).  *|

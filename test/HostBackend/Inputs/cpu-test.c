@@ -1,4 +1,4 @@
-/*===- cpu-test.c - the host backend's CPU description, unit-tested -*- C -*-=*\
+/*===- cpu-test.c - the host CPU description, unit-tested ---------*- C -*-===*\
 |*                                                                            *|
 |* The host backend's fingerprint names the CPU kernels are built for         *|
 |* (plugins/host/Cpu.c). This program checks the builder: two reads of this   *|

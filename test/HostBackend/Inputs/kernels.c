@@ -1,4 +1,4 @@
-/*===- kernels.c - hand-written host kernels for backend tests -*- C -*-===*\
+/*===- kernels.c - hand-written host kernels for backend tests ----*- C -*-===*\
 |*                                                                            *|
 |* Each kernel follows include/kjit-c/HostKernel.h exactly as the compiler's  *|
 |* host lowering would emit it: an entry that runs one SIMT thread, a flags   *|

@@ -1,4 +1,4 @@
-/*===- contract-breaking-plugin.c - plugins that break the ABI's contract -===*\
+/*===- contract-breaking-plugin.c - plugins that break the ABI ------------===*\
 |*                                                                            *|
 |* One misbehaviour per MODE (a -D of the build), each of which the host must *|
 |* report instead of trusting (backend-contract.test, plugin-contract.test).  *|

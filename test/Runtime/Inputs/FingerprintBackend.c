@@ -1,5 +1,4 @@
-/*===- FingerprintBackend.c - a backend whose fingerprint is set by a test
--===*\
+/*===- FingerprintBackend.c - a backend with a test-set fingerprint -------===*\
 |*                                                                            *|
 |* A "host" backend (target host, format elf-shared-object) that accepts and  *|
 |* loads anything and launches nothing; its fingerprint is the value of       *|

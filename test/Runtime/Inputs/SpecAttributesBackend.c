@@ -1,4 +1,4 @@
-/*===- SpecAttributesBackend.c - a backend with its own specialization ---===*\
+/*===- SpecAttributesBackend.c - a backend with its own specialization ----===*\
 |*                                                                            *|
 |* A "host" backend (target host, format elf-shared-object, arch             *|
 |* "spec-test") that accepts and loads anything and launches nothing, and    *|

@@ -1,4 +1,4 @@
-/*===- TwoDevicesBackend.c - the host backend as a backend of two devices -===*\
+/*===- TwoDevicesBackend.c - the host backend with two devices ------------===*\
 |*                                                                            *|
 |* Backend "two-devices" serves target "host" with two devices, 0 and 1, so  *|
 |* that the runtime's per-device bookkeeping is tested without two GPUs      *|

@@ -1,4 +1,4 @@
-//===- embed.cpp - an application that embeds libkjit-runtime ------------===//
+//===- embed.cpp - an application that embeds libkjit-runtime -------------===//
 //
 // What an application writes to launch a kjit kernel: no tool, no flags;
 // the runtime reads KJIT_PLUGINS, KJIT_INTERPRET and KJIT_DEBUG itself, so

@@ -1,4 +1,4 @@
-//===- KjitDialect.cpp - kjit dialect, types and parameter attributes ----===//
+//===- KjitDialect.cpp - kjit dialect, types and parameter attributes -----===//
 //
 // Dialect registration, the !kjit.ptr / !kjit.any types and the verifier of
 // the `kjit.*` parameter attributes.

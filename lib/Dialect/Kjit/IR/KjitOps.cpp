@@ -1,4 +1,4 @@
-//===- KjitOps.cpp - kjit operations -------------------------------------===//
+//===- KjitOps.cpp - kjit operations --------------------------------------===//
 //
 // Custom assembly formats, builders and verifiers of the kjit operations.
 // Verifier messages name the parameter, symbol or operand that is wrong.

@@ -1,3 +1,5 @@
+//===- embed.cpp - the installed runtime, embedded ------------------------===//
+//
 // Creates a runtime from the installed library and asks it for the host
 // backend, which it finds beside itself (lib/libkjit-host.so).
 #include "kjit/Runtime/Runtime.h"
