@@ -14,7 +14,6 @@
 
 namespace kjit::rt {
 
-using kjit::strAppend;
 using kjit::strCat;
 
 Entry *Kernel::Impl::find(int32_t device, KeyView key) const {

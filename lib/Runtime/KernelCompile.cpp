@@ -23,7 +23,6 @@
 
 namespace kjit::rt {
 
-using kjit::strAppend;
 using kjit::strCat;
 
 absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,

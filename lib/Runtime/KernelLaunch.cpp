@@ -22,7 +22,6 @@
 
 namespace kjit::rt {
 
-using kjit::strAppend;
 using kjit::strCat;
 
 /// A launch's arguments in the ABI's forms: the values alone (for a kernel

@@ -231,7 +231,7 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text,
   absl::StatusOr<JsonValue> parsed = parseJson(text);
   if (!parsed.ok())
     return parsed.status();
-  auto bad = [](std::string what) {
+  auto bad = [](const std::string &what) {
     return absl::DataLossError(kjit::strCat("manifest entry: ", what));
   };
   const JsonValue *kernels = parsed->find("kernels");

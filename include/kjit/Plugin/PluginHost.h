@@ -386,7 +386,7 @@ private:
   friend struct LoadedPlugin;
   std::shared_ptr<const PluginSnapshot> snapshot() const;
   void publish(std::shared_ptr<const PluginSnapshot> next);
-  absl::Status fail(std::string message);
+  absl::Status fail(const std::string &message);
 
   LogSink sink;
   mutable std::mutex mutex; // guards current, handles and isShutdown

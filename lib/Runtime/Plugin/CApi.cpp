@@ -11,7 +11,6 @@
 #include <algorithm>
 
 using namespace kjit::plugin;
-using kjit::strCat;
 
 namespace {
 

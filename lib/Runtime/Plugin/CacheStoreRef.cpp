@@ -10,7 +10,6 @@
 
 using namespace kjit::plugin;
 using namespace kjit::plugin::detail;
-using kjit::strCat;
 
 std::string_view CacheStoreRef::name() const {
   return view(plugin->store.name, plugin->store.name_len);

@@ -20,7 +20,6 @@
 
 using namespace kjit::plugin;
 using namespace kjit::plugin::detail;
-using kjit::strAppend;
 using kjit::strCat;
 
 namespace {
@@ -102,7 +101,7 @@ void PluginHost::log(LogLevel level, std::string_view source,
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
-absl::Status PluginHost::fail(std::string message) {
+absl::Status PluginHost::fail(const std::string &message) {
   log(LogLevel::Error, "kjit", message);
   return absl::FailedPreconditionError(message);
 }
