@@ -1021,7 +1021,7 @@ absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
 bool DiskCache::put(const EntryData &entry) {
   if (!isValidKey(entry.key) || options_.readOnly)
     return false;
-  auto failed = [&](std::string why) {
+  auto failed = [&](const std::string &why) {
     count(Counter::WriteErrors);
     warnOnce(kWarnWrite,
              strCat("disk cache: cannot store an entry in '",

@@ -61,8 +61,8 @@ void checksum(std::string_view bytes, unsigned char out[16]) {
   std::memcpy(out, canonical.digest, 16);
 }
 
-absl::Status bad(std::string message) {
-  return absl::DataLossError(std::move(message));
+absl::Status bad(const std::string &message) {
+  return absl::DataLossError(message);
 }
 
 } // namespace

@@ -20,6 +20,8 @@ bool operator==(const Argument &a, const Argument &b) {
   case ArgKind::Int:
     return a.int_ == b.int_;
   case ArgKind::Float:
+    // The bits, not the value: -0.0 is not 0.0, and a NaN equals itself.
+    // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
     return std::memcmp(&a.float_, &b.float_, sizeof(double)) == 0;
   case ArgKind::Tensor:
     return a.address_ == b.address_ && a.dtype_ == b.dtype_ &&
