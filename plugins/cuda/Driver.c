@@ -256,7 +256,7 @@ static void load_driver(void) {
   do {                                                                         \
     v = 0;                                                                     \
     cu.cuDeviceGetAttribute(&v, attr, d->handle);                              \
-    dst = v;                                                                   \
+    (dst) = v;                                                                 \
   } while (0)
     CUDA_ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->major);
     CUDA_ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->minor);

@@ -241,7 +241,7 @@ int main(int argc, char **argv) {
     ++i;
   }
   while (i < words.size()) {
-    const std::string w = words[i++];
+    const std::string &w = words[i++];
     auto rest = [&](size_t n) { return w.substr(n); };
     if (d.runCommon(w)) {
       continue;

@@ -152,7 +152,7 @@ int main(int argc, char **argv) {
   if (absl::Status s = d.host.findBackend(backendName, d.backend); !s.ok())
     usage(str(s));
   while (i < words.size()) {
-    const std::string w = words[i++];
+    const std::string &w = words[i++];
     auto rest = [&](size_t n) { return w.substr(n); };
     if (d.runCommon(w)) {
       continue;

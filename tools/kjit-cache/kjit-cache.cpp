@@ -110,7 +110,7 @@ struct Options {
 
 /// What a command's extra argument is told: the options it takes.
 std::string extraArgument(const CLI::App &command, const std::string &extra) {
-  std::string name = command.get_name();
+  const std::string &name = command.get_name();
   if (name == "show")
     return "show takes one key, not also '" + extra + "'";
   std::vector<std::string> own;
@@ -222,7 +222,7 @@ Options parse(int argc, char **argv) {
   }
   // An unknown command is also a missing one: it is reported first.
   for (const std::string &extra : app.remaining()) {
-    if (extra.rfind("-", 0) == 0)
+    if (extra.rfind('-', 0) == 0)
       usageError("unknown option '" + extra.substr(0, extra.find('=')) + "'");
     usageError("unknown command '" + extra + "' (" + kCommands + ")");
   }

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace kjit::run {
@@ -27,7 +28,7 @@ namespace kjit::run {
 class DeviceMirror {
 public:
   DeviceMirror(plugin::BackendRef backend, int32_t device)
-      : backend_(backend), device_(device) {}
+      : backend_(std::move(backend)), device_(device) {}
   ~DeviceMirror();
   DeviceMirror(const DeviceMirror &) = delete;
   DeviceMirror &operator=(const DeviceMirror &) = delete;

@@ -240,7 +240,7 @@ Options parseOptions(int argc, char **argv) {
     fail(error.what());
   }
   for (const std::string &extra : app.remaining()) {
-    if (extra.rfind("-", 0) == 0)
+    if (extra.rfind('-', 0) == 0)
       fail("unknown option '" + extra.substr(0, extra.find('=')) +
            "' (see --help)");
     fail("one kernel IR file only; got '" + options.file + "' and '" + extra +

@@ -544,8 +544,9 @@ static int ptx_params(const char *p, size_t *sizes) {
   int n = 0;
   while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
     ++p;
-  if (*p++ != '(' || !(end = strchr(p, ')')))
+  if (*p != '(' || !(end = strchr(p + 1, ')')))
     return -1;
+  ++p;
   while (p < end && (p = strstr(p, ".param")) && p < end) {
     const char *stop = memchr(p, ',', (size_t)(end - p));
     size_t bits = 0, count = 1;
