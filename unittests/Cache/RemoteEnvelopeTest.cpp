@@ -29,7 +29,7 @@ std::string message(const absl::Status &status) {
 }
 
 TEST(RemoteEnvelope, RoundTrips) {
-  for (std::string payload :
+  for (const std::string &payload :
        {std::string(), std::string("x"), std::string(100000, '\0')}) {
     std::string sealed = sealEnvelope(kSecret, kKey, "host:1", payload);
     absl::StatusOr<OpenedEnvelope> opened = openEnvelope(kSecret, kKey, sealed);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 using kjit::rt::Argument;
@@ -17,7 +18,8 @@ using namespace kjit::run;
 namespace {
 
 HostBuffer make(DType dtype, Shape shape) {
-  absl::StatusOr<HostBuffer> buffer = HostBuffer::allocate(dtype, shape);
+  absl::StatusOr<HostBuffer> buffer =
+      HostBuffer::allocate(dtype, std::move(shape));
   EXPECT_TRUE(buffer.ok()) << buffer.status();
   return std::move(*buffer);
 }

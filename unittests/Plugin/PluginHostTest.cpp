@@ -127,7 +127,7 @@ TEST(PluginHostTest, NothingReachesPluginsAfterShutdown) {
   // The exit of a launch entered before shutdown does not reach a plugin
   // whose fini ran, nor does anything else.
   host.runLaunchExit(open, info);
-  host.runPreRunHooks("k", {});
+  EXPECT_TRUE(host.runPreRunHooks("k", {}).ok());
   EXPECT_EQ(log.count("launch_exit"), 0u);
   EXPECT_EQ(log.count("pre_run"), 0u);
   EXPECT_FALSE(host.hasLaunchHooks());

@@ -27,6 +27,9 @@ inline std::atomic<long> allocationCount{0};
 // each call site and warns; the pairing is right, both sides are replaced.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+// One test binary includes this header, from one file: the replacements are
+// its definitions.
+// NOLINTBEGIN(misc-definitions-in-headers)
 
 void *operator new(std::size_t size) {
   kjit::rt::testing::allocationCount.fetch_add(1, std::memory_order_relaxed);
@@ -47,6 +50,7 @@ void operator delete[](void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void *p, std::size_t) noexcept { std::free(p); }
 
+// NOLINTEND(misc-definitions-in-headers)
 #pragma GCC diagnostic pop
 
 #endif // KJIT_UNITTESTS_RUNTIME_ALLOCCOUNTER_H

@@ -51,8 +51,9 @@ BindPlan makePlan(std::vector<KernelParam> params, std::string name = "k",
   return *std::move(plan);
 }
 
-std::string errorOf(const BindPlan &plan, std::vector<Argument> positional,
-                    std::vector<KeywordArgument> keywords = {}) {
+std::string errorOf(const BindPlan &plan,
+                    const std::vector<Argument> &positional,
+                    const std::vector<KeywordArgument> &keywords = {}) {
   Binding b = plan.makeBinding();
   absl::Status status = plan.bind(positional, keywords, b);
   EXPECT_FALSE(status.ok());
@@ -724,8 +725,8 @@ TEST(Binder, KeyUnchangedTracksEveryWord) {
   BindPlan plan = richPlan();
   Binding b = plan.makeBinding();
   std::vector<Argument> args = richArgs();
-  auto bindAndCompare = [&](std::vector<Argument> given,
-                            std::vector<KeywordArgument> kw = {}) {
+  auto bindAndCompare = [&](const std::vector<Argument> &given,
+                            const std::vector<KeywordArgument> &kw = {}) {
     SpecializationKey before(b.key());
     EXPECT_TRUE(plan.bind(given, kw, b).ok());
     bool same = SpecializationKey(b.key()) == before;
@@ -997,8 +998,8 @@ TEST(Binder, OptionsOfTheLastBindAreReset) {
 TEST(Binder, RememberedOptionKeywords) {
   BindPlan plan = makePlan({param("x")});
   std::vector<Argument> args = {Argument::integer(1)};
-  auto rebind = [&](std::vector<KeywordArgument> first,
-                    std::vector<KeywordArgument> second) {
+  auto rebind = [&](const std::vector<KeywordArgument> &first,
+                    const std::vector<KeywordArgument> &second) {
     Binding b = plan.makeBinding();
     EXPECT_TRUE(plan.bind(args, first, b).ok());
     absl::Status status = plan.bind(args, second, b);

@@ -873,7 +873,9 @@ private:
   static bool sameFloat(float a, float b) {
     if (std::isnan(a) || std::isnan(b))
       return std::isnan(a) && std::isnan(b);
-    return std::memcmp(&a, &b, sizeof a) == 0; // -0.0 is not 0.0
+    // -0.0 is not 0.0
+    // NOLINTNEXTLINE(bugprone-suspicious-memory-comparison)
+    return std::memcmp(&a, &b, sizeof a) == 0;
   }
 
   static void compare(const Buffers &got, const Cells &want,

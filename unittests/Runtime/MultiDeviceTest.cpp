@@ -76,7 +76,7 @@ protected:
   /// A runtime on the two-device backend (its plugin reads the
   /// environment now), with a disk cache in `cacheName` under the test's
   /// folder, or none.
-  void start(std::string cacheName = "") {
+  void start(const std::string &cacheName = "") {
     RuntimeOptions options;
     options.readEnvironment = false;
     options.cacheDirectory = cacheName.empty() ? "" : dir_ + "/" + cacheName;

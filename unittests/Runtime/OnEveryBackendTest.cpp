@@ -259,7 +259,7 @@ TEST_F(OnEveryBackend, VectorAddSpecializations) {
 
   LaunchConfig config;
   auto launch = [&](const Argument &xArg, int64_t count,
-                    std::vector<KeywordArgument> keywords)
+                    const std::vector<KeywordArgument> &keywords)
       -> absl::StatusOr<LaunchResult> {
     absl::Status reset = dout->upload(poison);
     if (!reset.ok())

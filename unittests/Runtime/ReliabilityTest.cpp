@@ -35,8 +35,8 @@ std::string example(const char *name) {
 void launchAdd(Kernel &kernel, int64_t block, std::string &error) {
   std::vector<float> x(64, 1), y(64, 2), out(64, 0);
   Argument args[] = {
-      Argument::tensor(uintptr_t(x.data()), DType::FP32, /*isConst=*/true),
-      Argument::tensor(uintptr_t(y.data()), DType::FP32, /*isConst=*/true),
+      Argument::tensor(uintptr_t(x.data()), DType::FP32, /*readOnly=*/true),
+      Argument::tensor(uintptr_t(y.data()), DType::FP32, /*readOnly=*/true),
       Argument::tensor(uintptr_t(out.data()), DType::FP32),
       Argument::integer(64)};
   KeywordArgument keywords[] = {{"BLOCK", Argument::integer(block)}};

@@ -747,7 +747,7 @@ TEST(RecompileLog, SaysWhichPartOfTheKeyDiffers) {
   Kernel *kernel = *(*module)->kernel("scaled_residual");
   kernel->setGlobalChangePolicy(GlobalChangePolicy::Recompile);
   std::vector<float> x(4096, 1.0f), y(4096, 0.0f);
-  auto launch = [&](int64_t n, std::vector<KeywordArgument> keywords) {
+  auto launch = [&](int64_t n, const std::vector<KeywordArgument> &keywords) {
     Argument args[] = {tensor(x), tensor(y), Argument::integer(n)};
     LaunchConfig config;
     config.grid = {1, 1, 1};

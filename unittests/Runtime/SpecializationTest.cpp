@@ -38,8 +38,8 @@ KernelManifest manifestOf(std::vector<KernelParam> params,
 }
 
 SpecializationRecord recordOf(const KernelManifest &m,
-                              std::vector<Argument> args,
-                              std::vector<KeywordArgument> kw = {}) {
+                              const std::vector<Argument> &args,
+                              const std::vector<KeywordArgument> &kw = {}) {
   absl::StatusOr<BindPlan> plan = BindPlan::create(m);
   EXPECT_TRUE(plan.ok()) << plan.status();
   Binding b = plan->makeBinding();
@@ -555,7 +555,7 @@ TEST(Manifest, ParamTypeNames) {
 }
 
 TEST(Manifest, VerifierMessages) {
-  auto errorOf = [](KernelManifest m) {
+  auto errorOf = [](const KernelManifest &m) {
     absl::Status s = verifyManifest(m);
     EXPECT_FALSE(s.ok());
     // The binder refuses the same manifest with the same message.
