@@ -67,7 +67,7 @@ fi
 banner_pending=" lib/Compiler/CudaTarget.cpp lib/Compiler/HostCodegen.cpp \
 lib/Compiler/HostTarget.cpp lib/Compiler/MlirPlugins.cpp \
 lib/Compiler/Pipeline.cpp lib/Compiler/Registration.cpp lib/Compiler/Target.cpp \
-lib/Runtime/CacheContext.h python/src/Kernel.h "
+"
 
 # Prints why the first line of $1 is not its banner, nothing when it is.
 banner_problem() {

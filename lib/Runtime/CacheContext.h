@@ -1,5 +1,4 @@
-//===- CacheContext.h - a runtime's disk cache and build identity -*- C++
-//-*-===//
+//===- CacheContext.h - the disk cache, build identity ----------*- C++ -*-===//
 //
 // What a Runtime keeps for the disk and fleet caches: their settings (read from
 // the options and the environment when the runtime is created), the cache,

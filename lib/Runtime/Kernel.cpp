@@ -56,7 +56,7 @@ absl::Status Kernel::Impl::checkAssignedGlobals(uint64_t version) {
     // holds old values. (A launch racing with the change may still run an
     // old entry once.)
     bakedBits = current;
-    clearCaches();
+    dispatch.clear();
     break;
   }
   checkedVersion.store(version, std::memory_order_release);
@@ -66,9 +66,39 @@ absl::Status Kernel::Impl::checkAssignedGlobals(uint64_t version) {
 const absl::StatusOr<const Backend *> &Kernel::Impl::findBackend() {
   std::call_once(backendOnce, [&] {
     backend = module->runtime->backend();
+    // The dispatch cache gets a table per device the backend drives; one
+    // that cannot say how many drives none here, and checkDevice reports
+    // why.
+    absl::StatusOr<int32_t> count = backend.ok() ? (*backend)->ref.deviceCount()
+                                                 : absl::StatusOr<int32_t>(0);
+    dispatch.setDeviceCount(count.ok() ? *count : 0);
     backendFound.store(true, std::memory_order_release);
   });
   return backend;
+}
+
+absl::Status
+Kernel::Impl::refuseDevice(const absl::StatusOr<const Backend *> &found,
+                           int32_t device) {
+  if (!found.ok())
+    return found.status();
+  if (device < 0)
+    return absl::InvalidArgumentError(
+        strCat("device ", device,
+               " does not exist: devices are numbered "
+               "from 0"));
+  // The runtime's refusal names the backend and its count (or says why it
+  // has none).
+  absl::StatusOr<const DeviceDescription *> described =
+      module->runtime->device(**found, device);
+  if (!described.ok())
+    return described.status();
+  // The backend drives the device now but did not when the kernel found
+  // it (a count it could not give then): not served.
+  return absl::FailedPreconditionError(
+      strCat("device ", device, " of the backend for target '",
+             (*found)->target, "' was not available when kernel '",
+             manifest.name, "' first ran; load the module again"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -101,18 +131,17 @@ absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
 void Kernel::Impl::unloadAll() {
   if (unloaded.exchange(true))
     return;
-  std::lock_guard<std::mutex> lock(cacheWriteMutex);
-  if (allEntries.empty())
+  // Only a kernel that found its backend has entries.
+  if (!backendFound.load(std::memory_order_acquire) || !backend.ok())
     return;
-  const absl::StatusOr<const Backend *> &found = getBackend();
-  if (!found.ok())
-    return;
-  for (const std::shared_ptr<Entry> &entry : allEntries)
-    if (entry->state.load(std::memory_order_acquire) == Entry::State::Ready)
-      if (absl::Status s = (*found)->ref.unload(entry->backendKernel); !s.ok())
+  const Backend &owner = **backend;
+  dispatch.forEachEntry([&](Entry &entry) {
+    if (entry.state.load(std::memory_order_acquire) == Entry::State::Ready)
+      if (absl::Status s = owner.ref.unload(entry.backendKernel); !s.ok())
         host->log(plugin::LogLevel::Warning, "kjit",
                   strCat("kernel '", manifest.name,
                          "' was not unloaded: ", std::string(s.message())));
+  });
 }
 
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
@@ -172,7 +201,7 @@ Kernel::warmup(absl::Span<const Argument> positional,
   if (absl::Status globals = impl.checkGlobals(); !globals.ok())
     return globals;
   SpecializationRecord record = impl.plan->makeRecord(binding, attributes);
-  if (absl::Status valid = checkDevice(device); !valid.ok())
+  if (absl::Status valid = impl.checkDevice(device); !valid.ok())
     return valid;
   absl::Status status;
   impl.ensureEntry(
@@ -206,7 +235,7 @@ absl::Status Kernel::preload(std::string_view recordJson, int32_t device) {
     return absl::InvalidArgumentError(
         strCat("the record is for kernel '", escapeControl(record->name),
                "', not '", impl.manifest.name, "'"));
-  if (absl::Status valid = checkDevice(device); !valid.ok())
+  if (absl::Status valid = impl.checkDevice(device); !valid.ok())
     return valid;
   if (!record->target.empty()) {
     const absl::StatusOr<const Backend *> &backend = impl.getBackend();

@@ -1,7 +1,8 @@
 //===- KernelImpl.h - a kernel's state, shared by its parts -----*- C++ -*-===//
 //
 // Kernel.cpp (binding, globals, warmup, preload), KernelCache.cpp (the
-// read-copy-update cache and the single-flight miss path), KernelCompile.cpp
+// single-flight miss path over the dispatch cache, DispatchCache.h),
+// KernelCompile.cpp
 // (the key digest, hooks, compiler and backend on a miss) and
 // KernelLaunch.cpp (the hit path and the ABI's arguments) share this state.
 //
@@ -10,6 +11,7 @@
 #ifndef KJIT_LIB_RUNTIME_KERNELIMPL_H
 #define KJIT_LIB_RUNTIME_KERNELIMPL_H
 
+#include "DispatchCache.h"
 #include "RecompileLog.h"
 #include "RuntimeImpl.h"
 #include "kjit/Cache/DiskCache.h"
@@ -81,25 +83,14 @@ struct Entry {
   /// kjit_args copies it and sets the values.
   std::vector<kjit_arg> argTemplate;
   std::string key;
+  /// The key the dispatch cache finds it by (set before it is published).
+  SpecializationKey lookupKey;
   /// Where the loaded kernel came from.
   enum class Origin { Compiled, Disk, Remote } origin = Origin::Compiled;
   /// Unique in the process and never reused, unlike the entry's address:
   /// a thread's launch arguments remember the entry they were copied from.
   uint64_t serial = 0;
 };
-
-using Cache = absl::flat_hash_map<SpecializationKey, std::shared_ptr<Entry>,
-                                  KeyHash, KeyEq>;
-
-/// Devices a kernel can be cached for.
-constexpr int32_t kMaxDevices = 16;
-
-inline absl::Status checkDevice(int32_t device) {
-  if (device >= 0 && device < kMaxDevices)
-    return absl::OkStatus();
-  return absl::InvalidArgumentError(kjit::strCat(
-      "device ", device, " is out of range (0 to ", kMaxDevices - 1, ")"));
-}
 
 struct Kernel::Impl {
   // What every launch reads comes first, together: a GPU launch between two
@@ -114,12 +105,11 @@ struct Kernel::Impl {
   /// The runtime's backend, found once and kept (the runtime owns it).
   std::atomic<bool> backendFound{false};
   absl::StatusOr<const Backend *> backend = nullptr;
-  /// Read-copy-update caches, one per device: a hit is an atomic load and
-  /// a lookup in an immutable map, with no lock and no shared write (two
-  /// threads launching the same kernel do not contend). A miss copies the
-  /// map under `cacheWriteMutex` and publishes the copy; replaced maps are
-  /// retired, not freed, so a reader never sees a freed map or entry.
-  std::array<std::atomic<const Cache *>, kMaxDevices> caches{};
+  /// The compiled entries per device, and the version that every memo of
+  /// a lookup is checked against (DispatchCache.h): a hit is a lock-free
+  /// probe with no shared write (two threads launching the same kernel do
+  /// not contend). Sized for the backend's devices when it is found.
+  DispatchCache dispatch;
 
   KernelManifest manifest;
   std::string dependencyKey;
@@ -135,12 +125,6 @@ struct Kernel::Impl {
   std::mutex globalsMutex;
   GlobalChangePolicy policy = GlobalChangePolicy::Error;
 
-  std::mutex cacheWriteMutex;
-  std::vector<std::unique_ptr<const Cache>> retiredCaches;
-  /// Every entry ever created, so that loaded kernels are unloaded when the
-  /// kernel goes away (entries dropped by a recompile may still be running
-  /// on other threads until then).
-  std::vector<std::shared_ptr<Entry>> allEntries;
   std::once_flag backendOnce;
   /// The host's shutdown callback that unloads this kernel's entries, so
   /// that a host shut down before the kernel is destroyed still frees them.
@@ -193,19 +177,20 @@ struct Kernel::Impl {
   absl::Status
   describeToPreRunHooks(absl::Span<const Argument> positional,
                         absl::Span<const KeywordArgument> keywords);
-  /// The entry of `key` in the device's published map, or null.
-  Entry *find(int32_t device, KeyView key) const;
-  /// After `find` missed: under the write lock, the entry another thread
-  /// inserted meanwhile, or a new pending one (`inserted`) in a new map.
-  Entry *insert(int32_t device, KeyView key, bool &inserted);
+  /// Whether the kernel's backend drives `device`, which the dispatch
+  /// cache then covers; the backend's error, or the runtime's refusal of the
+  /// device, otherwise. One comparison once the backend is found.
+  absl::Status checkDevice(int32_t device) {
+    const absl::StatusOr<const Backend *> &found = getBackend();
+    if (ABSL_PREDICT_TRUE(dispatch.covers(device)))
+      return absl::OkStatus();
+    return refuseDevice(found, device);
+  }
+  ABSL_ATTRIBUTE_NOINLINE absl::Status
+  refuseDevice(const absl::StatusOr<const Backend *> &found, int32_t device);
   /// Whether the device can run `record`'s block (32 x num_warps threads
   /// within its described max_threads_per_block); the refusal otherwise.
   absl::Status checkBlock(const SpecializationRecord &record, int32_t device);
-  /// Removes a failed or skipped entry (after its waiters were told), so
-  /// that the next launch asks the cache hook and compiles again, as the
-  /// reference does on every miss.
-  void forget(int32_t device, KeyView key);
-  void clearCaches();
   /// The kernel's backend, found on the first call: after that, one load.
   const absl::StatusOr<const Backend *> &getBackend() {
     if (ABSL_PREDICT_TRUE(backendFound.load(std::memory_order_acquire)))
@@ -265,7 +250,7 @@ struct Kernel::Impl {
   /// hook skipped it, null with an error when it failed or when it is not
   /// loaded and `mayLoad` is false (LaunchConfig::mayLoad).
   ABSL_ATTRIBUTE_NOINLINE Entry *findEntry(ThreadState &state, int32_t device,
-                                           const Cache *published,
+                                           uint64_t version,
                                            const BackendAttributes *attributes,
                                            bool mayLoad, LaunchResult &result,
                                            absl::Status &status);

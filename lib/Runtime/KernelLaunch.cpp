@@ -59,17 +59,17 @@ struct LaunchArguments {
 /// values (the backend took the entry's template) with a fixed grid, no
 /// launch hooks and no backend attributes, after a bind that found its last
 /// inputs again: a loop's third launch is the first replayed. While the
-/// inputs are field for field the same, the config the same and the map
-/// the entry was found in still the device's published one, the binder, the
-/// cache and the encoding would give these arguments again; the globals
+/// inputs are field for field the same, the config the same and the
+/// device's dispatch version the one the entry was found under, the binder,
+/// the cache and the encoding would give these arguments again; the globals
 /// check and the hooks' presence are checked as on every launch.
 struct LastLaunch {
   static constexpr size_t kMaxInputs = 16;
   static constexpr size_t kMaxKeywords = 4;
   static constexpr size_t kMaxValues = 16;
   // In the order a replay reads them.
-  /// The map the entry was found in; null: nothing to replay.
-  const Cache *cache = nullptr;
+  /// The dispatch version the entry was found under; 0: nothing to replay.
+  uint64_t version = 0;
   const Backend *backend = nullptr;
   int32_t device = 0;
   uint32_t numPositional = 0;
@@ -88,23 +88,22 @@ struct LastLaunch {
     // What guards the reads that follow, first; then everything else is
     // compared at once, without a branch per field: fewer lines of code on
     // a path whose code the driver's launch evicts (docs/Dispatch.md).
-    if (!cache || positional.size() != numPositional ||
+    if (!version || positional.size() != numPositional ||
         keywords.size() != numKeywords || config.gridFn)
       return false;
     uint64_t differ =
         uint32_t(config.device ^ device) | (config.stream ^ launch.stream) |
         (config.grid[0] ^ launch.grid[0]) | (config.grid[1] ^ launch.grid[1]) |
         (config.grid[2] ^ launch.grid[2]);
-    // The globals version before the map, as launchWith reads them: a
-    // globals check on another thread (a recompile policy) drops the maps
-    // before it marks the version checked, so a launch that finds the
-    // version checked finds the maps dropped too. The other order could
-    // replay an entry baked with the value before the assignment
-    // (LastLaunchFuzzTest's race test). The map is the kept device's, so
-    // that a device out of range is never read (it differs anyway).
+    // The globals version before the dispatch version, as launchWith reads
+    // them: a globals check on another thread (a recompile policy) clears
+    // the dispatch cache before it marks the globals version checked, so a
+    // launch that finds it checked finds the cache cleared too. The other
+    // order could replay an entry baked with the value before the
+    // assignment (LastLaunchFuzzTest's race test). The version is the kept
+    // device's, which the cache covers (a launch's device differs anyway).
     differ |= uint64_t(!impl.globalsUnchanged());
-    differ |=
-        uint64_t(impl.caches[device].load(std::memory_order_acquire) != cache);
+    differ |= impl.dispatch.version(device) ^ version;
     differ |= uint64_t(impl.host->hasLaunchHooks());
     // Raw pointers: Debian's Abseil checks every Span index (hardened).
     const Argument *given = positional.data();
@@ -149,7 +148,7 @@ struct LastLaunch {
     kjit_backend_launch_args copy = launch;
     if (absl::Status status = backend->ref.launchPrepared(copy);
         ABSL_PREDICT_FALSE(!status.ok())) {
-      cache = nullptr;
+      version = 0;
       return status;
     }
     LaunchResult result;
@@ -160,25 +159,21 @@ struct LastLaunch {
 
 /// What a thread keeps for one kernel between its launches: the binding
 /// it binds into (sized once), and the entry its last launch used, with
-/// the device and the cache map it was found in. `entry` is null unless it
-/// is the entry of the binding's key (launchWith forgets it when a bind
-/// changes the key); while that map is still the device's published one,
-/// it is what a lookup would find: maps are never changed once published,
-/// and a replaced one is retired, never freed, so its address is not
-/// reused while the kernel lives.
+/// the device and the dispatch version it was found under. `entry` is null
+/// unless it is the entry of the binding's key (launchWith forgets it when
+/// a bind changes the key); while the device's version is unchanged, it is
+/// what a lookup would find (DispatchCache.h: only a drop changes it).
 struct Kernel::Impl::ThreadState {
   // In the line of the last launch's first fields, which every launch
   // reads.
   int32_t device = -1;
-  const Cache *cache = nullptr;
+  uint64_t version = 0;
   Entry *entry = nullptr;
   LastLaunch last;
   Binding binding;
 
-  /// (A null map is never one the entry was found in: an entry remembered
-  /// after a miss in an empty map must not match a map cleared since.)
-  bool remembers(int32_t launchDevice, const Cache *published) const {
-    return entry && device == launchDevice && cache == published && published;
+  bool remembers(int32_t launchDevice, uint64_t current) const {
+    return entry && device == launchDevice && version == current;
   }
 };
 
@@ -209,10 +204,9 @@ struct ThreadLaunchState {
       auto it = kernels.find(impl.id);
       if (it == kernels.end())
         it = kernels
-                 .try_emplace(
-                     impl.id,
-                     Kernel::Impl::ThreadState{
-                         -1, nullptr, nullptr, {}, impl.plan->makeBinding()})
+                 .try_emplace(impl.id,
+                              Kernel::Impl::ThreadState{
+                                  -1, 0, nullptr, {}, impl.plan->makeBinding()})
                  .first;
       lastKernel = impl.id;
       last = &it->second;
@@ -336,7 +330,7 @@ void Kernel::Impl::keepLastLaunch(
     const LaunchArguments &arguments, absl::Span<const Argument> positional,
     absl::Span<const KeywordArgument> keywords) const {
   LastLaunch &last = state.last;
-  last.cache = nullptr;
+  last.version = 0;
   const Grid &grid = config.grid;
   const size_t count = entry.launchParams.size();
   // What a replay cannot make again: a grid computed per launch, launch
@@ -345,8 +339,7 @@ void Kernel::Impl::keepLastLaunch(
   // record holds.
   if (config.gridFn || host->hasLaunchHooks() || !entry.takesValues ||
       grid[0] == 0 || grid[1] == 0 || grid[2] == 0 ||
-      !state.remembers(config.device,
-                       caches[config.device].load(std::memory_order_acquire)) ||
+      !state.remembers(config.device, dispatch.version(config.device)) ||
       state.entry != &entry || arguments.valuesSerial != entry.serial ||
       arguments.valuesBinding != &state.binding ||
       arguments.valuesGeneration != state.binding.generation() ||
@@ -366,7 +359,7 @@ void Kernel::Impl::keepLastLaunch(
   last.device = config.device;
   last.numPositional = uint32_t(positional.size());
   last.numKeywords = uint32_t(keywords.size());
-  last.cache = state.cache;
+  last.version = state.version;
 }
 
 absl::Status Kernel::Impl::gridTooLarge(const Grid &grid) const {
@@ -518,15 +511,15 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
     return valid;
   LaunchResult result;
   // The same key as this thread's last launch of the kernel, on the same
-  // device and map: its entry, without hashing the key or looking it up.
-  const Cache *published =
-      caches[config.device].load(std::memory_order_acquire);
+  // device, with nothing dropped since: its entry, without hashing the key
+  // or looking it up.
+  const uint64_t version = dispatch.version(config.device);
   Entry *entry =
-      state.remembers(config.device, published) ? state.entry : nullptr;
+      state.remembers(config.device, version) ? state.entry : nullptr;
   if (ABSL_PREDICT_FALSE(!entry)) {
     absl::Status status;
-    entry = findEntry(state, config.device, published, attributes,
-                      config.mayLoad, result, status);
+    entry = findEntry(state, config.device, version, attributes, config.mayLoad,
+                      result, status);
     if (!entry)
       return status.ok() ? absl::StatusOr<LaunchResult>(result)
                          : absl::StatusOr<LaunchResult>(status);
@@ -544,13 +537,13 @@ Kernel::Impl::launchWith(ThreadState &state, LaunchArguments &arguments,
 }
 
 Entry *Kernel::Impl::findEntry(ThreadState &state, int32_t device,
-                               const Cache *published,
+                               uint64_t version,
                                const BackendAttributes *attributes,
                                bool mayLoad, LaunchResult &result,
                                absl::Status &status) {
   Binding &binding = state.binding;
   if (!mayLoad) {
-    Entry *loaded = find(device, binding.key());
+    Entry *loaded = dispatch.find(device, binding.key());
     if (!loaded ||
         loaded->state.load(std::memory_order_acquire) != Entry::State::Ready) {
       status = absl::UnavailableError(kjit::strCat(
@@ -570,10 +563,10 @@ Entry *Kernel::Impl::findEntry(ThreadState &state, int32_t device,
     return nullptr;
   if (entry->state.load(std::memory_order_acquire) == Entry::State::Skipped)
     return nullptr; // the cache hook said skip: nothing to launch
-  // Found in `published` on a hit; after a miss the map has changed, and
-  // the next launch looks up once more before it remembers.
+  // Remembered under the version read before the lookup: a drop since then
+  // (this entry's or a clear) makes the next launch look up again.
   state.device = device;
-  state.cache = published;
+  state.version = version;
   state.entry = entry;
   return entry;
 }

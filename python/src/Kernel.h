@@ -1,5 +1,4 @@
-//===- Kernel.h - the Module and Kernel objects of the extension -*- C++
-//-*-===//
+//===- Kernel.h - the extension's Module and Kernel -------------*- C++ -*-===//
 //
 // What Extension.cpp (modules) and Kernel.cpp (kernels, launchers, bound
 // launches) share.

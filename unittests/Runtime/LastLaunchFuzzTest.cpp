@@ -823,7 +823,7 @@ private:
     };
     if (has("has changed since we compiled"))
       return Outcome::GlobalsError;
-    if (has("out of range"))
+    if (has("is not one of the") || has("devices are numbered from 0"))
       return Outcome::DeviceError;
     if (has("program ids are i32"))
       return Outcome::GridError;
