@@ -14,6 +14,7 @@ KJIT_PACKAGES=(
   libcli11-dev  # kjit-run's and kjit-cache's command lines (header-only)
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
   python3-dev python3-numpy  # the Python package (python/) and its tests
+  clang-22 clang-tidy-22  # scripts/check-clang.sh: build-clang/, clang-tidy
 )
 
 kjit_install_packages() {

@@ -3,8 +3,10 @@
 # needs, build everything, and run every lit and GoogleTest test; then the
 # same suite under AddressSanitizer + UndefinedBehaviorSanitizer and the
 # runtime and plugin-host unit tests under ThreadSanitizer (docs/Testing.md).
-# KJIT_SANITIZERS=0 leaves the two sanitizer trees out (local iteration);
-# CI runs them.
+# Between the two, the runtime side built with clang-22 and its unit tests,
+# and clang-tidy over it (scripts/check-clang.sh). KJIT_CLANG=0 leaves the
+# clang stage out, KJIT_SANITIZERS=0 the two sanitizer trees (local
+# iteration); CI runs both.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -16,6 +18,14 @@ kjit_install_packages
 # test/Bundle checks (docs/Bundle.md).
 kjit_build
 cmake --build "$KJIT_BUILD" --target check-kjit
+
+# clang-22 (build-clang/): the runtime-side files, warnings as errors, their
+# unit tests, and clang-tidy over them.
+if [ "${KJIT_CLANG:-1}" = 0 ]; then
+  echo "kjit: clang-22 build and clang-tidy not run (KJIT_CLANG=0)"
+else
+  "$KJIT_ROOT/scripts/check-clang.sh"
+fi
 
 if [ "${KJIT_SANITIZERS:-1}" = 0 ]; then
   echo "kjit: sanitizer builds not run (KJIT_SANITIZERS=0)"
