@@ -12,6 +12,7 @@ KJIT_PACKAGES=(
   libzstd-dev libxxhash-dev  # the disk cache: compression, checksums
   libhiredis-dev redis-server  # the fleet cache's Redis store and its tests
   libcli11-dev  # kjit-run's and kjit-cache's command lines (header-only)
+  liblld-22-dev  # lld as a library: the host target links kernels in process
   patchelf  # scripts/build-bundle.sh: $ORIGIN run paths in the device bundle
   python3-dev python3-numpy  # the Python package (python/) and its tests
   clang-22 clang-tidy-22  # scripts/check-clang.sh: build-clang/, clang-tidy

@@ -25,7 +25,9 @@
 #include <dlfcn.h>
 #include <memory>
 #include <string>
+#include <sys/mman.h>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -463,6 +465,116 @@ TEST(TargetTest, HostRefusesToTranslateInvalidIR) {
             "the lowered kernel module is not valid IR; nothing was "
             "translated");
   EXPECT_EQ(diagnostics, "'llvm.return' op expected 1 operand\n");
+}
+
+/// What the host link binds a kernel to: libm (expf), libgcc_s (__divti3
+/// for a 128-bit division), the dynamic linker (__tls_get_addr for a
+/// thread-local). lld runs in process and takes turns (HostCodegen.cpp):
+/// threads linking at once each get the same bytes, and the library loads
+/// and runs.
+constexpr const char *kRuntimeCallsModule = R"(
+llvm.func @expf(f32) -> f32
+llvm.mlir.global external thread_local @kjit_test_tls(0 : i32) : i32
+llvm.func @kjit_test_exp(%x: f32) -> f32 {
+  %r = llvm.call @expf(%x) : (f32) -> f32
+  llvm.return %r : f32
+}
+llvm.func @kjit_test_divide(%a: i128, %b: i128) -> i128 {
+  %q = llvm.sdiv %a, %b : i128
+  llvm.return %q : i128
+}
+llvm.func @kjit_test_count() -> i32 {
+  %one = llvm.mlir.constant(1 : i32) : i32
+  %p = llvm.mlir.addressof @kjit_test_tls : !llvm.ptr
+  %v = llvm.load %p : !llvm.ptr -> i32
+  %n = llvm.add %v, %one : i32
+  llvm.store %n, %p : i32, !llvm.ptr
+  llvm.return %n : i32
+}
+)";
+
+std::string linkHostModule(const char *text, std::string *error = nullptr) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::LLVM::LLVMDialect>();
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &context, "link.mlir");
+  if (!module)
+    return {};
+  llvm::Expected<kjit::TargetArtifact> artifact =
+      kjit::lookupTarget("host")->emitArtifact(*module, kjit::TargetOptions());
+  if (!artifact) {
+    std::string message = llvm::toString(artifact.takeError());
+    if (error)
+      *error = message;
+    return {};
+  }
+  return artifact->bytes;
+}
+
+TEST(TargetTest, HostLinksInProcessFromManyThreads) {
+  std::string first = linkHostModule(kRuntimeCallsModule);
+  ASSERT_EQ(first.substr(0, 4), "\x7f"
+                                "ELF");
+  constexpr int kThreads = 4;
+  std::vector<std::string> linked(kThreads * 3);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 3; ++i)
+        linked[t * 3 + i] = linkHostModule(kRuntimeCallsModule);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const std::string &bytes : linked)
+    EXPECT_EQ(bytes, first);
+
+  // Load it as the host backend does (a memfd) and call it.
+  int fd = memfd_create("kjit-link-test", MFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, first.data(), first.size()), ssize_t(first.size()));
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  ASSERT_NE(library, nullptr) << dlerror();
+  auto exp =
+      reinterpret_cast<float (*)(float)>(dlsym(library, "kjit_test_exp"));
+  auto divide = reinterpret_cast<__int128 (*)(__int128, __int128)>(
+      dlsym(library, "kjit_test_divide"));
+  auto count = reinterpret_cast<int (*)()>(dlsym(library, "kjit_test_count"));
+  ASSERT_TRUE(exp && divide && count);
+  EXPECT_FLOAT_EQ(exp(1.0f), 2.7182817f);
+  __int128 big = (__int128)1 << 100;
+  EXPECT_TRUE(divide(big, 3) == big / 3);
+  EXPECT_EQ(count(), 1);
+  EXPECT_EQ(count(), 2);
+  std::thread([&] { EXPECT_EQ(count(), 1); }).join();
+  dlclose(library);
+}
+
+/// A symbol nothing defines is lld's error, naming it, not a library that
+/// fails to load later; the next link works.
+TEST(TargetTest, HostLinkErrorIsLldsMessage) {
+  std::string error;
+  EXPECT_EQ(linkHostModule(R"(
+llvm.func @kjit_test_nowhere(i32) -> i32
+llvm.func @kjit_test_calls(%x: i32) -> i32 {
+  %r = llvm.call @kjit_test_nowhere(%x) : (i32) -> i32
+  llvm.return %r : i32
+}
+)",
+                           &error),
+            "");
+  EXPECT_EQ(error.rfind("linking the host kernel failed: ld.lld: error: "
+                        "undefined symbol: kjit_test_nowhere\n>>> referenced "
+                        "by ",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("kjit-host-kernel.o:(kjit_test_calls)"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(linkHostModule(kRuntimeCallsModule).substr(0, 4), "\x7f"
+                                                              "ELF");
 }
 
 /// A PTX that lacks the entry of the kernel it was compiled for is refused

@@ -2,8 +2,8 @@
 //
 // The last steps of the host target: a module in the LLVM dialect (the output
 // of kjit-convert-host-to-llvm) becomes LLVM IR, is optimized for the host
-// CPU, emitted as an object and linked into an ELF shared object with the
-// system C compiler driver. docs/HostTarget.md explains the choices.
+// CPU, emitted as an object and linked into an ELF shared object by lld, in
+// process. docs/HostTarget.md explains the choices.
 //
 //===----------------------------------------------------------------------===//
 
