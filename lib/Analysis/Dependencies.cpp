@@ -15,6 +15,7 @@
 #include "kjit/Analysis/Dependencies.h"
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Model/GlobalPath.h"
 
 #include "mlir/Bytecode/BytecodeImplementation.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
@@ -643,6 +644,14 @@ DependencyAnalysis::readPersisted(Operation *fn) {
     record.globals.push_back({name, value});
   }
   return record;
+}
+
+std::string kjit::getGlobalPathName(SymbolRefAttr name) {
+  std::string path;
+  rt::appendGlobalPathPart(path, name.getRootReference().getValue());
+  for (FlatSymbolRefAttr nested : name.getNestedReferences())
+    rt::appendGlobalPathPart(path, nested.getValue());
+  return path;
 }
 
 static std::string printAttr(Attribute attr) {

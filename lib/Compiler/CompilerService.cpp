@@ -22,6 +22,7 @@
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 #include "kjit/Model/DType.h"
+#include "kjit/Model/GlobalPath.h"
 #include "kjit/Model/InputFile.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Model/KernelManifest.h"
@@ -249,31 +250,29 @@ uint64_t bitsOf(TypedAttr value) {
   return bits.getZExtValue();
 }
 
-/// A global's name relative to the top-level module: "inner::SCALE".
+/// A global's runtime name, relative to the top-level module:
+/// "inner::SCALE" (kjit/Model/GlobalPath.h).
 std::string qualifiedName(kjit::GlobalOp global, ModuleOp root) {
-  std::string name = global.getSymName().str();
+  SmallVector<StringRef> modules;
   for (Operation *parent = global->getParentOp(); parent != root;
        parent = parent->getParentOp())
     if (auto named =
             parent->getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
-      name = named.getValue().str() + "::" + name;
-  return name;
-}
-
-std::string globalName(SymbolRefAttr path) {
-  std::string name = path.getRootReference().str();
-  for (FlatSymbolRefAttr nested : path.getNestedReferences())
-    name += "::" + nested.getValue().str();
+      modules.push_back(named.getValue());
+  std::string name;
+  for (StringRef module : llvm::reverse(modules))
+    kjit::rt::appendGlobalPathPart(name, module);
+  kjit::rt::appendGlobalPathPart(name, global.getSymName());
   return name;
 }
 
 /// The global that a runtime name ("SCALE", "inner::SCALE") denotes, or null.
 kjit::GlobalOp lookupGlobal(ModuleOp module, StringRef name) {
   MLIRContext *context = module.getContext();
-  SmallVector<StringRef> parts;
-  name.split(parts, "::");
+  std::vector<std::string_view> parts =
+      kjit::rt::splitGlobalPath(std::string_view(name.data(), name.size()));
   SmallVector<FlatSymbolRefAttr> nested;
-  for (StringRef part : llvm::drop_begin(parts))
+  for (std::string_view part : llvm::drop_begin(parts))
     nested.push_back(FlatSymbolRefAttr::get(context, part));
   auto path = SymbolRefAttr::get(context, parts.front(), nested);
   return dyn_cast_or_null<kjit::GlobalOp>(
@@ -474,7 +473,7 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
     entry.manifest = std::move(*manifest);
     entry.dependencyKey = (*record)->key;
     for (const kjit::GlobalUse &use : (*record)->globals)
-      entry.usedGlobals.push_back(globalName(use.name));
+      entry.usedGlobals.push_back(kjit::getGlobalPathName(use.name));
     FailureOr<std::vector<std::pair<std::string, std::string>>> digests =
         analysis.getSourceDigests(kernel);
     if (failed(digests))

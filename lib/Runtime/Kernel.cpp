@@ -8,6 +8,7 @@
 
 #include "BackendSpecializer.h"
 #include "KernelImpl.h"
+#include "kjit/Model/GlobalPath.h"
 
 namespace kjit::rt {
 
@@ -283,7 +284,7 @@ void Kernel::setGlobalChangePolicy(GlobalChangePolicy policy) {
 
 void Kernel::setLaunchMetadata(
     std::function<std::string(absl::Span<const Argument>)> callback) {
-  impl_->launchMetadata = std::move(callback);
+  impl_->launchMetadata.set(std::move(callback));
 }
 
 KernelStats Kernel::stats() const {

@@ -6,6 +6,7 @@
 #include "RemoteCache.h"
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Model/FloatFormats.h"
+#include "kjit/Model/GlobalPath.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Support/StrCat.h"
 
@@ -508,42 +509,10 @@ std::vector<std::string> Module::kernelNames() const {
   return names;
 }
 
-std::string describeGlobal(std::string_view name) {
-  size_t split = name.rfind("::");
-  if (split == std::string_view::npos)
-    return std::string(name);
-  // "a::b" -> "@a::@b", as MLIR prints the symbol path.
-  std::string module = "@";
-  std::string_view path = name.substr(0, split);
-  for (size_t at; (at = path.find("::")) != std::string_view::npos;
-       path = path.substr(at + 2))
-    kjit::strAppend(&module, path.substr(0, at), "::@");
-  module += path;
-  return kjit::strCat(name.substr(split + 2), " of module ", module);
-}
-
-namespace {
-
-/// A well-formed runtime global name: symbols joined by "::", none empty and
-/// none holding a ':' of its own.
-bool isGlobalPath(std::string_view name) {
-  while (true) {
-    size_t split = name.find("::");
-    std::string_view part = name.substr(0, split);
-    if (part.empty() || part.find(':') != std::string_view::npos)
-      return false;
-    if (split == std::string_view::npos)
-      return true;
-    name = name.substr(split + 2);
-  }
-}
-
-} // namespace
-
 absl::StatusOr<size_t> Module::Impl::findGlobal(std::string_view name) const {
   if (auto it = globalIndex.find(std::string(name)); it != globalIndex.end())
     return it->second;
-  if (!isGlobalPath(name))
+  if (!rt::isGlobalPath(name))
     return absl::InvalidArgumentError(kjit::strCat(
         "'", name,
         "' is not a global name: a global of the top module is named by "
@@ -558,24 +527,21 @@ absl::StatusOr<size_t> Module::Impl::findGlobal(std::string_view name) const {
     kjit::strAppend(&known, known.empty() ? "" : ", ", other);
   std::string list =
       kjit::strCat(" (globals: ", known.empty() ? "none" : known, ")");
-  size_t split = name.rfind("::");
-  if (split == std::string_view::npos)
+  rt::GlobalPathLeaf leaf = rt::splitGlobalPathLeaf(name);
+  if (leaf.module.empty())
     return absl::NotFoundError(
         kjit::strCat("no global named '", name, "' in ", sourceName, list));
-  std::string_view module = name.substr(0, split + 2);
   bool moduleHasGlobals =
       std::any_of(names.begin(), names.end(), [&](std::string_view other) {
-        return other.substr(0, module.size()) == module &&
-               other.find("::", module.size()) == std::string_view::npos;
+        return rt::splitGlobalPathLeaf(other).module == leaf.module;
       });
-  std::string_view moduleName = name.substr(0, split);
   if (moduleHasGlobals)
     return absl::NotFoundError(kjit::strCat(
         "no global named '", name, "' in ", sourceName, ": module '",
-        moduleName, "' has no global '", name.substr(split + 2), "'", list));
+        leaf.module, "' has no global '", leaf.symbol, "'", list));
   return absl::NotFoundError(kjit::strCat("no global named '", name, "' in ",
                                           sourceName, ": there is no module '",
-                                          moduleName, "' with globals", list));
+                                          leaf.module, "' with globals", list));
 }
 
 absl::Status Module::setGlobal(std::string_view name, const Argument &value) {

@@ -62,11 +62,6 @@ struct Module::Impl {
   std::vector<std::pair<std::string, std::string>> invalidKernels;
 };
 
-/// A global's runtime name ("SCALE", "inner::SCALE") as messages spell it:
-/// "SCALE", "SCALE of module @inner" (the global of a nested module is
-/// another global than the top module's of the same symbol).
-std::string describeGlobal(std::string_view name);
-
 /// Builds a Kernel of `module` from the compiler's analysis.
 absl::StatusOr<std::unique_ptr<Kernel>> makeKernel(Module::Impl *module,
                                                    KernelAnalysis analysis);

@@ -1,6 +1,7 @@
 //===- TrackGlobals.cpp - the kjit-track-globals pass ---------------------===//
 
 #include "kjit/Analysis/Dependencies.h"
+#include "kjit/Model/GlobalPath.h"
 #include "kjit/Transforms/Passes.h"
 
 namespace kjit {
@@ -23,15 +24,10 @@ std::string printValue(TypedAttr value) {
 
 /// A global as the messages name it: "SCALE" for one of the root module,
 /// "SCALE of module @inner" for one of a nested module, which is another
-/// global than the root's @SCALE.
+/// global than the root's @SCALE (the runtime's rules, in
+/// kjit/Model/GlobalPath.h).
 std::string describeGlobal(SymbolRefAttr name) {
-  std::string text = name.getLeafReference().getValue().str();
-  if (name.getNestedReferences().empty())
-    return text;
-  text += " of module @" + name.getRootReference().getValue().str();
-  for (FlatSymbolRefAttr nested : name.getNestedReferences().drop_back())
-    text += "::@" + nested.getValue().str();
-  return text;
+  return kjit::rt::describeGlobal(kjit::getGlobalPathName(name));
 }
 
 struct TrackGlobalsPass : kjit::impl::KjitTrackGlobalsBase<TrackGlobalsPass> {

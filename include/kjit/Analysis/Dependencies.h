@@ -40,6 +40,10 @@ struct GlobalUse {
   mlir::TypedAttr value;
 };
 
+/// The runtime's name of the global a symbol path denotes: "SCALE" for
+/// @SCALE, "inner::SCALE" for @inner::@SCALE (kjit/Model/GlobalPath.h).
+std::string getGlobalPathName(mlir::SymbolRefAttr name);
+
 /// What the analysis knows about one function.
 struct DependencyRecord {
   /// SHA-256 (hex) of the function's canonical IR, its start line, and the
