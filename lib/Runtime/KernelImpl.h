@@ -12,6 +12,7 @@
 #define KJIT_LIB_RUNTIME_KERNELIMPL_H
 
 #include "DispatchCache.h"
+#include "LaunchMetadata.h"
 #include "RecompileLog.h"
 #include "RuntimeImpl.h"
 #include "kjit/Cache/DiskCache.h"
@@ -133,7 +134,8 @@ struct Kernel::Impl {
   /// Unloads every loaded entry, once (at host shutdown or destruction).
   void unloadAll();
 
-  std::function<std::string(absl::Span<const Argument>)> launchMetadata;
+  /// Set at any time, read only by launches that launch_enter hooks see.
+  LaunchMetadataSlot launchMetadata;
   /// Only compiles are counted: a counter written on every launch would be
   /// a write shared by every launching thread (LaunchResult says whether a
   /// launch compiled).

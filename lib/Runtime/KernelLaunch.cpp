@@ -407,8 +407,10 @@ absl::Status Kernel::Impl::launchArguments(
   // saw): with only exit or completion hooks loaded the callback, which may
   // be costly (it often launches or reads tensors), does not run.
   std::string metadata;
-  if (launchMetadata && host->hasLaunchEnterHooks())
-    metadata = strCat("{", launchMetadata(bound), "}");
+  if (host->hasLaunchEnterHooks())
+    if (std::shared_ptr<const LaunchMetadataSlot::Callback> callback =
+            launchMetadata.get())
+      metadata = strCat("{", (*callback)(bound), "}");
   plugin::LaunchInfo info;
   info.kernelName = manifest.name;
   info.key = entry.key;

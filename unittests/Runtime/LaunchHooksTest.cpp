@@ -13,7 +13,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 using namespace kjit::rt;
 
@@ -52,6 +55,58 @@ TEST(LaunchHooks, MetadataCallbackReachesTheHooks) {
       << log;
   EXPECT_NE(log.find("launch arg x: *kfp32 = 0x"), std::string::npos) << log;
   EXPECT_NE(log.find("[dtype=12 flags=0x3 bits=0x"), std::string::npos) << log;
+}
+
+// The callback may be replaced while other threads launch the kernel with a
+// launch_enter hook loaded: each launch calls the callback it found (kept
+// alive for it), so every launch's metadata is one of those set.
+// LaunchMetadataTest runs the slot itself under ThreadSanitizer.
+TEST(LaunchHooks, MetadataCallbackCanBeReplacedDuringLaunches) {
+  RuntimeOptions options;
+  options.readEnvironment = false;
+  options.plugins = {KJIT_TEST_PLUGIN};
+  auto runtime = Runtime::create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::load(**runtime, std::string(KJIT_EXAMPLES_DIR) +
+                                            "/vector_add.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  Kernel *kernel = *(*module)->kernel("add");
+  auto setVersion = [kernel](int version) {
+    std::string text = "\"version\": " + std::to_string(version);
+    kernel->setLaunchMetadata(
+        [text](absl::Span<const Argument>) { return text; });
+  };
+  setVersion(0);
+  alignas(64) float x[16] = {};
+  ::testing::internal::CaptureStderr();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      alignas(64) float out[16] = {};
+      Argument args[] = {Argument::tensor(uintptr_t(x), DType::FP32),
+                         Argument::tensor(uintptr_t(x), DType::FP32),
+                         Argument::tensor(uintptr_t(out), DType::FP32),
+                         Argument::integer(16)};
+      for (int i = 0; i < 50; ++i)
+        failures += !kernel->launch(LaunchConfig(), args).ok();
+    });
+  for (int version = 1; version <= 200; ++version)
+    setVersion(version);
+  for (std::thread &thread : threads)
+    thread.join();
+  std::string log = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(failures.load(), 0);
+  size_t enters = 0;
+  for (size_t at = log.find("launch_enter kernel=add"); at != std::string::npos;
+       at = log.find("launch_enter kernel=add", at + 1))
+    ++enters;
+  EXPECT_EQ(enters, 200u);
+  size_t versions = 0;
+  for (size_t at = log.find("metadata={\"version\": "); at != std::string::npos;
+       at = log.find("metadata={\"version\": ", at + 1))
+    ++versions;
+  EXPECT_EQ(versions, 200u) << log.substr(0, 2000);
 }
 
 // Lazy metadata: with no launch hook loaded, nobody reads the launch's

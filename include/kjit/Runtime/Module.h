@@ -168,7 +168,11 @@ public:
   void setGlobalChangePolicy(GlobalChangePolicy policy);
   /// A per-kernel callback adding fields to the launch hooks' metadata; it
   /// returns the members of a JSON object (`"flops": 12, "bytes": 96`). It
-  /// runs only for launches that a plugin's launch_enter hook sees.
+  /// runs only for launches that a plugin's launch_enter hook sees. It may
+  /// be set, replaced or removed (an empty function) at any time, also while
+  /// other threads launch the kernel: a launch calls the callback that was
+  /// set when it read it, which stays alive until that call returns. The
+  /// callback may run on several launching threads at once.
   void setLaunchMetadata(
       std::function<std::string(absl::Span<const Argument>)> callback);
 
