@@ -572,15 +572,10 @@ std::string defaultDirectory() {
 }
 
 const std::vector<std::string> &codegenEnvironment() {
-  // Sorted; each changes what a compile or a backend's finalize produces.
+  // Sorted; each changes what kjit's compile produces. A backend's own
+  // variables (the cuda toolkit's) join its fingerprint instead.
   static const std::vector<std::string> names = {
-      "CUDA_HOME",              // the cuda backend's toolkit (ptxas, libdevice)
-      "CUDA_PATH",              // the same, spelled the other way
       "KJIT_CACHE_SALT",        // the user's own salt: a new value, new keys
-      "KJIT_CUDA_FINALIZER",    // ptxas or nvJitLink
-      "KJIT_CUDA_HOME",         // the toolkit, kjit's own spelling
-      "KJIT_CUDA_NVJITLINK",    // which libnvJitLink
-      "KJIT_CUDA_PTXAS",        // which ptxas
       "KJIT_DEBUG",             // device asserts on by default
       "KJIT_DEFAULT_FP_FUSION", // the default of enable_fp_fusion
       "KJIT_INTERPRET",         // launches on the interpreter target

@@ -134,10 +134,10 @@ static void release_malloced(void *owner, const uint8_t *data, size_t size) {
 
 static kjit_status *
 cuda_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
-  char toolkit[512], *text;
+  char *toolkit = NULL, *text;
   kjit_status *status;
   cuda_device *dev;
-  size_t len = 0;
+  size_t len;
   int n;
   (void)self;
   if (!KJIT_HAS_FIELD(args, kjit_backend_fingerprint_args, fingerprint))
@@ -145,14 +145,18 @@ cuda_fingerprint_entry(void *self, kjit_backend_fingerprint_args *args) {
                       "cuda backend: fingerprint arguments too small");
   if ((status = cuda_get_device(args->device, "fingerprint", &dev)))
     return status;
-  if ((status = cuda_toolkit_fingerprint(toolkit, sizeof toolkit, &len)))
+  if ((status = cuda_toolkit_fingerprint(&toolkit)))
     return status;
-  if (!(text = malloc(len + 128)))
+  len = strlen(toolkit);
+  if (!(text = malloc(len + 128))) {
+    free(toolkit);
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  }
   n = snprintf(text, len + 128,
                "kjit-cuda-backend;version=" CUDA_BACKEND_VERSION
                ";target=cuda;arch=%s;ptx=%s;%s",
                dev->arch, dev->ptx, toolkit);
+  free(toolkit);
   args->fingerprint.data = (const uint8_t *)text;
   args->fingerprint.size = n < 0 ? 0 : (size_t)n;
   args->fingerprint.owner = text;

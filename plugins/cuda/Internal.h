@@ -210,9 +210,10 @@ void cuda_file_identity(const char *path, char *buf, size_t size);
 kjit_status *cuda_finalizer_policy(int *policy);
 /** The libdevice path, or NULL when the toolkit has none. */
 const char *cuda_libdevice_path(void);
-/** Appends the toolkit's part of the fingerprint (finalizer choice,
- *  ptxas and nvJitLink identities, libdevice's SHA-256) to buf. */
-kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len);
+/** The toolkit's part of the fingerprint (finalizer choice, the driver
+ *  where it may finalize, ptxas, nvJitLink and libdevice identities, and
+ *  the values of the toolkit's variables), malloc'd into *text. */
+kjit_status *cuda_toolkit_fingerprint(char **text);
 
 /** PTX to cubin for `arch` ("sm_90", or a variant of the device's own
  *  such as "sm_90a") on `dev`; the result is malloc'd. */

@@ -3,8 +3,11 @@
 |* The toolkit is found once per process: KJIT_CUDA_HOME, CUDA_HOME,          *|
 |* CUDA_PATH, else /usr/local/cuda. From it come ptxas (bin/ptxas, or         *|
 |* KJIT_CUDA_PTXAS), libdevice (nvvm/libdevice/libdevice.10.bc) and           *|
-|* nvJitLink (KJIT_CUDA_NVJITLINK, else lib64/libnvJitLink.so.13, else the   *|
+|* nvJitLink (KJIT_CUDA_NVJITLINK, else lib64/libnvJitLink.so.13, else the    *|
 |* loader's default path).                                                    *|
+|*                                                                            *|
+|* These variables are the plugin's own: the values of those set join the     *|
+|* fingerprint (fingerprint_environment), and the disk cache knows none.      *|
 |*                                                                            *|
 |* PTX becomes a cubin through one of two finalizers (KJIT_CUDA_FINALIZER):   *|
 |* ptxas as a child process, whose fixed cost is a process start, or          *|
@@ -48,9 +51,19 @@ static struct {
   int has_ptxas;
   char libdevice[CUDA_PATH_MAX];
   int has_libdevice;
-  char finalizer[32]; /* KJIT_CUDA_FINALIZER as given ("" = auto) */
-  int policy;         /* -1: bad KJIT_CUDA_FINALIZER */
+  char finalizer[32];     /* KJIT_CUDA_FINALIZER as given ("" = auto) */
+  int policy;             /* -1: bad KJIT_CUDA_FINALIZER */
+  char environment[8192]; /* the fingerprint's env= part */
 } tk;
+
+/* The variables whose values decide the code this backend produces: the
+ * toolkit, the ptxas and nvJitLink it finalizes with, the finalizer. Each
+ * one set (and not empty) joins the fingerprint by its value, so that a
+ * changed one is a new cache key; the disk cache and the runtime know none
+ * of them (test/Cache/env-registry.test reads this list). */
+static const char *const fingerprint_environment[] = {
+    "KJIT_CUDA_HOME",  "CUDA_HOME",           "CUDA_PATH",
+    "KJIT_CUDA_PTXAS", "KJIT_CUDA_NVJITLINK", "KJIT_CUDA_FINALIZER"};
 
 static pthread_once_t toolkit_once = PTHREAD_ONCE_INIT;
 
@@ -59,11 +72,54 @@ static int is_file(const char *path) {
   return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* "NAME=value,..." of the variables of fingerprint_environment that are
+ * set, in the list's order; ',', ';', '%' and control bytes in a value are
+ * written %XX, so that no two environments give one text. Values longer
+ * than the buffer holds (paths of kilobytes) give "fnv1a:" and the 64-bit
+ * FNV-1a of every NAME=value instead. */
+static void environment_text(void) {
+  size_t i, used = 0, size = sizeof tk.environment;
+  uint64_t hash = 14695981039346656037ull;
+  const char *v, *p;
+  int overflow = 0;
+  for (i = 0; i < sizeof fingerprint_environment / sizeof(char *); ++i) {
+    if (!(v = getenv(fingerprint_environment[i])) || !*v)
+      continue;
+    for (p = fingerprint_environment[i]; *p; ++p)
+      hash = (hash ^ (unsigned char)*p) * 1099511628211ull;
+    hash = (hash ^ '=') * 1099511628211ull;
+    for (p = v; *p; ++p)
+      hash = (hash ^ (unsigned char)*p) * 1099511628211ull;
+    hash = (hash ^ 0) * 1099511628211ull;
+    if (overflow)
+      continue;
+    if (used + strlen(fingerprint_environment[i]) + 2 + 3 * strlen(v) >= size) {
+      overflow = 1;
+      continue;
+    }
+    used +=
+        (size_t)snprintf(tk.environment + used, size - used,
+                         "%s%s=", used ? "," : "", fingerprint_environment[i]);
+    for (p = v; *p; ++p) {
+      unsigned char c = (unsigned char)*p;
+      if (c < 0x20 || c == 0x7f || c == ',' || c == ';' || c == '%')
+        used +=
+            (size_t)snprintf(tk.environment + used, size - used, "%%%02X", c);
+      else
+        tk.environment[used++] = (char)c;
+    }
+  }
+  tk.environment[used] = '\0';
+  if (overflow)
+    snprintf(tk.environment, size, "fnv1a:%016llx", (unsigned long long)hash);
+}
+
 static void find_toolkit(void) {
   static const char *const vars[] = {"KJIT_CUDA_HOME", "CUDA_HOME",
                                      "CUDA_PATH"};
   const char *v;
   size_t i;
+  environment_text();
   snprintf(tk.home, sizeof tk.home, "/usr/local/cuda");
   tk.home_from = "the default";
   for (i = 0; i < sizeof vars / sizeof vars[0]; ++i)
@@ -353,11 +409,12 @@ void cuda_toolkit_join(void) {
     pthread_join(nvjitlink, NULL);
 }
 
-kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
+kjit_status *cuda_toolkit_fingerprint(char **text) {
   static const char *const names[] = {"auto", "ptxas", "nvjitlink", "driver"};
   char driver[160] = "unused";
   kjit_status *status;
   int policy = CUDA_FINALIZER_AUTO;
+  size_t size;
   if ((status = cuda_finalizer_policy(&policy)))
     return status;
   pthread_once(&fingerprint_once, build_fingerprint);
@@ -369,10 +426,11 @@ kjit_status *cuda_toolkit_fingerprint(char *buf, size_t size, size_t *len) {
   if (policy == CUDA_FINALIZER_DRIVER ||
       (policy == CUDA_FINALIZER_AUTO && !tk.has_ptxas))
     cuda_driver_identity(driver, sizeof driver);
-  *len = (size_t)snprintf(buf, size, "finalizer=%s;driver=%s;%s", names[policy],
-                          driver, fingerprint);
-  if (*len >= size)
-    *len = size - 1;
+  size = strlen(driver) + strlen(fingerprint) + strlen(tk.environment) + 64;
+  if (!(*text = malloc(size)))
+    return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+  snprintf(*text, size, "finalizer=%s;driver=%s;%s;env=%s", names[policy],
+           driver, fingerprint, tk.environment);
   return NULL;
 }
 

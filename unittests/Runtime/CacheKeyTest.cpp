@@ -150,6 +150,14 @@ TEST(CacheKey, OnlyCodegenVariablesJoinTheKey) {
     EXPECT_TRUE(seen.insert(key).second) << name;
     env = saved;
   }
+  // Only kjit's own variables: a backend folds the ones that change its
+  // code into its fingerprint (the cuda toolkit's: test/CudaBackend/
+  // describe.test), and the cache knows none of them.
+  for (const std::string &name : kjit::cache::codegenEnvironment()) {
+    EXPECT_EQ(name.rfind("KJIT_", 0), 0u) << name;
+    EXPECT_NE(name.rfind("KJIT_CUDA_", 0), 0u) << name;
+    EXPECT_NE(name.rfind("KJIT_HOST_", 0), 0u) << name;
+  }
   // The lists are disjoint.
   for (const std::string &name : kjit::cache::codegenEnvironment())
     for (const std::string &neutral : kjit::cache::neutralEnvironment())

@@ -121,12 +121,16 @@ std::optional<std::chrono::milliseconds> parseDuration(std::string_view text);
 /// $HOME/.cache/kjit, else empty (no home: no disk cache).
 std::string defaultDirectory();
 
-/// The environment variables that change what a compile produces: their
-/// values join every artifact's key ("unset" and "empty" alike).
+/// kjit's own environment variables that change what a compile produces:
+/// their values join every artifact's key ("unset" and "empty" alike). A
+/// backend plugin folds the variables that change its code into its own
+/// fingerprint (the cuda toolkit's: plugins/cuda/Toolkit.c), which joins
+/// the key as well; they are in neither list.
 const std::vector<std::string> &codegenEnvironment();
 /// kjit's other variables, which never change generated code. Every
-/// variable kjit reads is in one of the two lists
-/// (test/Cache/env-registry.test checks the sources).
+/// variable kjit reads is in one of the two lists or in a plugin's
+/// fingerprint_environment (test/Cache/env-registry.test checks the
+/// sources).
 const std::vector<std::string> &neutralEnvironment();
 
 struct DiskCacheOptions {
