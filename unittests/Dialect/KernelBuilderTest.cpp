@@ -171,6 +171,35 @@ TEST_F(KernelBuilderTest, StoreThroughConstPointerIsRejected) {
             "marked 'kjit.const'");
 }
 
+/// The kernel checks how its body reads a '!kjit.any' parameter by walking
+/// the body, not the parameter's uses: an operation a rewrite has built but
+/// not inserted yet uses it too, and is no part of the kernel.
+TEST_F(KernelBuilderTest, AnyParameterRulesReadOnlyTheBody) {
+  OpBuilder b(&context);
+  Location loc = b.getUnknownLoc();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  b.setInsertionPointToEnd(module->getBody());
+  auto any = kjit::AnyValueType::get(&context);
+  auto kernel = kjit::KernelOp::create(
+      b, loc, "k", b.getFunctionType({any}, {}), ArrayRef<StringRef>{"a"});
+  Block *entry = kernel.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  kjit::CastOp::create(b, loc, b.getI32Type(), entry->getArgument(0));
+  kjit::ReturnOp::create(b, loc);
+
+  OperationState state(loc, "kjit.print");
+  state.addOperands(entry->getArgument(0));
+  state.addAttribute("prefix", b.getStringAttr("a"));
+  Operation *detached = Operation::create(state);
+  EXPECT_TRUE(succeeded(verify(*module)));
+
+  b.setInsertionPoint(entry->getTerminator());
+  b.insert(detached);
+  EXPECT_EQ(verifyError(*module),
+            "'kjit.print' op uses parameter 'a' of type '!kjit.any' "
+            "directly; read it through 'kjit.cast' to a concrete type");
+}
+
 /// An arith.select that MLIR 22's own verifier crashes on (a vector
 /// condition, a scalar result) is reported by the kernel's verifier, which
 /// runs first; one with a null operand (what a broken pass could leave) is

@@ -213,6 +213,19 @@ kjit.kernel @k(%a: !kjit.any) {
 
 // -----
 
+// The kernel walks its body in order: the first direct use is the one
+// reported, also inside a nested region.
+kjit.kernel @k(%a: !kjit.any, %c: i1) {
+  scf.if %c {
+    // expected-error @below {{'kjit.print' op uses parameter 'a' of type '!kjit.any' directly; read it through 'kjit.cast' to a concrete type}}
+    kjit.print "first" %a : !kjit.any
+  }
+  kjit.print "second" %a : !kjit.any
+  kjit.return
+}
+
+// -----
+
 "kjit.kernel"() <{function_type = () -> (), param_names = [], sym_name = "k"}> ({
   // expected-error @below {{'kjit.kernel' op expects parent op 'builtin.module'}}
   kjit.kernel @inner() { kjit.return }
@@ -558,6 +571,18 @@ kjit.kernel @k(%p: !kjit.ptr<f32>, %i: i32) {
 kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.const}, %i: i32, %v: f32) {
   // expected-error @below {{'kjit.store' op stores through parameter 'p', which is marked 'kjit.const'}}
   kjit.store %v, %p[%i] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}
+
+// -----
+
+// The kernel's rule, checked over its whole body, nested regions included.
+kjit.kernel @k(%p: !kjit.ptr<f32>, %q: !kjit.ptr<f32> {kjit.const}, %i: i32, %v: f32, %c: i1) {
+  kjit.store %v, %p[%i] : f32, !kjit.ptr<f32>, i32
+  scf.if %c {
+    // expected-error @below {{'kjit.store' op stores through parameter 'q', which is marked 'kjit.const'}}
+    kjit.store %v, %q[%i] : f32, !kjit.ptr<f32>, i32
+  }
   kjit.return
 }
 

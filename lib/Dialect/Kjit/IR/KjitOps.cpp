@@ -184,6 +184,8 @@ static LogicalResult verifyDefault(KernelOp kernel, unsigned index,
   return success();
 }
 
+static LogicalResult verifyAnyParamUses(KernelOp kernel);
+
 LogicalResult KernelOp::verify() {
   if (failed(verifyHasBody(*this, "kernel")) ||
       failed(verifyUpstreamVerifierHazards(*this)))
@@ -255,16 +257,58 @@ LogicalResult KernelOp::verify() {
                            << "' after it does not; only trailing parameters "
                               "can have defaults";
     }
-
-    if (isa<AnyValueType>(type))
-      for (Operation *user : getArgument(i).getUsers())
-        if (!isa<CastOp>(user))
-          return user->emitOpError()
-                 << "uses parameter '" << name
-                 << "' of type '!kjit.any' directly; read it through "
-                    "'kjit.cast' to a concrete type";
   }
-  return success();
+  return verifyAnyParamUses(*this);
+}
+
+/// A `!kjit.any` parameter is read only through `kjit.cast`. Checked by
+/// walking the kernel's own body, in order, before the operations in it are
+/// verified: their own type constraints would otherwise reject the value
+/// first, with a message that does not say how to read it. (The argument's
+/// use list is not read: it also holds users not, or no longer, in the body,
+/// such as an operation a rewrite built and has not inserted yet.)
+static LogicalResult verifyAnyParamUses(KernelOp kernel) {
+  if (kernel.getBody().empty() ||
+      llvm::none_of(kernel.getArgumentTypes(), llvm::IsaPred<AnyValueType>))
+    return success();
+  Block *entry = &kernel.getBody().front();
+  WalkResult result = kernel.getBody().walk([&](Operation *op) {
+    if (isa<CastOp>(op))
+      return WalkResult::advance();
+    for (Value operand : op->getOperands()) {
+      auto param = dyn_cast_or_null<BlockArgument>(operand);
+      if (!param || param.getOwner() != entry ||
+          !isa<AnyValueType>(param.getType()))
+        continue;
+      op->emitOpError() << "uses parameter '"
+                        << kernel.getParamName(param.getArgNumber())
+                        << "' of type '!kjit.any' directly; read it through "
+                           "'kjit.cast' to a concrete type";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// The rules on what the body does with the parameters that need its
+/// operations verified first: nothing stores through a `kjit.const`
+/// pointer parameter.
+LogicalResult KernelOp::verifyRegions() {
+  if (getBody().empty())
+    return success();
+  Block *entry = &getBody().front();
+  WalkResult result = getBody().walk([&](StoreOp store) {
+    auto param = dyn_cast<BlockArgument>(store.getBase());
+    if (!param || param.getOwner() != entry ||
+        !hasParamFlag(param.getArgNumber(), KjitDialect::kConstAttrName))
+      return WalkResult::advance();
+    store.emitOpError() << "stores through parameter '"
+                        << getParamName(param.getArgNumber())
+                        << "', which is marked 'kjit.const'";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//
@@ -577,18 +621,11 @@ LogicalResult LoadOp::verify() {
                           "result");
 }
 
+/// (Whether the pointer is a `kjit.const` kernel parameter is the kernel's
+/// rule: KernelOp::verifyRegions.)
 LogicalResult StoreOp::verify() {
-  if (failed(verifyAccessType(*this, getValue().getType(), getBase().getType(),
-                              "stored value")))
-    return failure();
-  if (auto param = dyn_cast<BlockArgument>(getBase()))
-    if (auto kernel = dyn_cast<KernelOp>(param.getOwner()->getParentOp()))
-      if (kernel.hasParamFlag(param.getArgNumber(),
-                              KjitDialect::kConstAttrName))
-        return emitOpError() << "stores through parameter '"
-                             << kernel.getParamName(param.getArgNumber())
-                             << "', which is marked 'kjit.const'";
-  return success();
+  return verifyAccessType(*this, getValue().getType(), getBase().getType(),
+                          "stored value");
 }
 
 /// An assertion of the constant true cannot fail.

@@ -79,6 +79,7 @@ def Kjit_KernelOp : Kjit_Op<"kernel", [
   }];
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 }
 
 def Kjit_FuncOp : Kjit_Op<"func", [
