@@ -34,5 +34,9 @@ cd "$KJIT_ROOT"
 # checkout they were made in.
 gen KjitDialect.md -gen-dialect-doc -dialect=kjit include/kjit/Dialect/Kjit/IR/KjitOps.td
 gen KjitPasses.md -gen-pass-doc include/kjit/Transforms/Passes.td
-gen KjitConversionPasses.md -gen-pass-doc include/kjit/Conversion/Passes.td
+# One file per target (include/kjit/Target/<Name>/Passes.td).
+for td in include/kjit/Target/*/Passes.td; do
+  target=$(basename "$(dirname "$td")")
+  gen "Kjit${target}TargetPasses.md" -gen-pass-doc "$td"
+done
 gen KjitHookPasses.md -gen-pass-doc lib/HookPasses/HookPasses.td

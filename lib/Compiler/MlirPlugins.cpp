@@ -1,4 +1,4 @@
-//===- MlirPlugins.cpp - MLIR plugins over the shared libMLIR ------------===//
+//===- MlirPlugins.cpp - MLIR plugins over the shared libMLIR -------------===//
 //
 // libkjit-compiler.so links Debian's libMLIR.so, and so does a plugin built
 // against Debian's MLIR: the dynamic loader gives both the one copy, so the

@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - the compile pipeline of one kernel -----------------===//
+//===- Pipeline.cpp - the compile pipeline of one kernel ------------------===//
 
 #include "kjit/Compiler/Pipeline.h"
 

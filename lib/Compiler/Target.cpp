@@ -1,9 +1,9 @@
-//===- Target.cpp - the target registry ----------------------------------===//
+//===- Target.cpp - the target registry -----------------------------------===//
 
 #include "kjit/Compiler/Target.h"
 
-#include "kjit/Compiler/CudaTarget.h"
-#include "kjit/Compiler/HostTarget.h"
+#include "kjit/Target/Cuda/CudaTarget.h"
+#include "kjit/Target/Host/HostTarget.h"
 
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/AttrTypeSubElements.h"

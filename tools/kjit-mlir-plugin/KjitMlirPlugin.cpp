@@ -15,10 +15,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "HookPasses.h"
-#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Target/Cuda/CudaTarget.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"

@@ -24,12 +24,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "HookPasses.h"
-#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Compiler/Registration.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Model/InputFile.h"
 #include "kjit/Plugin/PluginHost.h"
+#include "kjit/Target/Cuda/CudaTarget.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"

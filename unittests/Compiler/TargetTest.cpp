@@ -6,8 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Compiler/Target.h"
-#include "kjit/Compiler/CudaTarget.h"
 #include "kjit/Runtime/CompilerService.h"
+#include "kjit/Target/Cuda/CudaTarget.h"
 
 #include "kjit/Model/Specialization.h"
 
@@ -376,7 +376,7 @@ kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32) {
 )";
 
 /// A thread keeps its NVPTX code generator between compiles
-/// (lib/Compiler/NvptxCodeGenerator.h): a kernel's PTX is still what a
+/// (lib/Target/Cuda/NvptxCodeGenerator.h): a kernel's PTX is still what a
 /// fresh thread would make, also after kernels with calls (NVPTX numbers
 /// calls with a counter no module resets) and before them, and on threads
 /// that compile at once.

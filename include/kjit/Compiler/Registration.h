@@ -26,12 +26,6 @@ void registerKjitDialects(mlir::DialectRegistry &registry);
 /// each compile.
 void registerKjitTargetDialects(mlir::DialectRegistry &registry);
 
-/// The cuda target's needs: the ConvertToLLVM interfaces of arith, cf,
-/// func, index, math, memref, nvvm, ub and vector, the NVVM target
-/// attribute's model and the builtin, gpu, llvm and nvvm translations to
-/// LLVM IR (this adds the nvvm dialect to the registry).
-void registerKjitCudaSupport(mlir::DialectRegistry &registry);
-
 } // namespace kjit
 
 #endif // KJIT_COMPILER_REGISTRATION_H

@@ -1,22 +1,21 @@
-//===- Passes.h - kjit conversion passes ------------------------*- C++ -*-===//
+//===- Passes.h - every built-in target's passes ----------------*- C++ -*-===//
 //
-// Declarations of the passes of Passes.td. As in kjit/Transforms/Passes.h,
-// no dialect header belongs here.
+// The passes of the targets built into the compiler (KJIT_TARGETS): each
+// target declares its own in include/kjit/Target/<Name>/Passes.td (its
+// lowering) and may add steps tools run on their own (the cuda target's
+// kjit-serialize-to-ptx). The list is generated (kjit/Target/Targets.inc).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KJIT_CONVERSION_PASSES_H
 #define KJIT_CONVERSION_PASSES_H
 
-#include "mlir/Pass/Pass.h"
-
 namespace kjit {
 
-#define GEN_PASS_DECL
-#include "kjit/Conversion/Passes.h.inc"
-
-#define GEN_PASS_REGISTRATION
-#include "kjit/Conversion/Passes.h.inc"
+/// Registers the passes of every built-in target (each target's
+/// register<Name>TargetPasses), for pass pipelines that name them:
+/// kjit-opt, the mlir-opt plugin and the compiler service's extra passes.
+void registerKjitConversionPasses();
 
 } // namespace kjit
 

@@ -5,7 +5,7 @@
 // (docs/Specialization.md) and the preparation every target pipeline runs
 // before its lowering (docs/HostTarget.md). Each runs the same way in the
 // runtime, in kjit-opt, and in mlir-opt through the pass plugin. The
-// lowerings are in include/kjit/Conversion/Passes.td; the hook passes, which
+// lowerings are in include/kjit/Target/<Name>/Passes.td; the hook passes, which
 // call the process's plugins, in lib/HookPasses (linked by the tools only).
 //
 //===----------------------------------------------------------------------===//

@@ -3,12 +3,12 @@
 // The structures of include/kjit-c/HostKernel.h (kjit_host_thread,
 // kjit_host_runtime, kjit_host_print_arg) as LLVM types, and the helpers the
 // host lowering uses to read the thread and call its runtime table. Internal
-// to lib/Conversion/HostToLLVM.
+// to lib/Target/Host/HostToLLVM.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTABI_H
-#define KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTABI_H
+#ifndef KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTABI_H
+#define KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTABI_H
 
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
@@ -73,4 +73,4 @@ std::pair<mlir::Value, mlir::Value> getStringConstant(mlir::OpBuilder &b,
 
 } // namespace kjit::host
 
-#endif // KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTABI_H
+#endif // KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTABI_H

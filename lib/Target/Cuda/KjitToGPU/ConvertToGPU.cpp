@@ -8,12 +8,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ExpandForLLVM.h"
-#include "../FpFusion.h"
-#include "../ResolvedParameters.h"
+#include "Conversion/ExpandForLLVM.h"
+#include "Conversion/FpFusion.h"
+#include "Conversion/ResolvedParameters.h"
 
-#include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Target/Cuda/Passes.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,7 +34,7 @@
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITCONVERTTOGPU
-#include "kjit/Conversion/Passes.h.inc"
+#include "kjit/Target/Cuda/Passes.h.inc"
 } // namespace kjit
 
 using namespace mlir;

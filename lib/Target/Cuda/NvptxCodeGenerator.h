@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_COMPILER_NVPTXCODEGENERATOR_H
-#define KJIT_LIB_COMPILER_NVPTXCODEGENERATOR_H
+#ifndef KJIT_LIB_TARGET_CUDA_NVPTXCODEGENERATOR_H
+#define KJIT_LIB_TARGET_CUDA_NVPTXCODEGENERATOR_H
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/SmallVector.h"
@@ -75,4 +75,4 @@ private:
 
 } // namespace kjit
 
-#endif // KJIT_LIB_COMPILER_NVPTXCODEGENERATOR_H
+#endif // KJIT_LIB_TARGET_CUDA_NVPTXCODEGENERATOR_H

@@ -1,4 +1,4 @@
-//===- CudaTarget.cpp - the cuda compile target --------------------------===//
+//===- CudaTarget.cpp - the cuda compile target ---------------------------===//
 //
 // PTX for NVIDIA GPUs through the upstream GPU/NVVM lowering: the verified
 // pipeline of docs/CudaTarget.md, with every option checked against LLVM
@@ -7,12 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Compiler/CudaTarget.h"
+#include "kjit/Target/Cuda/CudaTarget.h"
 
 #include "NvptxCodeGenerator.h"
 
-#include "kjit/Compiler/Registration.h"
-#include "kjit/Conversion/Passes.h"
+#include "kjit/Target/Cuda/Passes.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"

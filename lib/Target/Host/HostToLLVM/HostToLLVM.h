@@ -3,12 +3,12 @@
 // What the pass (ConvertHostToLLVM.cpp) assembles: the kjit op patterns
 // (Patterns.cpp), workgroup memory as thread-local storage (Workgroup.cpp)
 // and the ABI symbols of each kernel (Symbols.cpp). Internal to
-// lib/Conversion/HostToLLVM; docs/HostTarget.md gives the rationale.
+// lib/Target/Host/HostToLLVM; docs/HostTarget.md gives the rationale.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTTOLLVM_H
-#define KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTTOLLVM_H
+#ifndef KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTTOLLVM_H
+#define KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTTOLLVM_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -92,4 +92,4 @@ void emitABIVersion(mlir::OpBuilder &b, mlir::ModuleOp module,
 
 } // namespace kjit::host
 
-#endif // KJIT_LIB_CONVERSION_HOSTTOLLVM_HOSTTOLLVM_H
+#endif // KJIT_LIB_TARGET_HOST_HOSTTOLLVM_HOSTTOLLVM_H

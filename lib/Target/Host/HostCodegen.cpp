@@ -1,6 +1,6 @@
-//===- HostCodegen.cpp - LLVM dialect to a host shared object ------------===//
+//===- HostCodegen.cpp - LLVM dialect to a host shared object -------------===//
 
-#include "kjit/Compiler/HostCodegen.h"
+#include "kjit/Target/Host/HostCodegen.h"
 
 #include "lld/Common/Driver.h"
 #include "mlir/IR/Verifier.h"

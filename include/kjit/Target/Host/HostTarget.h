@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_COMPILER_HOSTTARGET_H
-#define KJIT_COMPILER_HOSTTARGET_H
+#ifndef KJIT_TARGET_HOST_HOSTTARGET_H
+#define KJIT_TARGET_HOST_HOSTTARGET_H
 
 #include "kjit/Compiler/Target.h"
 
@@ -21,4 +21,4 @@ std::unique_ptr<Target> createHostTarget();
 
 } // namespace kjit
 
-#endif // KJIT_COMPILER_HOSTTARGET_H
+#endif // KJIT_TARGET_HOST_HOSTTARGET_H

@@ -1,9 +1,9 @@
-//===- HostTarget.cpp - the host compile target --------------------------===//
+//===- HostTarget.cpp - the host compile target ---------------------------===//
 
-#include "kjit/Compiler/HostTarget.h"
+#include "kjit/Target/Host/HostTarget.h"
 
-#include "kjit/Compiler/HostCodegen.h"
-#include "kjit/Conversion/Passes.h"
+#include "kjit/Target/Host/HostCodegen.h"
+#include "kjit/Target/Host/Passes.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"

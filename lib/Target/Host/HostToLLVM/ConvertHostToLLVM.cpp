@@ -9,14 +9,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ExpandForLLVM.h"
-#include "../FpFusion.h"
-#include "../ResolvedParameters.h"
+#include "Conversion/ExpandForLLVM.h"
+#include "Conversion/FpFusion.h"
+#include "Conversion/ResolvedParameters.h"
 #include "HostABI.h"
 #include "HostToLLVM.h"
 
-#include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
+#include "kjit/Target/Host/Passes.h"
 #include "kjit/Transforms/ApplySpecialization.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -41,7 +41,7 @@
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITCONVERTHOSTTOLLVM
-#include "kjit/Conversion/Passes.h.inc"
+#include "kjit/Target/Host/Passes.h.inc"
 } // namespace kjit
 
 using namespace mlir;

@@ -10,12 +10,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_COMPILER_CUDATARGET_H
-#define KJIT_COMPILER_CUDATARGET_H
+#ifndef KJIT_TARGET_CUDA_CUDATARGET_H
+#define KJIT_TARGET_CUDA_CUDATARGET_H
 
 #include "kjit/Compiler/Target.h"
 
 #include <optional>
+
+namespace mlir {
+class DialectRegistry;
+} // namespace mlir
 
 namespace kjit {
 
@@ -26,6 +30,12 @@ std::unique_ptr<Target> createCudaTarget();
 /// (gpu.module with an #nvvm.target -> gpu.binary holding its PTX), so that
 /// kjit-opt and mlir-opt run it on its own. Tools call it once.
 void registerCudaTargetPasses();
+
+/// The cuda target's needs: the ConvertToLLVM interfaces of arith, cf,
+/// func, index, math, memref, nvvm, ub and vector, the NVVM target
+/// attribute's model and the builtin, gpu, llvm and nvvm translations to
+/// LLVM IR (this adds the nvvm dialect to the registry).
+void registerKjitCudaSupport(mlir::DialectRegistry &registry);
 
 /// One chip LLVM 22's NVPTX back end knows.
 struct CudaChip {
@@ -57,4 +67,4 @@ llvm::Expected<CudaConfig> resolveCudaConfig(const TargetOptions &options);
 
 } // namespace kjit
 
-#endif // KJIT_COMPILER_CUDATARGET_H
+#endif // KJIT_TARGET_CUDA_CUDATARGET_H

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Conversion/Passes.h"
+#include "kjit/Target/Cuda/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -16,7 +16,7 @@
 
 namespace kjit {
 #define GEN_PASS_DEF_KJITFINALIZENVVM
-#include "kjit/Conversion/Passes.h.inc"
+#include "kjit/Target/Cuda/Passes.h.inc"
 } // namespace kjit
 
 using namespace mlir;

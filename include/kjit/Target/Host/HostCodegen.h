@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KJIT_COMPILER_HOSTCODEGEN_H
-#define KJIT_COMPILER_HOSTCODEGEN_H
+#ifndef KJIT_TARGET_HOST_HOSTCODEGEN_H
+#define KJIT_TARGET_HOST_HOSTCODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -42,4 +42,4 @@ bool buildHostSharedObject(mlir::ModuleOp module,
 
 } // namespace kjit
 
-#endif // KJIT_COMPILER_HOSTCODEGEN_H
+#endif // KJIT_TARGET_HOST_HOSTCODEGEN_H

@@ -1,0 +1,84 @@
+//===- Passes.td - the cuda target's passes ----------------*- tablegen -*-===//
+//
+// The cuda target's lowering from prepared kernel IR to the gpu dialect and
+// its check after the upstream NVVM lowering (lib/Target/Cuda/KjitToGPU).
+// The target-independent preparation it expects is in
+// include/kjit/Transforms/Passes.td. Generated into Passes.h.inc
+// (registerKjitCudaPasses) and docs/generated/KjitCudaTargetPasses.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_TARGET_CUDA_PASSES_TD
+#define KJIT_TARGET_CUDA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def KjitConvertToGPU : Pass<"kjit-convert-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower prepared kernel IR to the gpu dialect for the cuda target";
+  let description = [{
+    Moves the module's kernels, device functions and workgroup memory into a
+    `gpu.module @kjit_device` (the module becomes a `gpu.container_module`)
+    and lowers kjit to what `convert-gpu-to-nvvm` takes: a specialized
+    module (no `kjit.cast` left) whose globals are baked in
+    (`kjit-bake-globals`; a `kjit.get_global` that is still there is an
+    error). docs/CudaTarget.md explains each rule.
+
+    - `kjit.kernel` becomes a `gpu.func ... kernel` of the same name whose
+      parameters are exactly the launch arguments in order: `!kjit.ptr<T>`
+      is `!llvm.ptr<1>` (global memory), `i1` is passed as `i8` and
+      converted inside; `known_block_size` is `32 * num-warps` threads
+      (`.maxntid`), and `maxnreg` gives `nvvm.maxnreg` (`.maxnreg`);
+    - `kjit.func` becomes `func.func` (private ones internal); `kjit.call`
+      a `func.call`, with the call-site `no_inline` when the callee is
+      `noinline`, so that it stays a real call (`call.uni`);
+    - `kjit.load`/`kjit.store` become a GEP and `llvm.load`/`llvm.store`;
+      masked ones sit in an `scf.if` (a masked-off address is never read).
+      The alignment is what can be proven: 16 bytes for a vector access
+      through a parameter specialized `D` (`kjit.divisibility = 16`, also
+      `llvm.align = 16` on the parameter) at an offset that is a multiple of
+      the vector length, else the element size;
+    - `kjit.program_id`/`kjit.num_programs` are `gpu.block_id`/`gpu.grid_dim`
+      as i32, `kjit.print` is `gpu.printf` in the host's format,
+      `kjit.assert` is `cf.assert` (the pipeline strips asserts outside debug
+      mode), `kjit.null` a null `!llvm.ptr<1>`;
+    - with `fp-fusion` float `arith.mulf`/`addf`/`subf` get
+      `fastmath<contract>`; without it they get nothing, so NVPTX emits
+      `mul.rn`/`add.rn`, which ptxas does not fuse.
+
+    The module gets `kjit.kernel_name` and `kjit.shared_bytes` (the static
+    workgroup memory), which the artifact's metadata reports.
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per program: the kernel's block size is 32 * num-warps">,
+    Option<"maxNReg", "maxnreg", "int64_t", /*default=*/"0",
+           "Register limit per thread of the kernel entry (0: none)">,
+    Option<"fpFusion", "fp-fusion", "bool", /*default=*/"true",
+           "Allow a multiply and an add to fuse into one rounding">,
+  ];
+  let dependentDialects = [
+    "kjit::KjitDialect", "mlir::LLVM::LLVMDialect", "mlir::gpu::GPUDialect",
+    "mlir::func::FuncDialect", "mlir::scf::SCFDialect",
+    "mlir::cf::ControlFlowDialect", "mlir::arith::ArithDialect"
+  ];
+}
+
+def KjitFinalizeNVVM : Pass<"kjit-finalize-nvvm", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Check and tidy a gpu.module after convert-gpu-to-nvvm";
+  let description = [{
+    Runs on a `gpu.module` that `convert-gpu-to-nvvm` lowered:
+
+    - erases the `_mlir_ciface_*` wrappers the lowering adds to every
+      `func.func` (nothing calls them; they would only cost ptxas time);
+    - without `libdevice`, refuses a module that declares a libdevice
+      function (`__nv_expf` for `math.exp`, ...), naming it: otherwise the
+      PTX would hold an `.extern .func __nv_...` that only fails when ptxas
+      or the driver loads it.
+  }];
+  let options = [
+    Option<"libdevice", "libdevice", "bool", /*default=*/"false",
+           "Whether libdevice will be linked (nvvm-attach-target l=...)">,
+  ];
+}
+
+#endif // KJIT_TARGET_CUDA_PASSES_TD
