@@ -7,6 +7,7 @@
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -25,6 +26,13 @@ using namespace kjit;
 
 #define GET_ATTRDEF_CLASSES
 #include "kjit/Dialect/Kjit/IR/KjitAttrs.cpp.inc"
+
+/// The constants kjit's folders produce (the zero of a masked-off load)
+/// are arith constants.
+Operation *KjitDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
 
 void KjitDialect::initialize() {
   registerTypes();
@@ -84,7 +92,8 @@ bool kjit::isValidParamName(StringRef name) {
 
 LogicalResult kjit::verifyUpstreamVerifierHazards(Operation *root) {
   WalkResult result = root->walk([&](Operation *op) {
-    // Matched by name: the dialect library does not depend on arith.
+    // Matched by name and read generically: the op is not verified yet,
+    // so its typed accessors need not hold.
     if (op->getName().getStringRef() != "arith.select" ||
         op->getNumOperands() != 3 || op->getNumResults() != 1)
       return WalkResult::advance();

@@ -628,6 +628,40 @@ LogicalResult StoreOp::verify() {
                           "stored value");
 }
 
+/// A constant mask folds. True: the access always happens, so the mask goes,
+/// and `other` with it (only a false mask reads it). False: nothing is read,
+/// and the result is `other`, or zero without it.
+OpFoldResult LoadOp::fold(FoldAdaptor adaptor) {
+  auto mask = dyn_cast_or_null<IntegerAttr>(adaptor.getMask());
+  if (!mask)
+    return {};
+  if (mask.getValue().isOne()) {
+    getMaskMutable().clear();
+    getOtherMutable().clear();
+    return getResult();
+  }
+  if (Value other = getOther())
+    return other;
+  return Builder(getContext()).getZeroAttr(getType());
+}
+
+/// A store under a constant mask: true, the mask goes; false, it writes
+/// nothing and goes.
+LogicalResult StoreOp::canonicalize(StoreOp op, PatternRewriter &rewriter) {
+  Value mask = op.getMask();
+  if (!mask)
+    return failure();
+  if (matchPattern(mask, m_One())) {
+    rewriter.modifyOpInPlace(op, [&] { op.getMaskMutable().clear(); });
+    return success();
+  }
+  if (matchPattern(mask, m_Zero())) {
+    rewriter.eraseOp(op);
+    return success();
+  }
+  return failure();
+}
+
 /// An assertion of the constant true cannot fail.
 LogicalResult AssertOp::canonicalize(AssertOp op, PatternRewriter &rewriter) {
   if (!matchPattern(op.getCondition(), m_One()))

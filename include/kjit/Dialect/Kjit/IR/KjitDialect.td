@@ -30,6 +30,10 @@ def Kjit_Dialect : Dialect {
     `kjit.do_not_specialize_on_alignment`, `kjit.const`, `kjit.unsigned` and
     `kjit.default = <value>`.
   }];
+  // Folding a masked-off load without `other` makes its zero an
+  // arith.constant (materializeConstant).
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+  let hasConstantMaterializer = 1;
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasRegionArgAttrVerify = 1;

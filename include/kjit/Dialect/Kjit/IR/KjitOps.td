@@ -289,6 +289,10 @@ def Kjit_LoadOp : Kjit_Op<"load", [
     is one bit for the whole access: when it is false nothing is read and
     the result is `other`, or zero without `other`.
 
+    A constant mask folds: a true one is dropped (with `other`, which only
+    a false mask reads), and a load under a false one folds to `other` or
+    to zero.
+
     ```mlir
     %a = kjit.load %x[%i] mask %m : !kjit.ptr<f32>, i32 -> f32
     %v = kjit.load %x[%j] : !kjit.ptr<f32>, i32 -> vector<4xf32>
@@ -302,6 +306,7 @@ def Kjit_LoadOp : Kjit_Op<"load", [
     `:` qualified(type($base)) `,` type($offset) `->` type($result)
   }];
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Kjit_StoreOp : Kjit_Op<"store", [
@@ -311,6 +316,9 @@ def Kjit_StoreOp : Kjit_Op<"store", [
     Stores a scalar at `base[offset]`, or a vector of at most 16 bytes at
     the consecutive elements starting there. When the optional `mask` is
     false nothing is written.
+
+    Under the canonicalizer a constant true mask is dropped, and a store
+    under a constant false one, which writes nothing, is erased.
 
     ```mlir
     kjit.store %v, %y[%j] mask %m : vector<4xf32>, !kjit.ptr<f32>, i32
@@ -323,6 +331,7 @@ def Kjit_StoreOp : Kjit_Op<"store", [
     `:` type($value) `,` qualified(type($base)) `,` type($offset)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 //===----------------------------------------------------------------------===//
