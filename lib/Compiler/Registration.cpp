@@ -5,8 +5,6 @@
 #include "kjit/Compiler/Target.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
-#include "kjit/Target/Cuda/Passes.h"
-#include "kjit/Target/Host/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
@@ -34,7 +32,15 @@ void kjit::registerKjitTargetDialects(mlir::DialectRegistry &registry) {
     lookupTarget(name)->registerDialects(registry);
 }
 
+// Each built-in target's pass registration (lib/Target/<Name>).
+namespace kjit {
+#define KJIT_TARGET(Name) void register##Name##TargetPasses();
+#include "kjit/Target/Targets.inc"
+#undef KJIT_TARGET
+} // namespace kjit
+
 void kjit::registerKjitConversionPasses() {
-  registerKjitHostPasses();
-  registerKjitCudaPasses();
+#define KJIT_TARGET(Name) register##Name##TargetPasses();
+#include "kjit/Target/Targets.inc"
+#undef KJIT_TARGET
 }

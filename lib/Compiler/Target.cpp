@@ -2,9 +2,6 @@
 
 #include "kjit/Compiler/Target.h"
 
-#include "kjit/Target/Cuda/CudaTarget.h"
-#include "kjit/Target/Host/HostTarget.h"
-
 #include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "mlir/Pass/Pass.h"
@@ -15,6 +12,13 @@
 #include <mutex>
 
 using namespace kjit;
+
+// Each built-in target's factory (lib/Target/<Name>).
+namespace kjit {
+#define KJIT_TARGET(Name) std::unique_ptr<Target> create##Name##Target();
+#include "kjit/Target/Targets.inc"
+#undef KJIT_TARGET
+} // namespace kjit
 
 namespace {
 
@@ -88,13 +92,15 @@ struct Registry {
   }
 };
 
-/// The registry, with the built-in targets (host, cuda) in it. Another
-/// target is added here, or by its own library through registerTarget.
+/// The registry, with the built-in targets in it (KJIT_TARGETS, generated
+/// into kjit/Target/Targets.inc: docs/Targets.md). A target outside the
+/// tree is added by its own library through registerTarget.
 Registry &getRegistry() {
   static Registry *registry = [] {
     auto *built = new Registry;
-    built->targets.push_back(createHostTarget());
-    built->targets.push_back(createCudaTarget());
+#define KJIT_TARGET(Name) built->targets.push_back(create##Name##Target());
+#include "kjit/Target/Targets.inc"
+#undef KJIT_TARGET
     return built;
   }();
   return *registry;

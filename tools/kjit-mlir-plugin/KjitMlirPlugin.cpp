@@ -18,7 +18,6 @@
 #include "kjit/Compiler/Pipeline.h"
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
-#include "kjit/Target/Cuda/CudaTarget.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -34,7 +33,6 @@ mlirGetPassPluginInfo() {
             kjit::registerKjitConversionPasses();
             kjit::registerKjitHookPasses();
             kjit::registerKernelPipelines();
-            kjit::registerCudaTargetPasses();
           }};
 }
 

@@ -29,7 +29,6 @@
 #include "kjit/Conversion/Passes.h"
 #include "kjit/Model/InputFile.h"
 #include "kjit/Plugin/PluginHost.h"
-#include "kjit/Target/Cuda/CudaTarget.h"
 #include "kjit/Transforms/Passes.h"
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
@@ -195,11 +194,11 @@ int main(int argc, char **argv) {
   // What the targets' pipelines need (cuda: the NVVM lowering).
   kjit::registerKjitTargetDialects(registry);
   kjit::registerKjitPasses();
+  // Every built-in target's passes (kjit/Target/Targets.inc).
   kjit::registerKjitConversionPasses();
   kjit::registerKjitHookPasses();
   // kjit-host-pipeline (and one per registered target): a launch's compile.
   kjit::registerKernelPipelines();
-  kjit::registerCudaTargetPasses();
   // The generic transforms (canonicalize, cse, inline, symbol-dce, ...) that
   // pipelines over kernel IR use.
   mlir::registerTransformsPasses();

@@ -526,6 +526,7 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
 }
 
 void kjit::registerCudaTargetPasses() {
+  registerKjitCudaPasses();
   PassRegistration<SerializeToPtxPass>();
 }
 

@@ -69,6 +69,8 @@ public:
 
 } // namespace
 
+void kjit::registerHostTargetPasses() { registerKjitHostPasses(); }
+
 std::unique_ptr<Target> kjit::createHostTarget() {
   return std::make_unique<HostTarget>();
 }

@@ -26,9 +26,11 @@ namespace kjit {
 /// A new cuda target (the registry holds the one every compile uses).
 std::unique_ptr<Target> createCudaTarget();
 
-/// Registers kjit-serialize-to-ptx, the last step of the cuda pipeline
-/// (gpu.module with an #nvvm.target -> gpu.binary holding its PTX), so that
-/// kjit-opt and mlir-opt run it on its own. Tools call it once.
+/// Registers the cuda target's passes: its lowering (Passes.td:
+/// kjit-convert-to-gpu, kjit-finalize-nvvm) and kjit-serialize-to-ptx, the
+/// last step of the cuda pipeline (gpu.module with an #nvvm.target ->
+/// gpu.binary holding its PTX), so that kjit-opt and mlir-opt run them on
+/// their own. registerKjitConversionPasses calls it.
 void registerCudaTargetPasses();
 
 /// The cuda target's needs: the ConvertToLLVM interfaces of arith, cf,

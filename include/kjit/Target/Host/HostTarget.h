@@ -19,6 +19,11 @@ namespace kjit {
 /// A new host target (the registry holds the one every compile uses).
 std::unique_ptr<Target> createHostTarget();
 
+/// Registers the host target's passes (Passes.td:
+/// kjit-convert-host-to-llvm), so that kjit-opt and mlir-opt run them on
+/// their own. registerKjitConversionPasses calls it.
+void registerHostTargetPasses();
+
 } // namespace kjit
 
 #endif // KJIT_TARGET_HOST_HOSTTARGET_H
