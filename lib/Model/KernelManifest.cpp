@@ -147,23 +147,27 @@ std::string manifestToJson(const KernelManifest &manifest) {
 }
 
 absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json) {
-  detail::FieldReader reader("kernel manifest");
   absl::StatusOr<JsonValue> doc = parseJson(json);
   if (!doc.ok())
-    return reader.wrap(doc.status());
+    return detail::FieldReader("kernel manifest").wrap(doc.status());
+  return manifestFromJsonValue(*doc);
+}
+
+absl::StatusOr<KernelManifest> manifestFromJsonValue(const JsonValue &doc) {
+  detail::FieldReader reader("kernel manifest");
   KernelManifest manifest;
   if (absl::Status s =
-          reader.object(*doc, "", {"version", "name", "params"}, {});
+          reader.object(doc, "", {"version", "name", "params"}, {});
       !s.ok())
     return s;
-  if (absl::Status s = reader.version(*doc, kManifestVersion); !s.ok())
+  if (absl::Status s = reader.version(doc, kManifestVersion); !s.ok())
     return s;
-  absl::StatusOr<std::string> name = reader.string(*doc, "name");
+  absl::StatusOr<std::string> name = reader.string(doc, "name");
   if (!name.ok())
     return name.status();
   manifest.name = *name;
   absl::StatusOr<const JsonValue *> params =
-      reader.member(*doc, "params", JsonValue::Kind::Array);
+      reader.member(doc, "params", JsonValue::Kind::Array);
   if (!params.ok())
     return params.status();
   const std::vector<JsonValue> &elements = (*params)->elements();

@@ -155,7 +155,7 @@ Module::fromText(std::string text, std::string sourceName) {
 //===----------------------------------------------------------------------===//
 
 /// A module's analysis without its bytecode, as a manifest entry's
-/// metadata: {"source": NAME, "kernels": [{"manifest": "<manifest JSON>",
+/// metadata: {"source": NAME, "kernels": [{"manifest": {MANIFEST},
 /// "dependency_key": KEY, "used_globals": [NAME...], "source_digests":
 /// [[FUNCTION, DIGEST]...]}...], "globals":
 /// [{"name": NAME, "type": DTYPE, "bits": N}...]}.
@@ -168,7 +168,7 @@ std::string analysisToJson(const ModuleAnalysis &analysis,
   for (const KernelAnalysis &kernel : analysis.kernels) {
     json.beginObject()
         .key("manifest")
-        .string(manifestToJson(kernel.manifest))
+        .raw(manifestToJson(kernel.manifest))
         .key("dependency_key")
         .string(kernel.dependencyKey)
         .key("used_globals")
@@ -245,10 +245,10 @@ absl::StatusOr<ModuleAnalysis> analysisFromJson(std::string_view text,
     const JsonValue *manifest = kernel.find("manifest");
     const JsonValue *key = kernel.find("dependency_key");
     const JsonValue *used = kernel.find("used_globals");
-    if (!kernel.isObject() || !manifest || !manifest->isString() || !key ||
+    if (!kernel.isObject() || !manifest || !manifest->isObject() || !key ||
         !key->isString() || !used || !used->isArray())
       return bad("a kernel lacks its manifest, key or globals");
-    absl::StatusOr<KernelManifest> decoded = manifestFromJson(manifest->text());
+    absl::StatusOr<KernelManifest> decoded = manifestFromJsonValue(*manifest);
     if (!decoded.ok())
       return decoded.status();
     KernelAnalysis entry;

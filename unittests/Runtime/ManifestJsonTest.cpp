@@ -93,6 +93,10 @@ TEST(ManifestJson, EveryMessage) {
       {R"("globals":[{)", R"("globalz":[{)", "no kernels or globals"},
       {R"("dependency_key")", R"("dependency_kex")",
        "a kernel lacks its manifest, key or globals"},
+      // The manifest is an object of the document, not JSON text in a
+      // string.
+      {R"("manifest":{)", R"("manifest":"x","old":{)",
+       "a kernel lacks its manifest, key or globals"},
       {R"("used_globals":["SCALE"])", R"("used_globals":[7])",
        "a used global is not a name"},
       {R"("source_digests":[["helper","11"],["k","22"]])",
@@ -122,6 +126,22 @@ TEST(ManifestJson, EveryMessage) {
               std::string("manifest entry: ") + e.message)
         << json;
   }
+}
+
+// A manifest nested in the analysis is read with the manifest's own rules
+// and messages (manifestFromJsonValue), as a manifest on its own is.
+TEST(ManifestJson, TheNestedManifestIsVerifiedAsOne) {
+  std::string json = analysisToJson(sampleAnalysis(), "file.mlir");
+  ASSERT_NE(json.find(R"("manifest":{"version":1,"name":"k",)"),
+            std::string::npos)
+      << json;
+  size_t at = json.find(R"("type":"i32")");
+  ASSERT_NE(at, std::string::npos) << json;
+  json.replace(at, std::strlen(R"("type":"i32")"), R"("type":"i33")");
+  absl::StatusOr<ModuleAnalysis> read = analysisFromJson(json, "file.mlir");
+  ASSERT_FALSE(read.ok()) << json;
+  EXPECT_EQ(read.status().message(),
+            "kernel manifest: field 'params[0].type': unknown type 'i33'");
 }
 
 // Facts are compared by part: a function the new source uses that the old

@@ -104,6 +104,11 @@ std::string manifestToJson(const KernelManifest &manifest);
 /// Reads manifestToJson's output back exactly, then verifies it. Errors name
 /// what is wrong ("kernel manifest: params[1].type: unknown type 'fp33'").
 absl::StatusOr<KernelManifest> manifestFromJson(std::string_view json);
+class JsonValue;
+
+/// The same for a manifest already parsed, as an object inside a larger
+/// document (a module's analysis in the disk cache).
+absl::StatusOr<KernelManifest> manifestFromJsonValue(const JsonValue &doc);
 
 } // namespace kjit::rt
 
