@@ -2,7 +2,9 @@
 #
 # What `cmake --install build --prefix P` puts under P (docs/Install.md lists
 # the tree; test/Install/tree.test compares the two):
-#   bin/        the tools (kjit-run, kjit-opt, kjit-cache)
+#   bin/        the tools (kjit-run, kjit-opt, kjit-cache) and the backend
+#               conformance suite (kjit-backend-conformance, when GoogleTest
+#               was found: docs/Conformance.md)
 #   lib/        libkjit-runtime/-model/-mlir (versioned, with SONAMEs), the
 #               compiler module libkjit-compiler.so and the in-tree plugins
 #               libkjit-host/-cuda/-trace.so, all in one directory: the
@@ -80,6 +82,10 @@ endforeach()
 # Tools
 #----------------------------------------------------------------------------#
 list(APPEND KJIT_INSTALL_TOOLS kjit-run kjit-opt kjit-cache)
+# The conformance suite for backend authors (tools/kjit-backend-conformance).
+if(TARGET kjit-backend-conformance)
+  list(APPEND KJIT_INSTALL_TOOLS kjit-backend-conformance)
+endif()
 foreach(_kjit_tool IN LISTS KJIT_INSTALL_TOOLS)
   set(_kjit_rpath "${_kjit_tool_rpath}")
   # kjit-opt links libkjit-mlir and so libMLIR.so.

@@ -66,16 +66,16 @@ for t in kjit-python kjit-bench-python-raw-launch; do
   has_target "$t" && python_targets+=("$t")
 done
 targets+=("${python_targets[@]}")
-# The runtime's tests on any backend (unittests/Runtime/OnEveryBackendTest.cpp;
-# GoogleTest is linked statically, so it needs only the runtime's libraries),
-# when the build has the unit tests.
+# The backend conformance suite (tools/kjit-backend-conformance; GoogleTest
+# is linked statically and the kernels compiled in, so it needs only the
+# runtime's libraries), when the build has GoogleTest.
 tests=0
-if has_target KjitOnEveryBackendTests; then
-  targets+=(KjitOnEveryBackendTests)
+if has_target kjit-backend-conformance; then
+  targets+=(kjit-backend-conformance)
   tests=1
 else
-  echo "build-bundle: warning: $KJIT_BUILD has no KjitOnEveryBackendTests" \
-       "(KJIT_ENABLE_TESTS=OFF?): run-on-gpu.sh will fail that step" >&2
+  echo "build-bundle: warning: $KJIT_BUILD has no kjit-backend-conformance" \
+       "(no GoogleTest?): run-on-gpu.sh will fail that step" >&2
 fi
 # The cuda backend's libc-only smoke test (plugins/cuda's tests), when built.
 smoke=0
@@ -123,7 +123,7 @@ done
 copy_lib "$B/bench/libkjit-bench-polluter.so"
 copy_lib "$B/bench/libkjit-bench-null-backend.so"
 cp "$B/share/kjit/empty.ptx" "$stage/share/kjit/"
-[ $tests -eq 1 ] && cp "$B/unittests/KjitOnEveryBackendTests" "$stage/bin/"
+[ $tests -eq 1 ] && cp "$B/bin/kjit-backend-conformance" "$stage/bin/"
 if [ $smoke -eq 1 ]; then
   cp "$B/bin/kjit-cuda-smoke" "$stage/bin/"
   cp "$KJIT_ROOT/test/CudaBackend/Inputs/kernels.ptx" \

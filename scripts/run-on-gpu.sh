@@ -12,8 +12,8 @@
 #      kjit-run --backend cuda, checked against the plain-Python references
 #      of scripts/reference.py, then the same examples under
 #      compute-sanitizer (memcheck, racecheck; skipped without it), then
-#      the runtime's GoogleTest suite
-#      KjitOnEveryBackendTests with KJIT_TEST_BACKEND=cuda; then the same
+#      the backend conformance suite
+#      kjit-backend-conformance --backend=cuda; then the same
 #      on --backend host;
 #   3. launch cost, ABAB rounds of separate processes: raw cuLaunchKernel
 #      (kjit-raw-launch), kjit's dispatch (kjit-gpu-dispatch, which also
@@ -342,13 +342,14 @@ for backend in "${backends[@]}"; do
   # The runtime's tests (specialization, the global check, hooks through the
   # trace plugin, warmup/preload, single flight, empty grids, a device
   # assert failing under debug and the launch after it) on this
-  # backend, every buffer in its device memory (KjitOnEveryBackendTests).
-  if [ -x "$B/bin/KjitOnEveryBackendTests" ]; then
-    step "runtime tests $backend" env KJIT_TEST_BACKEND="$backend" \
-      KJIT_EXAMPLES_DIR="$B/examples" "$B/bin/KjitOnEveryBackendTests"
+  # backend, every buffer in its device memory (kjit-backend-conformance,
+  # its kernels compiled in).
+  if [ -x "$B/bin/kjit-backend-conformance" ]; then
+    step "runtime tests $backend" \
+      "$B/bin/kjit-backend-conformance" --backend="$backend"
   else
     note "FAIL  runtime tests $backend: the bundle has no" \
-         "bin/KjitOnEveryBackendTests (the build had no unit tests)"
+         "bin/kjit-backend-conformance (the build had no GoogleTest)"
     failed=$((failed + 1))
   fi
   [ "$backend" = cuda ] && python_steps

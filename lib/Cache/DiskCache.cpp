@@ -597,6 +597,7 @@ const std::vector<std::string> &neutralEnvironment() {
                                // backend's fingerprint covers the driver)
       "KJIT_CUDA_VERBOSE",
       "KJIT_DUMP_LOWERED_IR", // a copy of the lowered IR, beside the compile
+      "KJIT_EXAMPLES_DIR",    // the conformance suite's kernel files
       "KJIT_HOST_STACK_KIB",  // how host kernels run, not what they are
       "KJIT_HOST_WORKERS",
       "KJIT_LAUNCH_TIMEOUT", // how long a host launch may run
@@ -614,6 +615,8 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_REDIS_TIMEOUT",
       "KJIT_REDIS_URL",
       "KJIT_REMOTE_CACHE_TTL", // how long the fleet keeps an entry
+      "KJIT_TEST_BACKEND",     // the backend the conformance suite tests
+      "KJIT_TEST_TARGET",      // and its target
       "KJIT_TRACE_FILE",
       "KJIT_TRACE_SUMMARY",
       "LD_LIBRARY_PATH", // which libraries the compiler finds: their build

@@ -1,21 +1,30 @@
-//===- OnEveryBackendTest.cpp - the runtime's tests on any backend --------===//
+//===- Conformance.cpp - the backend conformance suite --------------------===//
 //
-// Specialization, the global check, launch hooks, warmup/preload, single
-// flight, empty grids and a device assert failing under debug (in a
-// process of its own), on whichever backend KJIT_TEST_BACKEND names
-// ("host" when unset): CI runs this binary on the host backend through lit,
-// and the device bundle carries it to the GPU machine, where
-// scripts/run-on-gpu.sh runs it with KJIT_TEST_BACKEND=cuda (issue 10).
-// Every buffer is allocated and copied through the backend's device-memory
-// ABI (1.2), results are copied back to the host and checked against values
-// computed here. Each test makes a runtime of its own that reads no KJIT_*
-// variable (so no disk cache, no plugins of KJIT_PLUGINS).
+// kjit-backend-conformance: the runtime's behaviour checked on one backend
+// plugin, in-tree or out-of-tree (docs/Conformance.md). Specialization,
+// the global check, launch hooks (the trace plugin), warmup/preload,
+// single flight, arguments changed in place, empty grids and a device
+// assert failing under debug (in a process of its own). Every buffer is
+// allocated and copied through the backend's device-memory ABI (1.2),
+// results are copied back to the host and checked against values computed
+// here. Each test makes a runtime of its own that reads no KJIT_* variable
+// (so no disk cache, no plugins of KJIT_PLUGINS). The kernels are compiled
+// into the program (Kernels.inc, made from examples/ at build time), so an
+// installed copy needs only the install tree's libraries.
 //
-// Environment: KJIT_TEST_BACKEND (the target, default host),
-// KJIT_EXAMPLES_DIR (the examples' folder; default the checkout's).
+// Usage: kjit-backend-conformance [--backend=NAME|PATH] [--target=TARGET]
+//                                 [GoogleTest flags]
+//   --backend  an in-tree backend by its target ("host", "cuda": the
+//              libkjit-<target>.so beside libkjit-runtime.so), or the path
+//              of a plugin (one with a '/'), loaded as --load-plugin does;
+//              default $KJIT_TEST_BACKEND, else "host"
+//   --target   the target the plugin's backend serves; default what its
+//              describe says for device 0
+// KJIT_EXAMPLES_DIR, when set, loads the kernels from that folder instead.
 //
 //===----------------------------------------------------------------------===//
 
+#include "kjit/Plugin/PluginHost.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +41,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -48,14 +58,46 @@ constexpr int32_t kDevice = 0;
     ASSERT_TRUE(assertOkStatus.ok()) << assertOkStatus;                        \
   } while (false)
 
-std::string backendName() {
+/// The kernels, as examples/ had them when this program was built.
+struct EmbeddedKernel {
+  const char *name;
+  const char *text;
+};
+constexpr EmbeddedKernel kKernels[] = {
+#include "Kernels.inc"
+};
+
+/// What --backend named: a target or a plugin's path. main() puts it (and
+/// the target of a plugin) into the environment, where the child process
+/// of a death test finds them too.
+std::string backendArgument() {
   const char *name = std::getenv("KJIT_TEST_BACKEND");
   return name && *name ? name : "host";
 }
 
-std::string example(const char *name) {
+bool backendIsPlugin() {
+  return backendArgument().find('/') != std::string::npos;
+}
+
+/// The target the backend under test serves.
+std::string targetName() {
+  if (!backendIsPlugin())
+    return backendArgument();
+  const char *target = std::getenv("KJIT_TEST_TARGET");
+  return target ? target : "";
+}
+
+/// A kernel file's module: from KJIT_EXAMPLES_DIR when it is set, else the
+/// copy compiled in.
+absl::StatusOr<std::shared_ptr<Module>> loadKernel(Runtime &runtime,
+                                                   const char *name) {
   const char *dir = std::getenv("KJIT_EXAMPLES_DIR");
-  return std::string(dir && *dir ? dir : KJIT_EXAMPLES_DIR) + "/" + name;
+  if (dir && *dir)
+    return Module::load(runtime, std::string(dir) + "/" + name);
+  for (const EmbeddedKernel &kernel : kKernels)
+    if (std::strcmp(kernel.name, name) == 0)
+      return Module::fromText(runtime, kernel.text, name);
+  return absl::NotFoundError(std::string("no kernel file ") + name);
 }
 
 /// The folder of the libkjit-runtime.so this process loaded, where the
@@ -151,14 +193,16 @@ std::vector<float> sum(const std::vector<float> &a,
   return out;
 }
 
-class OnEveryBackend : public ::testing::Test {
+class BackendConformance : public ::testing::Test {
 protected:
   /// A runtime on the backend under test, with `plugins` loaded.
   void start(std::vector<std::string> plugins = {}) {
     RuntimeOptions options;
     options.readEnvironment = false; // no KJIT_* variable leaks in
     options.cacheDirectory = "";     // no disk cache
-    options.target = backendName();
+    options.target = targetName();
+    if (backendIsPlugin())
+      plugins.insert(plugins.begin(), backendArgument());
     options.plugins = std::move(plugins);
     options.logSink = [this](kjit::plugin::LogLevel, std::string_view source,
                              std::string_view message) {
@@ -173,7 +217,8 @@ protected:
     ASSERT_TRUE(backend.ok()) << backend.status();
     backend_ = *backend;
     ASSERT_TRUE(backend_->ref.hasDeviceMemory())
-        << "backend '" << backendName() << "' has no device memory (ABI 1.2)";
+        << "backend '" << backend_->ref.name()
+        << "' has no device memory (ABI 1.2)";
   }
 
   /// Frees the buffers and shuts the runtime down (its plugins' fini runs).
@@ -197,7 +242,7 @@ protected:
   }
 
   std::shared_ptr<Module> load(const char *name) {
-    auto module = Module::load(*runtime_, example(name));
+    auto module = loadKernel(*runtime_, name);
     EXPECT_TRUE(module.ok()) << module.status();
     return module.ok() ? *module : nullptr;
   }
@@ -218,22 +263,31 @@ protected:
 
 // The runtime launches on the backend the environment named, not on a
 // default or the interpreter.
-TEST_F(OnEveryBackend, RunsOnTheNamedBackend) {
+TEST_F(BackendConformance, RunsOnTheNamedBackend) {
   ASSERT_NO_FATAL_FAILURE(start());
-  EXPECT_EQ(runtime_->target(), backendName());
+  EXPECT_EQ(runtime_->target(), targetName());
   EXPECT_FALSE(runtime_->interpreting());
-  EXPECT_EQ(backend_->target, backendName());
+  EXPECT_EQ(backend_->target, targetName());
+  // A plugin given by its path serves the target itself, in place of the
+  // in-tree backend of that target.
+  if (backendIsPlugin()) {
+    EXPECT_NE(backend_->ref.pluginDescription().find(backendArgument()),
+              std::string::npos)
+        << backend_->ref.pluginDescription();
+  }
   auto devices = backend_->ref.deviceCount();
   ASSERT_TRUE(devices.ok()) << devices.status();
   EXPECT_GE(*devices, 1);
-  std::printf("backend %s, arch %s, %d device(s)\n", backend_->target.c_str(),
-              backend_->arch.c_str(), *devices);
+  std::printf("backend %s (%s), target %s, arch %s, %d device(s)\n",
+              std::string(backend_->ref.name()).c_str(),
+              backend_->ref.pluginDescription().c_str(),
+              backend_->target.c_str(), backend_->arch.c_str(), *devices);
 }
 
 // vector_add's specializations: a first launch compiles, the same again
 // is a hit, a changed constexpr, a pointer that is not 16-byte aligned and
 // n == 1 are each an entry of their own; every result is right.
-TEST_F(OnEveryBackend, VectorAddSpecializations) {
+TEST_F(BackendConformance, VectorAddSpecializations) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("vector_add.mlir");
   ASSERT_TRUE(module);
@@ -328,7 +382,7 @@ TEST_F(OnEveryBackend, VectorAddSpecializations) {
 // its last inputs, and a backend that takes values gets the last encoded
 // ones: docs/Dispatch.md), and each change is launched, output pointer and
 // scalar alike, then the first inputs again.
-TEST_F(OnEveryBackend, ArgumentsChangedInPlaceAreLaunched) {
+TEST_F(BackendConformance, ArgumentsChangedInPlaceAreLaunched) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("vector_add.mlir");
   ASSERT_TRUE(module);
@@ -385,7 +439,7 @@ TEST_F(OnEveryBackend, ArgumentsChangedInPlaceAreLaunched) {
 
 // The dtype of an !kjit.any parameter is part of the key; a
 // do_not_specialize integer is not (16, 17 and 1 share an entry).
-TEST_F(OnEveryBackend, DtypeChangesAndDoNotSpecialize) {
+TEST_F(BackendConformance, DtypeChangesAndDoNotSpecialize) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = Module::fromText(*runtime_, R"mlir(
 kjit.kernel @touch(%p: !kjit.any, %n: i32 {kjit.do_not_specialize}) {
@@ -417,7 +471,7 @@ kjit.kernel @touch(%p: !kjit.any, %n: i32 {kjit.do_not_specialize}) {
 // A kernel bakes in the globals it reads: a changed one is an error with
 // the reference's message (and runs nothing), or, with the Recompile
 // policy, a new compile whose result follows the new value.
-TEST_F(OnEveryBackend, ChangedGlobalIsAnErrorOrRecompiles) {
+TEST_F(BackendConformance, ChangedGlobalIsAnErrorOrRecompiles) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("scaled_residual.mlir");
   ASSERT_TRUE(module);
@@ -474,7 +528,7 @@ TEST_F(OnEveryBackend, ChangedGlobalIsAnErrorOrRecompiles) {
 // The in-tree trace plugin's hooks: N launches are N launch slices of the
 // kernel in its trace file (one compile), and its summary at shutdown
 // counts them.
-TEST_F(OnEveryBackend, TracePluginSeesEveryLaunch) {
+TEST_F(BackendConformance, TracePluginSeesEveryLaunch) {
   std::string plugin = runtimeLibraryDir();
   ASSERT_FALSE(plugin.empty()) << "libkjit-runtime.so is not loaded";
   plugin += "/libkjit-trace.so";
@@ -569,7 +623,7 @@ TEST_F(OnEveryBackend, TracePluginSeesEveryLaunch) {
 // warmup compiles from mock tensors without launching; aligned device
 // buffers then select that entry, and its record preloads into a fresh
 // module of the same runtime with no compile at launch.
-TEST_F(OnEveryBackend, WarmupCompilesOnceWithoutLaunching) {
+TEST_F(BackendConformance, WarmupCompilesOnceWithoutLaunching) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("vector_add.mlir");
   ASSERT_TRUE(module);
@@ -619,7 +673,7 @@ TEST_F(OnEveryBackend, WarmupCompilesOnceWithoutLaunching) {
 
 // Eight threads launch one new specialization at once: one compiles, the
 // others wait for it, and all eight compute.
-TEST_F(OnEveryBackend, EightThreadsCompileOnce) {
+TEST_F(BackendConformance, EightThreadsCompileOnce) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("vector_add.mlir");
   ASSERT_TRUE(module);
@@ -671,7 +725,7 @@ TEST_F(OnEveryBackend, EightThreadsCompileOnce) {
 
 // A zero extent in any dimension compiles the kernel and runs no program;
 // the entry then runs a real grid without compiling again.
-TEST_F(OnEveryBackend, EmptyGridCompilesAndRunsNothing) {
+TEST_F(BackendConformance, EmptyGridCompilesAndRunsNothing) {
   ASSERT_NO_FATAL_FAILURE(start());
   auto module = load("vector_add.mlir");
   ASSERT_TRUE(module);
@@ -708,11 +762,14 @@ TEST_F(OnEveryBackend, EmptyGridCompilesAndRunsNothing) {
 // docs/HostBackend.md and docs/CudaBackend.md say: on the host the assert
 // fails its own launch and the next one runs; on cuda the context is
 // unusable from then on, every later call says so, and the process goes
-// on. In a process of its own (a death test re-executes this binary), so
-// that the context it spoils is no other test's.
+// on. On another target the assert is reported (by the launch or the next
+// synchronize) with the kernel's name, and the next launch either runs or
+// fails with a message; the process goes on either way. In a process of
+// its own (a death test re-executes this binary), so that the context it
+// spoils is no other test's.
 void failAssertThenLaunchAnother(Runtime &runtime, const Backend &backend) {
-  auto matmulModule = Module::load(runtime, example("matmul.mlir"));
-  auto addModule = Module::load(runtime, example("vector_add.mlir"));
+  auto matmulModule = loadKernel(runtime, "matmul.mlir");
+  auto addModule = loadKernel(runtime, "vector_add.mlir");
   if (!matmulModule.ok() || !addModule.ok())
     std::_Exit(10);
   Kernel *matmul = *(*matmulModule)->kernel("matmul");
@@ -742,13 +799,15 @@ void failAssertThenLaunchAnother(Runtime &runtime, const Backend &backend) {
   std::string message(found.message());
   std::fprintf(stderr, "the assert: %s\n", message.c_str());
   const bool host = backend.target == "host";
+  const bool cuda = backend.target == "cuda";
   const bool reported =
-      host ? message.find("device assert failed in kernel matmul") !=
-                     std::string::npos &&
-                 message.find("matmul runs 256 threads per program") !=
-                     std::string::npos
-           : message.find("CUDA_ERROR_ASSERT") != std::string::npos &&
-                 message.find("'matmul'") != std::string::npos;
+      host   ? message.find("device assert failed in kernel matmul") !=
+                       std::string::npos &&
+                   message.find("matmul runs 256 threads per program") !=
+                       std::string::npos
+      : cuda ? message.find("CUDA_ERROR_ASSERT") != std::string::npos &&
+                   message.find("'matmul'") != std::string::npos
+             : !found.ok() && message.find("matmul") != std::string::npos;
   if (!reported)
     std::_Exit(12);
 
@@ -761,15 +820,17 @@ void failAssertThenLaunchAnother(Runtime &runtime, const Backend &backend) {
   std::fprintf(stderr, "the next launch: %s\n",
                after.ok() ? "ok" : std::string(after.message()).c_str());
   if (host ? !after.ok()
-           : after.ok() || std::string(after.message())
-                                   .find("unusable after CUDA_ERROR_ASSERT") ==
-                               std::string::npos)
+      : cuda
+          ? after.ok() || std::string(after.message())
+                                  .find("unusable after CUDA_ERROR_ASSERT") ==
+                              std::string::npos
+          : !after.ok() && after.message().empty())
     std::_Exit(13);
   std::fflush(stderr);
   std::_Exit(0);
 }
 
-TEST_F(OnEveryBackend, FailedDeviceAssertUnderDebug) {
+TEST_F(BackendConformance, FailedDeviceAssertUnderDebug) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
@@ -777,4 +838,92 @@ TEST_F(OnEveryBackend, FailedDeviceAssertUnderDebug) {
         failAssertThenLaunchAnother(*runtime_, *backend_);
       },
       ::testing::ExitedWithCode(0), "the next launch: ");
+}
+
+namespace {
+
+/// The target of the backend the plugin at `path` registers, from its
+/// describe of device 0: the one backend, or the one named `--target`.
+absl::StatusOr<std::string> pluginTarget(const std::string &path) {
+  kjit::plugin::PluginHost host([](kjit::plugin::LogLevel,
+                                   std::string_view source,
+                                   std::string_view message) {
+    std::fprintf(stderr, "%.*s: %.*s\n", int(source.size()), source.data(),
+                 int(message.size()), message.data());
+  });
+  absl::Status loaded = host.loadPlugin(path);
+  if (!loaded.ok())
+    return loaded;
+  std::vector<kjit::plugin::BackendRef> backends = host.backends();
+  if (backends.size() != 1) {
+    host.shutdown();
+    return absl::InvalidArgumentError(
+        path + " registers " + std::to_string(backends.size()) +
+        " backends; name the target to test with --target");
+  }
+  auto description = backends[0].describe(0);
+  host.shutdown();
+  if (!description.ok())
+    return description.status();
+  return description->target;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  // Our flags go into the environment (a death test's child process runs
+  // with it); the rest are GoogleTest's.
+  std::vector<char *> rest;
+  std::string target;
+  for (int i = 0; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (i > 0 && arg.rfind("--backend=", 0) == 0)
+      setenv("KJIT_TEST_BACKEND", argv[i] + 10, 1);
+    else if (i > 0 && arg.rfind("--target=", 0) == 0)
+      target = argv[i] + 9;
+    else if (i > 0 && (arg == "--help" || arg == "-h")) {
+      std::printf(
+          "usage: %s [--backend=NAME|PATH] [--target=TARGET] [GoogleTest "
+          "flags]\n"
+          "  --backend  an in-tree backend by its target (host, cuda), or "
+          "the path\n"
+          "             of a backend plugin (default $KJIT_TEST_BACKEND, "
+          "else host)\n"
+          "  --target   the target the plugin's backend serves (default: "
+          "its describe)\n"
+          "docs/Conformance.md says what it checks.\n\n",
+          argv[0]);
+      rest.push_back(argv[i]);
+    } else
+      rest.push_back(argv[i]);
+  }
+  if (!target.empty())
+    setenv("KJIT_TEST_TARGET", target.c_str(), 1);
+  if (backendIsPlugin() && !std::getenv("KJIT_TEST_TARGET")) {
+    absl::StatusOr<std::string> found = pluginTarget(backendArgument());
+    if (!found.ok()) {
+      std::fprintf(stderr, "kjit-backend-conformance: %s: %s\n",
+                   backendArgument().c_str(),
+                   std::string(found.status().message()).c_str());
+      return 2;
+    }
+    setenv("KJIT_TEST_TARGET", found->c_str(), 1);
+  }
+  // No disk cache: the compiles a test counts are its own (each runtime
+  // also passes an empty cache directory).
+  setenv("KJIT_CACHE_DIR", "", 1);
+  // A death test runs this program again by argv[0], without a PATH
+  // search: the program as found in PATH must be named by its file.
+  std::string self(4096, '\0');
+  ssize_t length = readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (length > 0) {
+    self.resize(size_t(length));
+    rest[0] = self.data();
+  }
+  int count = int(rest.size());
+  rest.push_back(nullptr);
+  ::testing::InitGoogleTest(&count, rest.data());
+  std::printf("kjit-backend-conformance: backend %s, target %s\n",
+              backendArgument().c_str(), targetName().c_str());
+  return RUN_ALL_TESTS();
 }
