@@ -412,10 +412,12 @@ struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
                 ? LLVM::ZExtOp::create(rewriter, loc, i64, value).getResult()
                 : LLVM::SExtOp::create(rewriter, loc, i64, value).getResult();
       }
+      // (A copy: C++17 lambdas cannot capture a structured binding.)
+      const int32_t element = static_cast<int32_t>(i);
       auto field = [&](int32_t index) {
         return LLVM::GEPOp::create(
             rewriter, loc, opaquePtr(context), getPrintArgType(context), array,
-            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i), index});
+            ArrayRef<LLVM::GEPArg>{element, index});
       };
       LLVM::StoreOp::create(
           rewriter, loc,
