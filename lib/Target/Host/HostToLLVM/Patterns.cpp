@@ -415,9 +415,9 @@ struct PrintLowering : ConvertOpToLLVMPattern<PrintOp> {
       // (A copy: C++17 lambdas cannot capture a structured binding.)
       const int32_t element = static_cast<int32_t>(i);
       auto field = [&](int32_t index) {
-        return LLVM::GEPOp::create(
-            rewriter, loc, opaquePtr(context), getPrintArgType(context), array,
-            ArrayRef<LLVM::GEPArg>{element, index});
+        return LLVM::GEPOp::create(rewriter, loc, opaquePtr(context),
+                                   getPrintArgType(context), array,
+                                   ArrayRef<LLVM::GEPArg>{element, index});
       };
       LLVM::StoreOp::create(
           rewriter, loc,
