@@ -32,6 +32,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -93,6 +94,36 @@ static std::string loadedPath(void *handle) {
   return map->l_name;
 }
 
+/// The dynamic linker this process runs under: the loaded object at the
+/// base the kernel gave the interpreter (AT_BASE), else the one that
+/// defines __tls_get_addr. (Found by its address first: a sanitizer's
+/// runtime intercepts __tls_get_addr, and a kernel linked against the
+/// interceptor would need the sanitizer's library.)
+static std::string dynamicLinkerPath() {
+  struct Search {
+    uintptr_t base;
+    std::string path;
+  } search{getauxval(AT_BASE), {}};
+  if (search.base)
+    dl_iterate_phdr(
+        [](struct dl_phdr_info *info, size_t, void *data) {
+          auto *wanted = static_cast<Search *>(data);
+          if (info->dlpi_addr != wanted->base || !info->dlpi_name ||
+              !*info->dlpi_name)
+            return 0;
+          wanted->path = info->dlpi_name;
+          return 1;
+        },
+        &search);
+  if (!search.path.empty())
+    return search.path;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&__tls_get_addr), &info) &&
+      info.dli_fname)
+    return info.dli_fname;
+  return {};
+}
+
 static const RuntimeLibraries &runtimeLibraries() {
   static const RuntimeLibraries libraries = [] {
     RuntimeLibraries found;
@@ -107,14 +138,13 @@ static const RuntimeLibraries &runtimeLibraries() {
       }
       found.paths.push_back(std::move(path));
     }
-    Dl_info info;
-    if (!dladdr(reinterpret_cast<void *>(&__tls_get_addr), &info) ||
-        !info.dli_fname) {
+    std::string linker = dynamicLinkerPath();
+    if (linker.empty()) {
       found.error = "cannot find the dynamic linker to link the host kernel "
                     "against";
       return found;
     }
-    found.paths.push_back(info.dli_fname);
+    found.paths.push_back(std::move(linker));
     return found;
   }();
   return libraries;
