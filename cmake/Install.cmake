@@ -69,13 +69,12 @@ set_target_properties(kjit-mlir kjit-compiler PROPERTIES
 install(TARGETS kjit-mlir kjit-compiler
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# In-tree plugins, beside the runtime (Runtime::Impl::find looks for
-# libkjit-<target>.so there). They need only libc, and the Redis store
-# libhiredis.
-foreach(_kjit_plugin kjit-host kjit-cuda kjit-trace kjit-redis)
-  if(TARGET ${_kjit_plugin})
-    install(TARGETS ${_kjit_plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  endif()
+# In-tree plugins (kjit_add_c_plugin(... SHIPPED), plugins/CMakeLists.txt),
+# beside the runtime (Runtime::Impl::find looks for libkjit-<target>.so
+# there). They need only libc, and the Redis store libhiredis.
+get_property(_kjit_shipped_plugins GLOBAL PROPERTY KJIT_SHIPPED_PLUGINS)
+foreach(_kjit_plugin ${_kjit_shipped_plugins})
+  install(TARGETS ${_kjit_plugin} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endforeach()
 
 #----------------------------------------------------------------------------#
