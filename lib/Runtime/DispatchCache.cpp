@@ -60,10 +60,10 @@ Entry *DispatchCache::find(int32_t device, KeyView key) const {
 }
 
 DispatchCache::Table &DispatchCache::tableWithRoom(Device &device) {
-  const Table *live = device.table.load(std::memory_order_relaxed);
+  Table *live = device.table.load(std::memory_order_relaxed);
   // At most half full after this insert (dropped slots count).
   if (live && 2 * (live->used + 1) <= live->capacity())
-    return const_cast<Table &>(*live);
+    return *live;
   size_t capacity = live ? 2 * live->capacity() : kFirstCapacity;
   auto next = std::make_unique<Table>(capacity);
   if (live)

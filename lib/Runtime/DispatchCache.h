@@ -82,7 +82,7 @@ private:
   /// A device's live table (null until its first insert, and after a
   /// clear) and its version, on a cache line of their own.
   struct alignas(64) Device {
-    std::atomic<const Table *> table{nullptr};
+    std::atomic<Table *> table{nullptr};
     std::atomic<uint64_t> version{1};
   };
   /// The device's table with room for one more entry: the live one, or a

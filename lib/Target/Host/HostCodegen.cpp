@@ -322,7 +322,7 @@ bool kjit::buildHostSharedObject(ModuleOp module,
   // The runtime's compile does not verify after every pass (docs/Runtime.md,
   // "Verification"): LLVM's translation must never see an invalid module.
   // The verifier's diagnostics go to the context's handler (the compile
-  // session collects them into its message).
+  // collects them into its message).
   if (failed(mlir::verify(module))) {
     error = "the lowered kernel module is not valid IR; nothing was translated";
     return false;
