@@ -252,6 +252,51 @@ def KjitFoldBlockSize : Pass<"kjit-fold-block-size", "mlir::ModuleOp"> {
   let dependentDialects = ["mlir::arith::ArithDialect"];
 }
 
+def KjitLowerMatrix : Pass<"kjit-lower-matrix", "mlir::ModuleOp"> {
+  let summary = "Lower the matrix-unit operations to portable kernel IR";
+  let description = [{
+    Rewrites `kjit.tensor_desc`, `kjit.tile_load`, `kjit.mma`,
+    `kjit.mma_coords` and `kjit.mma_store` (docs/MatrixUnits.md) into
+    operations every target already lowers: workgroup memory, barriers,
+    masked `kjit.load`/`kjit.store`, arith, vector and scf.
+
+    - each `kjit.tile_load` gets its own workgroup buffer (a
+      `memref.global`, row-major); the program waits at a barrier (earlier
+      readers of the buffer are done), its threads copy the tile element by
+      element, zero outside the matrix, and wait again;
+    - `kjit.mma` becomes, for each element of the thread's fragment, a loop
+      over K in f32;
+    - `kjit.mma_coords` and `kjit.mma_store` become the index formulas of
+      the fragment layout, the store one masked `kjit.store` per element.
+
+    The host target runs it as is; the cuda target runs the same lowering
+    with its own `kjit.mma` (kjit-cuda-lower-matrix). A kernel that uses a
+    warpgroup operation needs whole warpgroups: `num-warps` a multiple of 4.
+
+    ```mlir
+    // Before
+    %t = kjit.tile_load %d[%r, %c]
+        : !kjit.tensor_desc<64x64xbf16> -> !kjit.tile<64x64xbf16>
+    // After
+    %buffer = memref.get_global @kjit_tile
+        : memref<64x64xbf16, #gpu.address_space<workgroup>>
+    gpu.barrier
+    scf.for %i = %tid to %c4096 step %threads { ... kjit.load ... memref.store ... }
+    gpu.barrier
+    ```
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per program (1 to 32); warpgroup operations need a "
+           "multiple of 4">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def KjitCheckNonePointers : Pass<"kjit-check-none-pointers", "mlir::ModuleOp"> {
   let summary = "Refuse kernels that dereference a pointer bound to None";
   let description = [{

@@ -373,6 +373,10 @@ public:
     pm.addPass(createKjitBakeGlobals());
     pm.addPass(createKjitFoldBlockSize({options.numWarps}));
     pm.addPass(createCanonicalizerPass());
+    KjitCudaLowerMatrixOptions matrix;
+    matrix.numWarps = options.numWarps;
+    matrix.chip = config->chip;
+    pm.addPass(createKjitCudaLowerMatrix(matrix));
     pm.addPass(createKjitCheckNonePointers());
     KjitConvertToGPUOptions convert;
     convert.numWarps = options.numWarps;

@@ -28,6 +28,9 @@ public:
                      const TargetOptions &options) const override {
     // Target-independent preparation, then the host lowering.
     pm.addPass(createKjitBakeGlobals());
+    // Tiles, fragments and multiplies as loops over workgroup memory; their
+    // accesses are masked, so before the masks expand.
+    pm.addPass(createKjitLowerMatrix({options.numWarps}));
     // The host has no predicated accesses: masks become branches.
     pm.addPass(createKjitExpandMasks());
     if (!options.debug)

@@ -12,8 +12,10 @@ import math
 import struct
 import sys
 
+# bf16 has no numpy dtype: kjit-run writes its bits as "<u2", which
+# tensor(..., bf16=True) decodes.
 FORMATS = {"<f4": "f", "<f8": "d", "<i4": "i", "<i8": "q", "<u4": "I",
-           "|u1": "B", "|i1": "b", "<f2": "e"}
+           "|u1": "B", "|i1": "b", "<f2": "e", "<u2": "H"}
 
 
 def load(path):
@@ -46,6 +48,10 @@ def compare(name, actual, expected, rel=0.0, abs_=0.0):
     print(f"ok: {name} matches the reference ({len(actual)} elements)")
 
 
+def bf16(bits):
+    return struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+
+
 def f32(value):
     return struct.unpack("<f", struct.pack("<f", value))[0]
 
@@ -54,8 +60,9 @@ def main():
     kernel, folder = sys.argv[1], sys.argv[2]
     params = dict(arg.split("=", 1) for arg in sys.argv[3:])
 
-    def tensor(name, when=""):
-        return load(f"{folder}/{name}{when}.npy")[0]
+    def tensor(name, when="", bf16_bits=False):
+        values = load(f"{folder}/{name}{when}.npy")[0]
+        return [bf16(v) for v in values] if bf16_bits else values
 
     if kernel == "add":
         x, y = tensor("x"), tensor("y")
@@ -86,6 +93,28 @@ def main():
         expected = [sum(a[i * k + p] * b[p * n + j] for p in range(k))
                     for i in range(m) for j in range(n)]
         compare("c", tensor("c"), expected, rel=1e-5, abs_=1e-4)
+    elif kernel in ("matmul_bf16", "matmul_fp16"):
+        # Inputs and output are 16-bit; the product sums in f32 and rounds
+        # once to 16 bits (8 significant bits for bf16, 11 for fp16).
+        m, n, k = int(params["M"]), int(params["N"]), int(params["K"])
+        lda = int(params.get("stride_am", k))
+        ldb = int(params.get("stride_bk", n))
+        ldc = int(params.get("stride_cm", n))
+        wide = kernel == "matmul_bf16"
+        a, b = tensor("a", bf16_bits=wide), tensor("b", bf16_bits=wide)
+        c, before = tensor("c", bf16_bits=wide), tensor("c", ".in", wide)
+        expected, actual = [], []
+        for i in range(m):
+            for j in range(n):
+                expected.append(sum(a[i * lda + p] * b[p * ldb + j]
+                                    for p in range(k)))
+                actual.append(c[i * ldc + j])
+        rel = 2.0 ** -7 if wide else 2.0 ** -10
+        compare("c", actual, expected, rel=rel, abs_=1e-4 * max(k, 1))
+        # Columns past N of a row wider than N keep their values.
+        kept = [(c[i * ldc + j], before[i * ldc + j])
+                for i in range(m) for j in range(n, ldc)]
+        compare("c padding", [x for x, _ in kept], [y for _, y in kept])
     elif kernel == "scaled_residual":
         scale, shift = float(params["SCALE"]), float(params["SHIFT"])
         x, y = tensor("x"), tensor("y", ".in")

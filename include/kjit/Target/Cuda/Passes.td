@@ -63,6 +63,42 @@ def KjitConvertToGPU : Pass<"kjit-convert-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+def KjitCudaLowerMatrix : Pass<"kjit-cuda-lower-matrix", "mlir::ModuleOp"> {
+  let summary = "Lower the matrix-unit operations for the cuda target";
+  let description = [{
+    kjit-lower-matrix's lowering (include/kjit/Transforms/Passes.td) with
+    the cuda target's multiply and copies (docs/MatrixUnits.md):
+
+    - tile buffers pad each row by 16 bytes, so that the eight rows one
+      `ldmatrix` reads start in different shared-memory banks;
+    - a tile load whose base, row stride and column count are proven
+      multiples of 16 bytes (specialized `D`, or constants) copies 16 bytes
+      per thread and step when its column coordinate is a multiple of 8 at
+      run time, element by element otherwise;
+    - `kjit.mma` becomes, per warp, its 16 rows of the block: per 16-deep
+      step one `ldmatrix.x4` of A, one `ldmatrix.x4.trans` per 16 columns
+      of B, and one `mma.sync.aligned.m16n8k16.row.col.f32` (bf16 or f16)
+      per 8 columns.
+
+    `mma.sync` needs sm_80 or newer: an older `chip` is refused at the
+    operation.
+  }];
+  let options = [
+    Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
+           "Warps per program (1 to 32); warpgroup operations need a "
+           "multiple of 4">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
+           "The target GPU (sm_XY), which must have mma.sync (sm_80+)">,
+  ];
+  let dependentDialects = ["mlir::arith::ArithDialect",
+                           "mlir::gpu::GPUDialect",
+                           "mlir::LLVM::LLVMDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::NVVM::NVVMDialect",
+                           "mlir::scf::SCFDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def KjitFinalizeNVVM : Pass<"kjit-finalize-nvvm", "mlir::gpu::GPUModuleOp"> {
   let summary = "Check and tidy a gpu.module after convert-gpu-to-nvvm";
   let description = [{

@@ -293,19 +293,24 @@ static LogicalResult verifyAnyParamUses(KernelOp kernel) {
 
 /// The rules on what the body does with the parameters that need its
 /// operations verified first: nothing stores through a `kjit.const`
-/// pointer parameter.
+/// pointer parameter (by kjit.store or kjit.mma_store).
 LogicalResult KernelOp::verifyRegions() {
   if (getBody().empty())
     return success();
   Block *entry = &getBody().front();
-  WalkResult result = getBody().walk([&](StoreOp store) {
-    auto param = dyn_cast<BlockArgument>(store.getBase());
+  WalkResult result = getBody().walk([&](Operation *op) {
+    Value base;
+    if (auto store = dyn_cast<StoreOp>(op))
+      base = store.getBase();
+    else if (auto store = dyn_cast<MmaStoreOp>(op))
+      base = store.getBase();
+    auto param = dyn_cast_or_null<BlockArgument>(base);
     if (!param || param.getOwner() != entry ||
         !hasParamFlag(param.getArgNumber(), KjitDialect::kConstAttrName))
       return WalkResult::advance();
-    store.emitOpError() << "stores through parameter '"
-                        << getParamName(param.getArgNumber())
-                        << "', which is marked 'kjit.const'";
+    op->emitOpError() << "stores through parameter '"
+                      << getParamName(param.getArgNumber())
+                      << "', which is marked 'kjit.const'";
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());

@@ -335,6 +335,133 @@ def Kjit_StoreOp : Kjit_Op<"store", [
 }
 
 //===----------------------------------------------------------------------===//
+// Matrix units (docs/MatrixUnits.md)
+//===----------------------------------------------------------------------===//
+
+def Kjit_TensorDescOp : Kjit_Op<"tensor_desc", [Pure, AttrSizedOperandSegments]> {
+  let summary = "describe a row-major matrix in global memory for tile loads";
+  let description = [{
+    A matrix of `shape[0]` rows and `shape[1]` columns at `base`, element
+    `(r, c)` at `base[r * strides[0] + c * strides[1]]` (strides in
+    elements; the innermost is the constant 1). The result type names the
+    tile each `kjit.tile_load` through it reads. Every shape and stride
+    operand is a kernel parameter or a constant, so that a target may build
+    a hardware descriptor from the launch's values before the launch.
+
+    ```mlir
+    %da = kjit.tensor_desc %a shape [%M, %K] strides [%stride_am, %c1]
+        : !kjit.ptr<bf16> -> !kjit.tensor_desc<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Kjit_PointerType:$base, Variadic<I32>:$shape,
+                       Variadic<I32>:$strides);
+  let results = (outs Kjit_TensorDescType:$result);
+  let assemblyFormat = [{
+    $base `shape` ` ` `[` $shape `]` `strides` ` ` `[` $strides `]` attr-dict
+    `:` qualified(type($base)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Kjit_TileLoadOp : Kjit_Op<"tile_load", [
+    MemoryEffects<[MemRead<DefaultResource>]>]> {
+  let summary = "load a tile of a matrix into workgroup memory (collective)";
+  let description = [{
+    Every thread of the program reaches it together with the same operands,
+    as a `gpu.barrier`. The tile's element `(i, j)` is the matrix's
+    `(coords[0] + i, coords[1] + j)`, or zero where that lies outside the
+    matrix (negative coordinates included), so partial tiles need no mask.
+    Its only users are `kjit.mma` operations of the same block.
+
+    ```mlir
+    %ta = kjit.tile_load %da[%m0, %k0]
+        : !kjit.tensor_desc<128x64xbf16> -> !kjit.tile<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins Kjit_TensorDescType:$desc, Variadic<I32>:$coords);
+  let results = (outs Kjit_TileType:$result);
+  let assemblyFormat = [{
+    $desc `[` $coords `]` attr-dict `:` qualified(type($desc)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Kjit_MmaOp : Kjit_Op<"mma", [
+    Pure, AllTypesMatch<["acc", "result"]>]> {
+  let summary = "multiply-accumulate on the matrix units (warpgroup-collective)";
+  let description = [{
+    The 128 threads of a warpgroup (threads `128w` to `128w + 127`) reach it
+    together with the same tiles and `row`. Together they compute the
+    64 x N block `A[row .. row + 63][0 .. K) * B + C`, where A is an R x K
+    tile and B a K x N tile of one 16-bit float type; each thread holds
+    N/2 f32 elements of C and of the result, its fragment, at the
+    positions `kjit.mma_coords` gives. The sum's order and intermediate
+    rounding are the hardware's.
+
+    ```mlir
+    %next = kjit.mma %ta[%row], %tb, %acc
+        : !kjit.tile<128x64xbf16>, !kjit.tile<64x256xbf16>, vector<128xf32>
+    ```
+  }];
+  let arguments = (ins Kjit_TileType:$a, I32:$row, Kjit_TileType:$b,
+                       VectorOfRankAndType<[1], [F32]>:$acc);
+  let results = (outs VectorOfRankAndType<[1], [F32]>:$result);
+  let assemblyFormat = [{
+    $a `[` $row `]` `,` $b `,` $acc attr-dict `:` qualified(type($a)) `,`
+    qualified(type($b)) `,` type($acc)
+  }];
+  let hasVerifier = 1;
+}
+
+def Kjit_MmaCoordsOp : Kjit_Op<"mma_coords", [
+    Pure, AllTypesMatch<["rows", "columns"]>]> {
+  let summary = "where this thread's fragment elements sit in a 64 x N block";
+  let description = [{
+    Element `e` of a thread's `kjit.mma` fragment sits at row
+    `16 * (warp % 4) + lane / 4 + 8 * ((e / 2) % 2)` and column
+    `8 * (e / 4) + 2 * (lane % 4) + e % 2` of its warpgroup's 64 x N block
+    (`lane = tid % 32`, `warp = tid / 32`). For an epilogue of the kernel's
+    own (bias, activation, masks).
+
+    ```mlir
+    %rows, %cols = kjit.mma_coords n = 256 : vector<128xi32>
+    ```
+  }];
+  let arguments = (ins I64Attr:$n);
+  let results = (outs VectorOfRankAndType<[1], [I32]>:$rows,
+                      VectorOfRankAndType<[1], [I32]>:$columns);
+  let assemblyFormat = "`n` `=` $n attr-dict `:` type($rows)";
+  let hasVerifier = 1;
+}
+
+def Kjit_MmaStoreOp : Kjit_Op<"mma_store", [
+    MemoryEffects<[MemWrite<DefaultResource>]>]> {
+  let summary = "store a warpgroup's fragments to a row-major matrix";
+  let description = [{
+    Each thread writes its fragment's element at `(row + r, column + c)`,
+    `(r, c)` as `kjit.mma_coords` gives them, to
+    `base[(row + r) * stride + column + c]` wherever that lies below
+    `bounds` in both dimensions, converted to the pointer's element type
+    (`bf16`, `f16` or `f32`) by rounding to nearest even.
+
+    ```mlir
+    kjit.mma_store %acc, %c[%row0, %n0] stride %stride_cm bounds [%M, %N]
+        : vector<128xf32>, !kjit.ptr<bf16>
+    ```
+  }];
+  let arguments = (ins VectorOfRankAndType<[1], [F32]>:$acc,
+                       Kjit_PointerType:$base, I32:$row, I32:$column,
+                       I32:$stride, I32:$rows, I32:$columns);
+  let assemblyFormat = [{
+    $acc `,` $base `[` $row `,` $column `]` `stride` $stride
+    `bounds` ` ` `[` $rows `,` $columns `]` attr-dict `:` type($acc) `,`
+    qualified(type($base))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Debugging
 //===----------------------------------------------------------------------===//
 

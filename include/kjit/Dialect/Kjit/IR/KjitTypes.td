@@ -3,6 +3,8 @@
 // !kjit.ptr<T>: a pointer to global memory holding elements of type T.
 // !kjit.any:    a kernel parameter whose concrete type comes from the value
 //               bound at launch (resolved by specialization).
+// !kjit.tensor_desc<RxCxT>, !kjit.tile<RxCxT>: the matrix-unit types
+//               (docs/MatrixUnits.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +42,47 @@ def Kjit_AnyValueType : Kjit_Type<"AnyValue", "any"> {
     integer, a float, a pointer) comes from the runtime value, and the body
     reads it only through `kjit.cast`, which specialization resolves or
     rejects.
+  }];
+}
+
+// A rows x columns block of 16-bit floats, the shape both matrix types carry:
+// printed as `<128x64xbf16>`.
+class Kjit_MatrixBlockType<string name, string typeMnemonic>
+    : Kjit_Type<name, typeMnemonic> {
+  let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
+                        "::mlir::Type":$elementType);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    int64_t getRows() const { return getShape()[0]; }
+    int64_t getColumns() const { return getShape()[1]; }
+  }];
+}
+
+def Kjit_TensorDescType : Kjit_MatrixBlockType<"TensorDesc", "tensor_desc"> {
+  let summary = "a row-major matrix in global memory and the tile a load reads";
+  let description = [{
+    Made by `kjit.tensor_desc` from a pointer, a shape and strides; the type
+    holds the tile (box) that each `kjit.tile_load` through it fetches: its
+    rows and columns (1 to 256 each, a row a multiple of 16 bytes) and the
+    element type, `bf16` or `f16`.
+
+    ```mlir
+    !kjit.tensor_desc<128x64xbf16>
+    ```
+  }];
+}
+
+def Kjit_TileType : Kjit_MatrixBlockType<"Tile", "tile"> {
+  let summary = "a tile of a matrix in the program's workgroup memory";
+  let description = [{
+    What `kjit.tile_load` produces and `kjit.mma` reads. Its layout in
+    workgroup memory belongs to the target; no operation but `kjit.mma`
+    reads its elements.
+
+    ```mlir
+    !kjit.tile<64x256xbf16>
+    ```
   }];
 }
 

@@ -1,0 +1,348 @@
+//===- LowerMatrix.cpp - the kjit-lower-matrix pass -----------------------===//
+//
+// Tile loads become workgroup buffers filled by the whole program between
+// two barriers; fragments, coordinates and stores become the index formulas
+// of the fragment layout (docs/MatrixUnits.md). The multiply is the
+// target's: the portable one is a loop over K per fragment element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Transforms/LowerMatrix.h"
+#include "kjit/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace kjit {
+#define GEN_PASS_DEF_KJITLOWERMATRIX
+#include "kjit/Transforms/Passes.h.inc"
+} // namespace kjit
+
+using namespace mlir;
+using namespace kjit;
+
+namespace {
+
+/// Builds the arithmetic of the lowering at one place.
+struct Emitter {
+  OpBuilder &b;
+  Location loc;
+
+  Value i32(int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  }
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value less(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
+  Value atLeast(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
+  }
+  Value toI32(Value indexValue) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
+  }
+  Value toI64(Value i32Value) {
+    return arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
+  }
+  /// Whether 0 <= value < bound (i32).
+  Value inRange(Value value, Value bound) {
+    return both(atLeast(value, i32(0)), less(value, bound));
+  }
+  Value threadId() {
+    return toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  }
+};
+
+/// Where thread `tid` sits in its warpgroup's fragment layout: the row and
+/// column of fragment element 0 (`16 * (warp % 4) + lane / 4` and
+/// `2 * (lane % 4)`, i32).
+std::pair<Value, Value> fragmentOrigin(Emitter &e) {
+  Value tid = e.threadId();
+  Value lane = e.remu(tid, e.i32(32));
+  Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
+  Value row = e.add(e.mul(warp, e.i32(16)), e.divu(lane, e.i32(4)));
+  Value column = e.mul(e.remu(lane, e.i32(4)), e.i32(2));
+  return {row, column};
+}
+
+/// The fixed offsets of fragment element `element` from the thread's origin.
+int64_t rowOffset(int64_t element) { return 8 * ((element / 2) % 2); }
+int64_t columnOffset(int64_t element) {
+  return 8 * (element / 4) + element % 2;
+}
+
+/// Whether `value` is a multiple of `divisor` by its specialization (a kernel
+/// parameter with `kjit.divisibility`) or as a constant.
+bool provenMultiple(Value value, int64_t divisor) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue() % divisor == 0;
+  auto param = dyn_cast<BlockArgument>(value);
+  if (!param || !param.getOwner()->isEntryBlock())
+    return false;
+  auto kernel = dyn_cast<KernelOp>(param.getOwner()->getParentOp());
+  if (!kernel)
+    return false;
+  auto known = kernel.getArgAttrOfType<IntegerAttr>(
+      param.getArgNumber(), KjitDialect::kDivisibilityAttrName);
+  return known && known.getInt() % divisor == 0;
+}
+
+class MatrixLowerer {
+public:
+  MatrixLowerer(ModuleOp module, const MatrixLowering &lowering)
+      : module(module), symbols(module), lowering(lowering) {}
+
+  LogicalResult run();
+
+private:
+  Value bufferFor(OpBuilder &b, TileLoadOp load);
+  void copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc, Value buffer,
+                int64_t width);
+  Value multiplyByLoops(OpBuilder &b, MmaOp mma, Value a, Value bTile);
+  void lowerCoords(OpBuilder &b, MmaCoordsOp coords);
+  void lowerStore(OpBuilder &b, MmaStoreOp store);
+
+  ModuleOp module;
+  SymbolTable symbols;
+  const MatrixLowering &lowering;
+  DenseMap<Value, Value> buffers;
+};
+
+/// A workgroup buffer of its own for the tile of `load`, rows padded.
+Value MatrixLowerer::bufferFor(OpBuilder &b, TileLoadOp load) {
+  TileType tile = load.getType();
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  auto type = MemRefType::get(
+      {tile.getRows(), tile.getColumns() + lowering.rowPadding},
+      tile.getElementType(), MemRefLayoutAttrInterface(), workgroup);
+  OpBuilder atModule = OpBuilder::atBlockBegin(module.getBody());
+  auto global = memref::GlobalOp::create(
+      atModule, load.getLoc(), "kjit_tile", atModule.getStringAttr("private"),
+      type, /*initial_value=*/Attribute(), /*constant=*/false,
+      /*alignment=*/atModule.getI64IntegerAttr(128));
+  symbols.insert(global); // renamed kjit_tile_N where taken
+  return memref::GetGlobalOp::create(b, load.getLoc(), type,
+                                     global.getSymName());
+}
+
+/// The program copies the tile `width` elements a step: thread `tid` takes
+/// steps tid, tid + threads, ... in row-major order, reading zero outside
+/// the matrix.
+void MatrixLowerer::copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc,
+                             Value buffer, int64_t width) {
+  Emitter e{b, load.getLoc()};
+  TileType tile = load.getType();
+  int64_t stepsPerRow = tile.getColumns() / width;
+  Value tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
+  Value threads = gpu::BlockDimOp::create(b, e.loc, gpu::Dimension::x);
+  Value steps = e.index(tile.getRows() * stepsPerRow);
+  auto loop = scf::ForOp::create(b, e.loc, tid, steps, threads);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value step = loop.getInductionVar();
+  Value row = e.divu(step, e.index(stepsPerRow));
+  Value column = e.mul(e.remu(step, e.index(stepsPerRow)), e.index(width));
+  Value firstRow = load.getCoords()[0], firstColumn = load.getCoords()[1];
+  if (width > 1) // Known equal: lets the lowering prove the alignment.
+    firstColumn =
+        e.mul(arith::DivSIOp::create(b, e.loc, firstColumn, e.i32(width)),
+              e.i32(width));
+  Value matrixRow = e.add(firstRow, e.toI32(row));
+  Value matrixColumn = e.add(firstColumn, e.toI32(column));
+  Value inside = e.both(e.inRange(matrixRow, desc.getShape()[0]),
+                        e.inRange(matrixColumn, desc.getShape()[1]));
+  Value offset = e.add(e.mul(e.toI64(matrixRow), e.toI64(desc.getStrides()[0])),
+                       e.toI64(matrixColumn));
+  Type element = tile.getElementType();
+  Type valueType =
+      width > 1 ? Type(VectorType::get({width}, element)) : element;
+  Value value = LoadOp::create(b, e.loc, valueType, desc.getBase(), offset,
+                               inside, Value());
+  if (width > 1)
+    vector::StoreOp::create(b, e.loc, value, buffer, ValueRange{row, column},
+                            /*nontemporal=*/false, llvm::MaybeAlign(width * 2));
+  else
+    memref::StoreOp::create(b, e.loc, value, buffer, ValueRange{row, column});
+}
+
+/// Fragment element e: acc[e] + sum over k of A[row + r_e][k] * B[k][c_e].
+Value MatrixLowerer::multiplyByLoops(OpBuilder &b, MmaOp mma, Value a,
+                                     Value bTile) {
+  Emitter e{b, mma.getLoc()};
+  auto [originRow, originColumn] = fragmentOrigin(e);
+  Value firstRow = e.add(mma.getRow(), originRow);
+  int64_t depth = mma.getA().getType().getColumns();
+  Value result = mma.getAcc();
+  Type f32 = b.getF32Type();
+  for (int64_t element = 0, n = mma.getAcc().getType().getNumElements();
+       element < n; ++element) {
+    Value row = arith::IndexCastOp::create(
+        b, e.loc, b.getIndexType(), e.add(firstRow, e.i32(rowOffset(element))));
+    Value column = arith::IndexCastOp::create(
+        b, e.loc, b.getIndexType(),
+        e.add(originColumn, e.i32(columnOffset(element))));
+    Value start = vector::ExtractOp::create(b, e.loc, result, element);
+    auto loop = scf::ForOp::create(b, e.loc, e.index(0), e.index(depth),
+                                   e.index(1), ValueRange{start});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value k = loop.getInductionVar();
+      Value x = memref::LoadOp::create(b, e.loc, a, ValueRange{row, k});
+      Value y = memref::LoadOp::create(b, e.loc, bTile, ValueRange{k, column});
+      Value product = arith::MulFOp::create(
+          b, e.loc, arith::ExtFOp::create(b, e.loc, f32, x),
+          arith::ExtFOp::create(b, e.loc, f32, y));
+      Value sum =
+          arith::AddFOp::create(b, e.loc, loop.getRegionIterArg(0), product);
+      scf::YieldOp::create(b, e.loc, sum);
+    }
+    result =
+        vector::InsertOp::create(b, e.loc, loop.getResult(0), result, element);
+  }
+  return result;
+}
+
+void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
+  Emitter e{b, coords.getLoc()};
+  auto [originRow, originColumn] = fragmentOrigin(e);
+  VectorType type = coords.getRows().getType();
+  SmallVector<int32_t> rows, columns;
+  for (int64_t element = 0; element < type.getNumElements(); ++element) {
+    rows.push_back(rowOffset(element));
+    columns.push_back(columnOffset(element));
+  }
+  auto offsets = [&](ArrayRef<int32_t> values) -> Value {
+    return arith::ConstantOp::create(b, e.loc,
+                                     DenseElementsAttr::get(type, values));
+  };
+  auto spread = [&](Value scalar) -> Value {
+    return vector::BroadcastOp::create(b, e.loc, type, scalar);
+  };
+  coords.getRows().replaceAllUsesWith(e.add(spread(originRow), offsets(rows)));
+  coords.getColumns().replaceAllUsesWith(
+      e.add(spread(originColumn), offsets(columns)));
+}
+
+/// One masked store per fragment element, rounded to the pointer's type.
+void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
+  Emitter e{b, store.getLoc()};
+  auto [originRow, originColumn] = fragmentOrigin(e);
+  Value firstRow = e.add(store.getRow(), originRow);
+  Value firstColumn = e.add(store.getColumn(), originColumn);
+  Type element = store.getBase().getType().getElementType();
+  for (int64_t index = 0, n = store.getAcc().getType().getNumElements();
+       index < n; ++index) {
+    Value row = e.add(firstRow, e.i32(rowOffset(index)));
+    Value column = e.add(firstColumn, e.i32(columnOffset(index)));
+    Value inside = e.both(e.inRange(row, store.getRows()),
+                          e.inRange(column, store.getColumns()));
+    Value offset =
+        e.add(e.mul(e.toI64(row), e.toI64(store.getStride())), e.toI64(column));
+    Value value = vector::ExtractOp::create(b, e.loc, store.getAcc(), index);
+    if (element != value.getType())
+      value = arith::TruncFOp::create(b, e.loc, element, value);
+    StoreOp::create(b, e.loc, value, store.getBase(), offset, inside);
+  }
+}
+
+LogicalResult MatrixLowerer::run() {
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (isa<TensorDescOp, TileLoadOp, MmaOp, MmaCoordsOp, MmaStoreOp>(op))
+      ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    if (isa<MmaOp, MmaCoordsOp, MmaStoreOp>(op) && lowering.numWarps % 4 != 0)
+      return op->emitOpError()
+             << "needs whole warpgroups: num_warps = " << lowering.numWarps
+             << " is not a multiple of 4";
+
+  for (Operation *op : ops) {
+    OpBuilder b(op);
+    if (auto load = dyn_cast<TileLoadOp>(op)) {
+      auto desc = load.getDesc().getDefiningOp<TensorDescOp>();
+      if (!desc)
+        return load.emitOpError()
+               << "reads a descriptor that no kjit.tensor_desc of this "
+                  "function made";
+      Value buffer = bufferFor(b, load);
+      buffers[load.getResult()] = buffer;
+      gpu::BarrierOp::create(b, load.getLoc());
+      int64_t width = lowering.copyVectorWidth;
+      bool aligned = width > 1 && provenMultiple(desc.getBase(), 16) &&
+                     provenMultiple(desc.getStrides()[0], width) &&
+                     provenMultiple(desc.getShape()[1], width) &&
+                     load.getType().getColumns() % width == 0;
+      if (aligned) {
+        // The wide copy needs the column coordinate aligned too, which only
+        // the launch knows; all threads take the same branch.
+        Emitter e{b, load.getLoc()};
+        Value columnAligned = arith::CmpIOp::create(
+            b, e.loc, arith::CmpIPredicate::eq,
+            arith::RemSIOp::create(b, e.loc, load.getCoords()[1], e.i32(width)),
+            e.i32(0));
+        auto branch = scf::IfOp::create(b, e.loc, columnAligned,
+                                        /*withElseRegion=*/true);
+        OpBuilder inThen = branch.getThenBodyBuilder();
+        copyTile(inThen, load, desc, buffer, width);
+        OpBuilder inElse = branch.getElseBodyBuilder();
+        copyTile(inElse, load, desc, buffer, 1);
+      } else {
+        copyTile(b, load, desc, buffer, 1);
+      }
+      gpu::BarrierOp::create(b, load.getLoc());
+    } else if (auto mma = dyn_cast<MmaOp>(op)) {
+      Value a = buffers.lookup(mma.getA()), bTile = buffers.lookup(mma.getB());
+      FailureOr<Value> result =
+          lowering.multiply
+              ? lowering.multiply(b, mma, a, bTile)
+              : FailureOr<Value>(multiplyByLoops(b, mma, a, bTile));
+      if (failed(result))
+        return failure();
+      mma.getResult().replaceAllUsesWith(*result);
+    } else if (auto coords = dyn_cast<MmaCoordsOp>(op)) {
+      lowerCoords(b, coords);
+    } else if (auto store = dyn_cast<MmaStoreOp>(op)) {
+      lowerStore(b, store);
+    }
+  }
+  // Users before what they use: multiplies, then loads, then descriptors.
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+  return success();
+}
+
+struct LowerMatrixPass : kjit::impl::KjitLowerMatrixBase<LowerMatrixPass> {
+  using KjitLowerMatrixBase::KjitLowerMatrixBase;
+
+  void runOnOperation() override {
+    if (failed(checkNumWarpsOption(getOperation(), getArgument(), numWarps)))
+      return signalPassFailure();
+    MatrixLowering lowering;
+    lowering.numWarps = numWarps;
+    if (failed(lowerMatrixOperations(getOperation(), lowering)))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+LogicalResult kjit::lowerMatrixOperations(ModuleOp module,
+                                          const MatrixLowering &lowering) {
+  return MatrixLowerer(module, lowering).run();
+}
