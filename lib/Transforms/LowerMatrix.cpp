@@ -108,6 +108,9 @@ public:
   LogicalResult run();
 
 private:
+  TileLayout layoutOf(TileType tile) const {
+    return lowering.layout ? lowering.layout(tile) : rowMajorLayout(tile);
+  }
   Value bufferFor(OpBuilder &b, TileLoadOp load);
   void copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc, Value buffer,
                 int64_t width);
@@ -121,19 +124,19 @@ private:
   DenseMap<Value, Value> buffers;
 };
 
-/// A workgroup buffer of its own for the tile of `load`, rows padded.
+/// A workgroup buffer of its own for the tile of `load`, in its layout.
 Value MatrixLowerer::bufferFor(OpBuilder &b, TileLoadOp load) {
   TileType tile = load.getType();
+  TileLayout layout = layoutOf(tile);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
-  auto type = MemRefType::get(
-      {tile.getRows(), tile.getColumns() + lowering.rowPadding},
-      tile.getElementType(), MemRefLayoutAttrInterface(), workgroup);
+  auto type = MemRefType::get({layout.elements}, tile.getElementType(),
+                              MemRefLayoutAttrInterface(), workgroup);
   OpBuilder atModule = OpBuilder::atBlockBegin(module.getBody());
   auto global = memref::GlobalOp::create(
       atModule, load.getLoc(), "kjit_tile", atModule.getStringAttr("private"),
       type, /*initial_value=*/Attribute(), /*constant=*/false,
-      /*alignment=*/atModule.getI64IntegerAttr(128));
+      /*alignment=*/atModule.getI64IntegerAttr(layout.alignment));
   symbols.insert(global); // renamed kjit_tile_N where taken
   return memref::GetGlobalOp::create(b, load.getLoc(), type,
                                      global.getSymName());
@@ -172,11 +175,16 @@ void MatrixLowerer::copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc,
       width > 1 ? Type(VectorType::get({width}, element)) : element;
   Value value = LoadOp::create(b, e.loc, valueType, desc.getBase(), offset,
                                inside, Value());
+  Value at = layoutOf(tile).index(b, e.loc, e.toI32(row), e.toI32(column));
   if (width > 1)
-    vector::StoreOp::create(b, e.loc, value, buffer, ValueRange{row, column},
+    vector::StoreOp::create(b, e.loc, value, buffer, at,
                             /*nontemporal=*/false, llvm::MaybeAlign(width * 2));
   else
-    memref::StoreOp::create(b, e.loc, value, buffer, ValueRange{row, column});
+    memref::StoreOp::create(b, e.loc, value, buffer, at);
+  if (lowering.afterCopy) {
+    b.setInsertionPointAfter(loop);
+    lowering.afterCopy(b, e.loc, tile);
+  }
 }
 
 /// Fragment element e: acc[e] + sum over k of A[row + r_e][k] * B[k][c_e].
@@ -186,24 +194,25 @@ Value MatrixLowerer::multiplyByLoops(OpBuilder &b, MmaOp mma, Value a,
   auto [originRow, originColumn] = fragmentOrigin(e);
   Value firstRow = e.add(mma.getRow(), originRow);
   int64_t depth = mma.getA().getType().getColumns();
+  TileLayout aLayout = layoutOf(mma.getA().getType());
+  TileLayout bLayout = layoutOf(mma.getB().getType());
   Value result = mma.getAcc();
   Type f32 = b.getF32Type();
   for (int64_t element = 0, n = mma.getAcc().getType().getNumElements();
        element < n; ++element) {
-    Value row = arith::IndexCastOp::create(
-        b, e.loc, b.getIndexType(), e.add(firstRow, e.i32(rowOffset(element))));
-    Value column = arith::IndexCastOp::create(
-        b, e.loc, b.getIndexType(),
-        e.add(originColumn, e.i32(columnOffset(element))));
+    Value row = e.add(firstRow, e.i32(rowOffset(element)));
+    Value column = e.add(originColumn, e.i32(columnOffset(element)));
     Value start = vector::ExtractOp::create(b, e.loc, result, element);
     auto loop = scf::ForOp::create(b, e.loc, e.index(0), e.index(depth),
                                    e.index(1), ValueRange{start});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
-      Value k = loop.getInductionVar();
-      Value x = memref::LoadOp::create(b, e.loc, a, ValueRange{row, k});
-      Value y = memref::LoadOp::create(b, e.loc, bTile, ValueRange{k, column});
+      Value k = e.toI32(loop.getInductionVar());
+      Value x =
+          memref::LoadOp::create(b, e.loc, a, aLayout.index(b, e.loc, row, k));
+      Value y = memref::LoadOp::create(b, e.loc, bTile,
+                                       bLayout.index(b, e.loc, k, column));
       Value product = arith::MulFOp::create(
           b, e.loc, arith::ExtFOp::create(b, e.loc, f32, x),
           arith::ExtFOp::create(b, e.loc, f32, y));
@@ -341,6 +350,19 @@ struct LowerMatrixPass : kjit::impl::KjitLowerMatrixBase<LowerMatrixPass> {
 };
 
 } // namespace
+
+TileLayout kjit::rowMajorLayout(TileType tile, int64_t padding) {
+  int64_t stride = tile.getColumns() + padding;
+  TileLayout layout;
+  layout.elements = tile.getRows() * stride;
+  layout.index = [stride](OpBuilder &b, Location loc, Value row,
+                          Value column) -> Value {
+    Emitter e{b, loc};
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(),
+                                      e.add(e.mul(row, e.i32(stride)), column));
+  };
+  return layout;
+}
 
 LogicalResult kjit::lowerMatrixOperations(ModuleOp module,
                                           const MatrixLowering &lowering) {

@@ -8,15 +8,15 @@
 // WARPS: lower-matrix.mlir:[[@LINE+31]]:8: error: 'kjit.mma' op needs whole warpgroups: num_warps = 2 is not a multiple of 4
 // RANGE: error: kjit-lower-matrix: num-warps must be 1 to 32, got 64
 
-// CHECK-DAG: memref.global "private" @[[$TA:kjit_tile[_0-9]*]] : memref<64x16xf16, #gpu.address_space<workgroup>> {alignment = 128 : i64}
-// CHECK-DAG: memref.global "private" @[[$TB:kjit_tile[_0-9]*]] : memref<16x8xf16, #gpu.address_space<workgroup>> {alignment = 128 : i64}
+// CHECK-DAG: memref.global "private" @[[$TA:kjit_tile[_0-9]*]] : memref<1024xf16, #gpu.address_space<workgroup>> {alignment = 16 : i64}
+// CHECK-DAG: memref.global "private" @[[$TB:kjit_tile[_0-9]*]] : memref<128xf16, #gpu.address_space<workgroup>> {alignment = 16 : i64}
 // CHECK-LABEL: kjit.kernel @mma
 // CHECK-NOT: kjit.tensor_desc
 // CHECK: %[[A:.*]] = memref.get_global @[[$TA]]
 // CHECK-NEXT: gpu.barrier
 // CHECK: scf.for %[[I:.*]] = %{{.*}} to %c1024 step %{{.*}} {
 // CHECK: %[[V:.*]] = kjit.load %a[%{{.*}}] mask %{{.*}} : !kjit.ptr<f16>, i64 -> f16
-// CHECK: memref.store %[[V]], %[[A]][%{{.*}}, %{{.*}}]
+// CHECK: memref.store %[[V]], %[[A]][%{{.*}}]
 // CHECK: gpu.barrier
 // CHECK: %[[B:.*]] = memref.get_global @[[$TB]]
 // CHECK-COUNT-4: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args

@@ -22,23 +22,43 @@ class OpBuilder;
 
 namespace kjit {
 
+/// Where a tile's elements sit in its workgroup buffer, a 1-D memref of the
+/// tile's element type. A layout keeps each run of 8 elements that starts at
+/// a column multiple of 8 contiguous and 16-byte aligned (what a wide copy
+/// writes at once).
+struct TileLayout {
+  /// Elements the buffer holds.
+  int64_t elements = 0;
+  /// Byte alignment of the buffer.
+  int64_t alignment = 16;
+  /// The buffer index (index type) of the tile's element (row, column),
+  /// both i32.
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value row,
+                            mlir::Value column)>
+      index;
+};
+
+/// The portable layout: row-major, rows `columns + padding` elements apart.
+TileLayout rowMajorLayout(TileType tile, int64_t padding = 0);
+
 /// What a target changes in the portable lowering.
 struct MatrixLowering {
   /// Warps per program; warpgroup operations need a multiple of 4.
   int64_t numWarps = 4;
-  /// Elements added to each row of a tile buffer. The cuda target pads rows
-  /// by 16 bytes so that the eight row reads of one `ldmatrix` fall in
-  /// different shared-memory banks, and so that its wide reads past the
-  /// last column of a row stay inside the buffer.
-  int64_t rowPadding = 0;
+  /// The layout of each tile's buffer. Null: rowMajorLayout.
+  std::function<TileLayout(TileType)> layout;
   /// Elements per thread and copy step when a tile load is provably aligned
   /// (a 16-byte aligned base, a row stride and a column count that are
   /// multiples of it, and a column coordinate that is at run time): 1 copies
   /// element by element only.
   int64_t copyVectorWidth = 1;
-  /// The multiply of one kjit.mma, given the tile buffers of its A and B
-  /// operands (memrefs in workgroup memory, `rowPadding` included); returns
-  /// the new fragment. Null: the portable loop over K per fragment element.
+  /// Emitted by each thread after its part of a tile copy, before the
+  /// barrier that publishes the tile (the cuda target's proxy fence, when
+  /// an asynchronous unit reads the tile). Null: nothing.
+  std::function<void(mlir::OpBuilder &, mlir::Location, TileType)> afterCopy;
+  /// The multiply of one kjit.mma, given the buffers of its A and B tiles
+  /// (in `layout`); returns the new fragment. Null: the portable loop over
+  /// K per fragment element.
   std::function<mlir::FailureOr<mlir::Value>(mlir::OpBuilder &, MmaOp,
                                              mlir::Value a, mlir::Value b)>
       multiply;

@@ -15,6 +15,7 @@
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/GPU/IR/CompilationInterfaces.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -389,6 +390,9 @@ public:
     OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
     device.addPass(createSCFToControlFlowPass());
     device.addPass(createConvertGpuOpsToNVVMOps());
+    // wgmma and the other NVVM operations that are PTX text, not
+    // intrinsics, become inline assembly.
+    device.addPass(createConvertNVVMToLLVMPass());
     device.addPass(createCanonicalizerPass());
     device.addPass(createCSEPass());
     KjitFinalizeNVVMOptions finalize;
@@ -526,6 +530,12 @@ kjit::resolveCudaConfig(const TargetOptions &options) {
   // Unasked, PTX 8.0, or the oldest version the chip takes if it needs a
   // newer one (sm_100: 8.6).
   config.ptx = ptx.value_or(std::max(kDefaultPtx, chip->minPtx));
+  // A cc 9.0 device runs sm_90a code, which alone has wgmma (the matrix
+  // units' warpgroup multiply, docs/MatrixUnits.md): kernels compile for
+  // it, as Triton's do, unless an older PTX than 8.0 is asked for. The
+  // code runs only on cc 9.0, the device the compile is for.
+  if (config.chip == "sm_90" && config.ptx >= 80)
+    config.chip = "sm_90a";
   return config;
 }
 

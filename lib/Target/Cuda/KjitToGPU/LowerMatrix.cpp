@@ -1,8 +1,11 @@
 //===- LowerMatrix.cpp - the kjit-cuda-lower-matrix pass ------------------===//
 //
 // The portable lowering of the matrix-unit operations (kjit/Transforms/
-// LowerMatrix.h) with the cuda target's tile layout, copies and multiply:
-// ldmatrix from padded shared-memory rows and mma.sync m16n8k16.
+// LowerMatrix.h) with the cuda target's tile layouts and multiplies: on
+// sm_90a, tiles whose rows are whole 128-byte groups take the tensor units'
+// 128-byte swizzle and warpgroups multiply them with wgmma straight from
+// shared memory; otherwise rows are padded and each warp multiplies its
+// fragments from ldmatrix with mma.sync (sm_80+).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,10 +31,12 @@ using namespace kjit;
 
 namespace {
 
-/// Elements added to each tile row: 16 bytes of 16-bit elements.
+/// Elements added to each padded tile row: 16 bytes of 16-bit elements.
 constexpr int64_t kRowPadding = 8;
 /// Elements per thread and step of a wide tile copy (16 bytes).
 constexpr int64_t kCopyWidth = 8;
+/// Elements of one 128-byte swizzle row (16-bit elements).
+constexpr int64_t kSwizzleColumns = 64;
 
 /// The SM version of `chip` ("sm_90a" -> 90), or 0 when it is not one.
 int64_t smVersion(StringRef chip) {
@@ -42,57 +47,112 @@ int64_t smVersion(StringRef chip) {
   return version;
 }
 
+/// Builds i32/i64 arithmetic at one place.
+struct Arith {
+  OpBuilder &b;
+  Location loc;
+
+  Value i32(int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  }
+  Value i64(int64_t value) {
+    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
+  Value orI(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
+  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
+  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
+  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
+  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
+  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
+  Value wide(Value x) {
+    return arith::ExtUIOp::create(b, loc, b.getI64Type(), x);
+  }
+  Value threadId() {
+    return arith::IndexCastOp::create(
+        b, loc, b.getI32Type(),
+        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  }
+};
+
+/// Whether a tile takes the 128-byte swizzle on `version`: sm_90 and newer,
+/// rows of whole 64-element groups.
+bool isSwizzled(TileType tile, int64_t version) {
+  return version >= 90 && tile.getColumns() % kSwizzleColumns == 0;
+}
+
+/// The tensor units' 128-byte swizzle. Columns come in groups of 64 (128
+/// bytes), each group a block of `rows` 128-byte rows; in row r the eight
+/// 16-byte chunks are permuted, chunk c stored at c ^ (r % 8). A 1024-byte
+/// aligned buffer keeps the pattern where the hardware expects it.
+TileLayout swizzledLayout(TileType tile) {
+  int64_t rows = tile.getRows();
+  TileLayout layout;
+  layout.elements = rows * tile.getColumns();
+  layout.alignment = 1024;
+  layout.index = [rows](OpBuilder &b, Location loc, Value row,
+                        Value column) -> Value {
+    Arith e{b, loc};
+    Value group = e.divu(column, e.i32(kSwizzleColumns));
+    Value inGroup = e.remu(column, e.i32(kSwizzleColumns));
+    Value chunk = e.xorI(e.divu(inGroup, e.i32(8)), e.remu(row, e.i32(8)));
+    Value at =
+        e.add(e.mul(group, e.i32(rows * kSwizzleColumns)),
+              e.add(e.mul(row, e.i32(kSwizzleColumns)),
+                    e.add(e.mul(chunk, e.i32(8)), e.remu(inGroup, e.i32(8)))));
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), at);
+  };
+  return layout;
+}
+
+/// The shared-memory address of a tile buffer, as an i64.
+Value sharedAddress(OpBuilder &b, Location loc, Value buffer) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+}
+
 /// Emits one kjit.mma as its warpgroup's four warps each multiplying its 16
 /// rows: fragments from ldmatrix, products from mma.sync.
 class SyncMultiply {
 public:
-  SyncMultiply(OpBuilder &b, MmaOp mma) : b(b), loc(mma.getLoc()), mma(mma) {}
+  SyncMultiply(OpBuilder &b, MmaOp mma, TileLayout aLayout, TileLayout bLayout)
+      : e{b, mma.getLoc()}, mma(mma), aLayout(std::move(aLayout)),
+        bLayout(std::move(bLayout)) {}
 
   Value emit(Value aBuffer, Value bBuffer);
 
 private:
-  Value i32(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value andI(Value x, int64_t mask) {
-    return arith::AndIOp::create(b, loc, x, i32(mask));
-  }
-  Value shr(Value x, int64_t bits) {
-    return arith::ShRUIOp::create(b, loc, x, i32(bits));
-  }
-  /// The shared-memory address of a tile buffer.
-  Value baseAddress(Value buffer);
-  /// `count` 8x8 matrices of 16-bit elements from the row addresses of the
-  /// lanes, as i32 registers.
-  SmallVector<Value> loadMatrices(Value base, Value byteOffset, int count,
+  /// `count` 8x8 matrices of 16-bit elements from the lanes' row
+  /// addresses (`base` plus the layout's offset of (row, column)).
+  SmallVector<Value> loadMatrices(Value base, const TileLayout &layout,
+                                  Value row, Value column, int count,
                                   bool transpose);
 
-  OpBuilder &b;
-  Location loc;
+  Arith e;
   MmaOp mma;
+  TileLayout aLayout, bLayout;
 };
 
-Value SyncMultiply::baseAddress(Value buffer) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value wide = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), /*shared=*/3), wide);
-}
-
-SmallVector<Value> SyncMultiply::loadMatrices(Value base, Value byteOffset,
+SmallVector<Value> SyncMultiply::loadMatrices(Value base,
+                                              const TileLayout &layout,
+                                              Value row, Value column,
                                               int count, bool transpose) {
+  OpBuilder &b = e.b;
   MLIRContext *context = b.getContext();
-  Value address = LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(),
-                                      base, ValueRange{byteOffset});
+  Value index = arith::IndexCastOp::create(b, e.loc, b.getI64Type(),
+                                           layout.index(b, e.loc, row, column));
+  Value bytes = e.add(base, e.mul(index, e.i64(2)));
+  Value address = LLVM::IntToPtrOp::create(
+      b, e.loc, LLVM::LLVMPointerType::get(context, /*shared=*/3), bytes);
   SmallVector<Type> registers(count, b.getI32Type());
   Type resultType =
       count == 1 ? b.getI32Type()
                  : Type(LLVM::LLVMStructType::getLiteral(context, registers));
   Value loaded = NVVM::LdMatrixOp::create(
-      b, loc, resultType, address, b.getI32IntegerAttr(count),
+      b, e.loc, resultType, address, b.getI32IntegerAttr(count),
       NVVM::MMALayoutAttr::get(context, transpose ? NVVM::MMALayout::col
                                                   : NVVM::MMALayout::row),
       NVVM::LdStMatrixShapeAttr::get(context, 8, 8),
@@ -101,39 +161,38 @@ SmallVector<Value> SyncMultiply::loadMatrices(Value base, Value byteOffset,
     return {loaded};
   SmallVector<Value> values;
   for (int64_t i = 0; i < count; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+    values.push_back(LLVM::ExtractValueOp::create(b, e.loc, loaded, i));
   return values;
 }
 
 Value SyncMultiply::emit(Value aBuffer, Value bBuffer) {
+  OpBuilder &b = e.b;
   TileType aTile = mma.getA().getType(), bTile = mma.getB().getType();
-  Type element = aTile.getElementType();
-  bool isBF16 = element.isBF16();
+  bool isBF16 = aTile.getElementType().isBF16();
   int64_t depth = aTile.getColumns(), width = bTile.getColumns();
-  int64_t aRowBytes = (depth + kRowPadding) * 2;
-  int64_t bRowBytes = (width + kRowPadding) * 2;
 
-  Value tid = arith::IndexCastOp::create(
-      b, loc, b.getI32Type(),
-      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  Value lane = andI(tid, 31);
-  Value warp = andI(shr(tid, 5), 3);
+  Value lane = e.andI(e.threadId(), e.i32(31));
+  Value warp = e.andI(e.shr(e.threadId(), e.i32(5)), e.i32(3));
+  Value half = e.shr(lane, e.i32(4)); // lanes 16-31
   // A, ldmatrix.x4: lanes 0-15 address rows 0-15 of the warp's 16 at
   // column 0 of the step, lanes 16-31 the same rows at column 8; the four
   // matrices are the m16n8k16 A fragment's registers a0..a3.
-  Value aRow = add(add(mma.getRow(), mul(warp, i32(16))), andI(lane, 15));
-  Value aLane = add(mul(aRow, i32(aRowBytes)), mul(shr(lane, 4), i32(16)));
+  Value aRow = e.add(e.add(mma.getRow(), e.mul(warp, e.i32(16))),
+                     e.andI(lane, e.i32(15)));
+  Value aColumn = e.mul(half, e.i32(8));
   // B, ldmatrix.x4.trans over 16 columns: lanes 8m .. 8m + 7 address the
   // rows of matrix m, K rows 0-7 (m even) or 8-15 (m odd) of the step, in
   // columns 0-7 (m < 2) or 8-15; transposed, matrices 0, 1 are b0, b1 of
   // the first 8 columns, 2, 3 of the next 8.
-  Value bRow = add(andI(lane, 7), mul(andI(shr(lane, 3), 1), i32(8)));
-  Value bLane = add(mul(bRow, i32(bRowBytes)), mul(shr(lane, 4), i32(16)));
+  Value bRow = e.add(e.andI(lane, e.i32(7)),
+                     e.mul(e.andI(e.shr(lane, e.i32(3)), e.i32(1)), e.i32(8)));
+  Value bColumn = e.mul(half, e.i32(8));
 
-  Value aBase = baseAddress(aBuffer), bBase = baseAddress(bBuffer);
+  Value aBase = sharedAddress(b, e.loc, aBuffer);
+  Value bBase = sharedAddress(b, e.loc, bBuffer);
   SmallVector<Value> fragment;
   for (int64_t i = 0, n = width / 2; i < n; ++i)
-    fragment.push_back(vector::ExtractOp::create(b, loc, mma.getAcc(), i));
+    fragment.push_back(vector::ExtractOp::create(b, e.loc, mma.getAcc(), i));
 
   MLIRContext *context = b.getContext();
   Type f32 = b.getF32Type();
@@ -143,27 +202,30 @@ Value SyncMultiply::emit(Value aBuffer, Value bBuffer) {
   auto operand = [&](Value reg) -> Value {
     if (isBF16) // bf16 pairs travel as i32 (the intrinsic's form).
       return reg;
-    return LLVM::BitcastOp::create(b, loc, VectorType::get({2}, b.getF16Type()),
-                                   reg);
+    return LLVM::BitcastOp::create(b, e.loc,
+                                   VectorType::get({2}, b.getF16Type()), reg);
   };
-  for (int64_t step = 0; step < depth / 16; ++step) {
-    SmallVector<Value> a = loadMatrices(aBase, add(aLane, i32(step * 32)), 4,
-                                        /*transpose=*/false);
+  for (int64_t step = 0; step < depth; step += 16) {
+    SmallVector<Value> a =
+        loadMatrices(aBase, aLayout, aRow, e.add(aColumn, e.i32(step)), 4,
+                     /*transpose=*/false);
     for (auto &reg : a)
       reg = operand(reg);
     for (int64_t column = 0; column < width; column += 16) {
-      // The last 8 columns of an N that is 8 mod 16 read two matrices; the
-      // lanes' addresses past them stay in the row's padding.
+      // The last 8 columns of an N that is 8 mod 16 read two matrices (the
+      // lanes past them address nothing the instruction reads).
       int count = column + 16 <= width ? 4 : 2;
-      SmallVector<Value> bRegs = loadMatrices(
-          bBase, add(bLane, i32(step * 16 * bRowBytes + column * 2)), count,
-          /*transpose=*/true);
-      for (int half = 0; half < count / 2; ++half) {
-        int64_t first = (column / 8 + half) * 4; // fragment element
-        Value bOperands[] = {operand(bRegs[2 * half]),
-                             operand(bRegs[2 * half + 1])};
+      Value laneColumn =
+          count == 4 ? e.add(bColumn, e.i32(column)) : e.i32(column);
+      SmallVector<Value> bRegs =
+          loadMatrices(bBase, bLayout, e.add(bRow, e.i32(step)), laneColumn,
+                       count, /*transpose=*/true);
+      for (int pair = 0; pair < count / 2; ++pair) {
+        int64_t first = (column / 8 + pair) * 4; // fragment element
+        Value bOperands[] = {operand(bRegs[2 * pair]),
+                             operand(bRegs[2 * pair + 1])};
         auto product = NVVM::MmaOp::create(
-            b, loc, resultType, a, bOperands,
+            b, e.loc, resultType, a, bOperands,
             ArrayRef<Value>(fragment).slice(first, 4),
             ArrayRef<int64_t>{16, 8, 16}, std::nullopt, std::nullopt,
             std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
@@ -171,11 +233,93 @@ Value SyncMultiply::emit(Value aBuffer, Value bBuffer) {
                                            NVVM::MMALayout::col});
         for (int64_t i = 0; i < 4; ++i)
           fragment[first + i] =
-              LLVM::ExtractValueOp::create(b, loc, product, i);
+              LLVM::ExtractValueOp::create(b, e.loc, product, i);
       }
     }
   }
-  return vector::FromElementsOp::create(b, loc, mma.getAcc().getType(),
+  return vector::FromElementsOp::create(b, e.loc, mma.getAcc().getType(),
+                                        fragment);
+}
+
+/// Emits one kjit.mma as K/16 wgmma.mma_async m64nNk16 of the warpgroup,
+/// both operands read from swizzled shared memory through descriptors: A
+/// K-major (its rows), B N-major (a row-major K x N tile, transposed).
+class AsyncMultiply {
+public:
+  AsyncMultiply(OpBuilder &b, MmaOp mma) : e{b, mma.getLoc()}, mma(mma) {}
+
+  Value emit(Value aBuffer, Value bBuffer);
+
+private:
+  /// A shared-memory matrix descriptor: the start address, the strides
+  /// between 64-element groups (leading) and 8-row blocks (stride), the
+  /// 128-byte swizzle.
+  Value descriptor(Value start, int64_t leadingBytes, int64_t strideBytes);
+
+  Arith e;
+  MmaOp mma;
+};
+
+Value AsyncMultiply::descriptor(Value start, int64_t leadingBytes,
+                                int64_t strideBytes) {
+  Value address = e.shr(e.andI(start, e.i64(0x3FFFF)), e.i64(4));
+  int64_t fields = ((leadingBytes >> 4) & 0x3FFF) << 16 |
+                   ((strideBytes >> 4) & 0x3FFF) << 32 |
+                   int64_t(1) << 62; // 128-byte swizzle
+  return e.orI(address, e.i64(fields));
+}
+
+Value AsyncMultiply::emit(Value aBuffer, Value bBuffer) {
+  OpBuilder &b = e.b;
+  MLIRContext *context = b.getContext();
+  TileType aTile = mma.getA().getType(), bTile = mma.getB().getType();
+  int64_t depth = aTile.getColumns(), width = bTile.getColumns();
+  int64_t groupRowBytes = kSwizzleColumns * 2;
+  Value aBase = sharedAddress(b, e.loc, aBuffer);
+  Value bBase = sharedAddress(b, e.loc, bBuffer);
+  // The warpgroup's 64 rows of A start `row` rows into each column group.
+  Value aRows = e.mul(e.wide(mma.getRow()), e.i64(groupRowBytes));
+
+  Type f32 = b.getF32Type();
+  int64_t count = width / 2;
+  auto accType =
+      LLVM::LLVMStructType::getLiteral(context, SmallVector<Type>(count, f32));
+  Value acc = LLVM::UndefOp::create(b, e.loc, accType);
+  for (int64_t i = 0; i < count; ++i)
+    acc = LLVM::InsertValueOp::create(
+        b, e.loc, acc, vector::ExtractOp::create(b, e.loc, mma.getAcc(), i), i);
+
+  auto type = aTile.getElementType().isBF16() ? NVVM::WGMMATypes::bf16
+                                              : NVVM::WGMMATypes::f16;
+  auto typeAttr = NVVM::WGMMATypesAttr::get(context, type);
+  auto one = NVVM::WGMMAScaleInAttr::get(context, NVVM::WGMMAScaleIn::one);
+  NVVM::WgmmaFenceAlignedOp::create(b, e.loc);
+  for (int64_t step = 0; step < depth; step += 16) {
+    // A: 16 columns of a 128-byte row are 32 bytes into it; K past 64
+    // moves to the next column group.
+    int64_t aGroup = step / kSwizzleColumns * aTile.getRows() * groupRowBytes;
+    Value aStart =
+        e.add(e.add(aBase, aRows), e.i64(aGroup + step % kSwizzleColumns * 2));
+    // B: 16 rows further down; its column groups are a block of rows apart.
+    Value bStart = e.add(bBase, e.i64(step * groupRowBytes));
+    Value descA = descriptor(aStart, 16, 8 * groupRowBytes);
+    Value descB =
+        descriptor(bStart, bTile.getRows() * groupRowBytes, 8 * groupRowBytes);
+    acc = NVVM::WgmmaMmaAsyncOp::create(
+        b, e.loc, accType, acc, descA, descB,
+        NVVM::MMAShapeAttr::get(context, 64, width, 16), typeAttr, typeAttr,
+        NVVM::WGMMATypesAttr::get(context, NVVM::WGMMATypes::f32),
+        NVVM::WGMMAScaleOutAttr::get(context, NVVM::WGMMAScaleOut::one), one,
+        one, NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
+        NVVM::MMALayoutAttr::get(context, NVVM::MMALayout::row),
+        /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, e.loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, 0);
+  SmallVector<Value> fragment;
+  for (int64_t i = 0; i < count; ++i)
+    fragment.push_back(LLVM::ExtractValueOp::create(b, e.loc, acc, i));
+  return vector::FromElementsOp::create(b, e.loc, mma.getAcc().getType(),
                                         fragment);
 }
 
@@ -188,16 +332,34 @@ struct CudaLowerMatrixPass
     if (failed(checkNumWarpsOption(module, getArgument(), numWarps)))
       return signalPassFailure();
     int64_t version = smVersion(chip);
+    bool hasWgmma = version == 90 && StringRef(chip).ends_with("a");
+    auto layout = [version](TileType tile) {
+      return isSwizzled(tile, version) ? swizzledLayout(tile)
+                                       : rowMajorLayout(tile, kRowPadding);
+    };
     MatrixLowering lowering;
     lowering.numWarps = numWarps;
-    lowering.rowPadding = kRowPadding;
+    lowering.layout = layout;
     lowering.copyVectorWidth = kCopyWidth;
+    lowering.afterCopy = [version, hasWgmma](OpBuilder &b, Location loc,
+                                             TileType tile) {
+      // wgmma reads through the async proxy, which sees the copy's
+      // generic-proxy stores only after this fence (then the barrier).
+      if (hasWgmma && isSwizzled(tile, version))
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(b.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
+    };
     lowering.multiply = [&](OpBuilder &b, MmaOp mma, Value a,
                             Value bTile) -> FailureOr<Value> {
       if (version < 80)
         return mma.emitOpError()
                << "needs sm_80 or newer (mma.sync); the target is " << chip;
-      return SyncMultiply(b, mma).emit(a, bTile);
+      TileType aTile = mma.getA().getType(), bType = mma.getB().getType();
+      if (hasWgmma && isSwizzled(aTile, version) && isSwizzled(bType, version))
+        return AsyncMultiply(b, mma).emit(a, bTile);
+      return SyncMultiply(b, mma, layout(aTile), layout(bType)).emit(a, bTile);
     };
     if (failed(lowerMatrixOperations(module, lowering)))
       signalPassFailure();
