@@ -66,6 +66,7 @@ TargetOptions kjit::getTargetOptions(const rt::SpecializationRecord &record) {
   options.debug = record.options.debug();
   options.enableFpFusion = record.options.enableFpFusion();
   options.numWarps = record.options.numWarps();
+  options.numStages = record.options.numStages();
   options.maxNReg =
       record.options.optional(rt::LaunchOption::MaxNReg).value_or(0);
   options.ptxVersion =

@@ -25,6 +25,22 @@ namespace kjit::rt {
 
 using kjit::strCat;
 
+/// The dynamic shared memory a compiled kernel's launches provide, from its
+/// target's metadata (may be null): its `shared_dynamic_bytes`, 0 without
+/// one; nullopt when that is not a count of at most 4 GiB.
+static std::optional<uint32_t>
+dynamicSharedBytes(const JsonValue *targetMetadata) {
+  const JsonValue *bytes = targetMetadata && targetMetadata->isObject()
+                               ? targetMetadata->find("shared_dynamic_bytes")
+                               : nullptr;
+  if (!bytes)
+    return 0;
+  std::optional<Int128> value = bytes->asInteger();
+  if (!value || *value < 0 || *value > Int128(UINT32_MAX))
+    return std::nullopt;
+  return static_cast<uint32_t>(*value);
+}
+
 absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,
                                       int32_t device) {
   const absl::StatusOr<const Backend *> &backend = getBackend();
@@ -223,6 +239,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
       loadEntry(**backend, device, *loadable, entry);
   if (!loaded.ok())
     return finish(Entry::State::Failed, loaded.status());
+  if (absl::StatusOr<JsonValue> target = parseJson(artifact->metadataJson);
+      target.ok())
+    entry.sharedMemoryBytes = dynamicSharedBytes(&*target).value_or(0);
   compiles.fetch_add(1, std::memory_order_relaxed);
   uint64_t compileNanos =
       uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -320,12 +339,19 @@ bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
                                  statusText(metadata.status()));
     return false;
   }
+  std::optional<uint32_t> sharedBytes =
+      dynamicSharedBytes(metadata->find("compiler"));
+  if (!sharedBytes) {
+    why = "its shared_dynamic_bytes is not a byte count";
+    return false;
+  }
   absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
       loadEntry(backend, device, cached.payload, entry);
   if (!loaded.ok()) {
     why = strCat("the backend cannot load it: ", statusText(loaded.status()));
     return false;
   }
+  entry.sharedMemoryBytes = *sharedBytes;
   return true;
 }
 

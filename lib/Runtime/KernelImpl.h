@@ -57,6 +57,9 @@ struct Entry {
   /// The backend checked the template at load (ABI 1.4's takes_values):
   /// launches pass only each argument's storage bits.
   bool takesValues = false;
+  /// Dynamic shared memory each launch provides: the compile's
+  /// `shared_dynamic_bytes` (the cuda target's matrix tiles), else 0.
+  uint32_t sharedMemoryBytes = 0;
   /// The arguments passed at launch: manifest index and signature type
   /// (inline: a launch reads them next to the fields above). The type is
   /// the entry's, part of its key, so a launch need not read the

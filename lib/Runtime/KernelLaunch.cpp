@@ -251,7 +251,7 @@ describeLaunch(const Entry &entry, const Binding &binding, uint64_t stream,
     launch.grid[axis] = grid[axis];
   const LaunchOptions &options = binding.options();
   launch.num_warps = uint32_t(options.numWarps());
-  launch.shared_memory_bytes = 0;
+  launch.shared_memory_bytes = entry.sharedMemoryBytes;
   launch.stream = stream;
   launch.num_args = entry.launchParams.size();
   launch.args = nullptr;

@@ -7,7 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kjit/Transforms/LowerMatrix.h"
+#include "MatrixLowerer.h"
+
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,44 +27,9 @@ namespace kjit {
 using namespace mlir;
 using namespace kjit;
 
+using namespace kjit::matrix;
+
 namespace {
-
-/// Builds the arithmetic of the lowering at one place.
-struct Emitter {
-  OpBuilder &b;
-  Location loc;
-
-  Value i32(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
-  }
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
-  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
-  Value both(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value less(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
-  }
-  Value atLeast(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
-  }
-  Value toI32(Value indexValue) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
-  }
-  Value toI64(Value i32Value) {
-    return arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
-  }
-  /// Whether 0 <= value < bound (i32).
-  Value inRange(Value value, Value bound) {
-    return both(atLeast(value, i32(0)), less(value, bound));
-  }
-  Value threadId() {
-    return toI32(gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  }
-};
 
 /// Where thread `tid` sits in its warpgroup's fragment layout: the row and
 /// column of fragment element 0 (`16 * (warp % 4) + lane / 4` and
@@ -83,107 +49,113 @@ int64_t columnOffset(int64_t element) {
   return 8 * (element / 4) + element % 2;
 }
 
-/// Whether `value` is a multiple of `divisor` by its specialization (a kernel
-/// parameter with `kjit.divisibility`) or as a constant.
-bool provenMultiple(Value value, int64_t divisor) {
+} // namespace
+
+bool kjit::matrix::provenMultiple(Value value, int64_t divisor,
+                                  unsigned depth) {
+  if (depth > 16)
+    return false;
+  auto recurse = [&](Value v) { return provenMultiple(v, divisor, depth + 1); };
   APInt constant;
   if (matchPattern(value, m_ConstantInt(&constant)))
     return constant.getSExtValue() % divisor == 0;
-  auto param = dyn_cast<BlockArgument>(value);
-  if (!param || !param.getOwner()->isEntryBlock())
-    return false;
-  auto kernel = dyn_cast<KernelOp>(param.getOwner()->getParentOp());
-  if (!kernel)
-    return false;
-  auto known = kernel.getArgAttrOfType<IntegerAttr>(
-      param.getArgNumber(), KjitDialect::kDivisibilityAttrName);
-  return known && known.getInt() % divisor == 0;
+  if (auto param = dyn_cast<BlockArgument>(value)) {
+    Operation *owner = param.getOwner()->getParentOp();
+    if (auto loop = dyn_cast<scf::ForOp>(owner))
+      return value == loop.getInductionVar() && recurse(loop.getLowerBound()) &&
+             recurse(loop.getStep());
+    auto kernel = dyn_cast<KernelOp>(owner);
+    if (!kernel || !param.getOwner()->isEntryBlock())
+      return false;
+    auto known = kernel.getArgAttrOfType<IntegerAttr>(
+        param.getArgNumber(), KjitDialect::kDivisibilityAttrName);
+    return known && known.getInt() % divisor == 0;
+  }
+  Operation *def = value.getDefiningOp();
+  if (isa_and_present<arith::MulIOp>(def))
+    return recurse(def->getOperand(0)) || recurse(def->getOperand(1));
+  if (isa_and_present<arith::AddIOp, arith::SubIOp>(def))
+    return recurse(def->getOperand(0)) && recurse(def->getOperand(1));
+  if (isa_and_present<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(def))
+    return recurse(def->getOperand(0));
+  return false;
 }
 
-class MatrixLowerer {
-public:
-  MatrixLowerer(ModuleOp module, const MatrixLowering &lowering)
-      : module(module), symbols(module), lowering(lowering) {}
-
-  LogicalResult run();
-
-private:
-  TileLayout layoutOf(TileType tile) const {
-    return lowering.layout ? lowering.layout(tile) : rowMajorLayout(tile);
-  }
-  Value bufferFor(OpBuilder &b, TileLoadOp load);
-  void copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc, Value buffer,
-                int64_t width);
-  Value multiplyByLoops(OpBuilder &b, MmaOp mma, Value a, Value bTile);
-  void lowerCoords(OpBuilder &b, MmaCoordsOp coords);
-  void lowerStore(OpBuilder &b, MmaStoreOp store);
-
-  ModuleOp module;
-  SymbolTable symbols;
-  const MatrixLowering &lowering;
-  DenseMap<Value, Value> buffers;
-};
-
-/// A workgroup buffer of its own for the tile of `load`, in its layout.
-Value MatrixLowerer::bufferFor(OpBuilder &b, TileLoadOp load) {
-  TileType tile = load.getType();
+Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
+                               Operation *kernel) {
   TileLayout layout = layoutOf(tile);
+  if (lowering.allocate)
+    return lowering.allocate(b, kernel, tile, layout);
   auto workgroup =
       gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
   auto type = MemRefType::get({layout.elements}, tile.getElementType(),
                               MemRefLayoutAttrInterface(), workgroup);
   OpBuilder atModule = OpBuilder::atBlockBegin(module.getBody());
   auto global = memref::GlobalOp::create(
-      atModule, load.getLoc(), "kjit_tile", atModule.getStringAttr("private"),
-      type, /*initial_value=*/Attribute(), /*constant=*/false,
+      atModule, loc, "kjit_tile", atModule.getStringAttr("private"), type,
+      /*initial_value=*/Attribute(), /*constant=*/false,
       /*alignment=*/atModule.getI64IntegerAttr(layout.alignment));
   symbols.insert(global); // renamed kjit_tile_N where taken
-  return memref::GetGlobalOp::create(b, load.getLoc(), type,
-                                     global.getSymName());
+  return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
 }
 
-/// The program copies the tile `width` elements a step: thread `tid` takes
-/// steps tid, tid + threads, ... in row-major order, reading zero outside
-/// the matrix.
-void MatrixLowerer::copyTile(OpBuilder &b, TileLoadOp load, TensorDescOp desc,
-                             Value buffer, int64_t width) {
-  Emitter e{b, load.getLoc()};
-  TileType tile = load.getType();
+bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {
+  auto desc = load.getDesc().getDefiningOp<TensorDescOp>();
+  int64_t width = lowering.copyVectorWidth;
+  return desc && width > 1 && provenMultiple(desc.getBase(), 16) &&
+         provenMultiple(desc.getStrides()[0], width) &&
+         provenMultiple(desc.getShape()[1], width) &&
+         load.getType().getColumns() % width == 0 &&
+         (!andColumn || provenMultiple(load.getCoords()[1], width));
+}
+
+/// Thread `tid` takes steps tid, tid + threads, ... of the tile in
+/// row-major order.
+void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
+                             TensorDescOp desc, Value buffer, Value firstRow,
+                             Value firstColumn, int64_t width, Value valid,
+                             bool async) {
+  Emitter e{b, loc};
   int64_t stepsPerRow = tile.getColumns() / width;
-  Value tid = gpu::ThreadIdOp::create(b, e.loc, gpu::Dimension::x);
-  Value threads = gpu::BlockDimOp::create(b, e.loc, gpu::Dimension::x);
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
   Value steps = e.index(tile.getRows() * stepsPerRow);
-  auto loop = scf::ForOp::create(b, e.loc, tid, steps, threads);
+  auto loop = scf::ForOp::create(b, loc, tid, steps, threads);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value step = loop.getInductionVar();
   Value row = e.divu(step, e.index(stepsPerRow));
   Value column = e.mul(e.remu(step, e.index(stepsPerRow)), e.index(width));
-  Value firstRow = load.getCoords()[0], firstColumn = load.getCoords()[1];
   if (width > 1) // Known equal: lets the lowering prove the alignment.
     firstColumn =
-        e.mul(arith::DivSIOp::create(b, e.loc, firstColumn, e.i32(width)),
+        e.mul(arith::DivSIOp::create(b, loc, firstColumn, e.i32(width)),
               e.i32(width));
   Value matrixRow = e.add(firstRow, e.toI32(row));
   Value matrixColumn = e.add(firstColumn, e.toI32(column));
   Value inside = e.both(e.inRange(matrixRow, desc.getShape()[0]),
                         e.inRange(matrixColumn, desc.getShape()[1]));
+  if (valid)
+    inside = e.both(valid, inside);
   Value offset = e.add(e.mul(e.toI64(matrixRow), e.toI64(desc.getStrides()[0])),
                        e.toI64(matrixColumn));
+  Value at = layoutOf(tile).index(b, loc, e.toI32(row), e.toI32(column));
+  if (async) {
+    lowering.copyAsync(b, loc, desc.getBase(), offset, inside, buffer, at);
+    return;
+  }
   Type element = tile.getElementType();
   Type valueType =
       width > 1 ? Type(VectorType::get({width}, element)) : element;
-  Value value = LoadOp::create(b, e.loc, valueType, desc.getBase(), offset,
+  Value value = LoadOp::create(b, loc, valueType, desc.getBase(), offset,
                                inside, Value());
-  Value at = layoutOf(tile).index(b, e.loc, e.toI32(row), e.toI32(column));
   if (width > 1)
-    vector::StoreOp::create(b, e.loc, value, buffer, at,
+    vector::StoreOp::create(b, loc, value, buffer, at,
                             /*nontemporal=*/false, llvm::MaybeAlign(width * 2));
   else
-    memref::StoreOp::create(b, e.loc, value, buffer, at);
+    memref::StoreOp::create(b, loc, value, buffer, at);
   if (lowering.afterCopy) {
     b.setInsertionPointAfter(loop);
-    lowering.afterCopy(b, e.loc, tile);
+    lowering.afterCopy(b, loc, tile);
   }
 }
 
@@ -281,40 +253,44 @@ LogicalResult MatrixLowerer::run() {
              << "needs whole warpgroups: num_warps = " << lowering.numWarps
              << " is not a multiple of 4";
 
+  pipelineLoops();
   for (Operation *op : ops) {
     OpBuilder b(op);
     if (auto load = dyn_cast<TileLoadOp>(op)) {
+      if (buffers.count(load.getResult()))
+        continue; // in a pipelined loop
       auto desc = load.getDesc().getDefiningOp<TensorDescOp>();
       if (!desc)
         return load.emitOpError()
                << "reads a descriptor that no kjit.tensor_desc of this "
                   "function made";
-      Value buffer = bufferFor(b, load);
+      Location loc = load.getLoc();
+      TileType tile = load.getType();
+      Value buffer = bufferFor(b, loc, tile, load->getParentOfType<KernelOp>());
       buffers[load.getResult()] = buffer;
-      gpu::BarrierOp::create(b, load.getLoc());
+      gpu::BarrierOp::create(b, loc);
+      Value row = load.getCoords()[0], column = load.getCoords()[1];
       int64_t width = lowering.copyVectorWidth;
-      bool aligned = width > 1 && provenMultiple(desc.getBase(), 16) &&
-                     provenMultiple(desc.getStrides()[0], width) &&
-                     provenMultiple(desc.getShape()[1], width) &&
-                     load.getType().getColumns() % width == 0;
-      if (aligned) {
+      if (alignedForWideCopy(load, /*andColumn=*/true)) {
+        copyTile(b, loc, tile, desc, buffer, row, column, width, {}, false);
+      } else if (alignedForWideCopy(load, /*andColumn=*/false)) {
         // The wide copy needs the column coordinate aligned too, which only
         // the launch knows; all threads take the same branch.
-        Emitter e{b, load.getLoc()};
+        Emitter e{b, loc};
         Value columnAligned = arith::CmpIOp::create(
-            b, e.loc, arith::CmpIPredicate::eq,
-            arith::RemSIOp::create(b, e.loc, load.getCoords()[1], e.i32(width)),
-            e.i32(0));
-        auto branch = scf::IfOp::create(b, e.loc, columnAligned,
-                                        /*withElseRegion=*/true);
+            b, loc, arith::CmpIPredicate::eq,
+            arith::RemSIOp::create(b, loc, column, e.i32(width)), e.i32(0));
+        auto branch =
+            scf::IfOp::create(b, loc, columnAligned, /*withElseRegion=*/true);
         OpBuilder inThen = branch.getThenBodyBuilder();
-        copyTile(inThen, load, desc, buffer, width);
+        copyTile(inThen, loc, tile, desc, buffer, row, column, width, {},
+                 false);
         OpBuilder inElse = branch.getElseBodyBuilder();
-        copyTile(inElse, load, desc, buffer, 1);
+        copyTile(inElse, loc, tile, desc, buffer, row, column, 1, {}, false);
       } else {
-        copyTile(b, load, desc, buffer, 1);
+        copyTile(b, loc, tile, desc, buffer, row, column, 1, {}, false);
       }
-      gpu::BarrierOp::create(b, load.getLoc());
+      gpu::BarrierOp::create(b, loc);
     } else if (auto mma = dyn_cast<MmaOp>(op)) {
       Value a = buffers.lookup(mma.getA()), bTile = buffers.lookup(mma.getB());
       FailureOr<Value> result =
@@ -335,6 +311,8 @@ LogicalResult MatrixLowerer::run() {
     op->erase();
   return success();
 }
+
+namespace {
 
 struct LowerMatrixPass : kjit::impl::KjitLowerMatrixBase<LowerMatrixPass> {
   using KjitLowerMatrixBase::KjitLowerMatrixBase;

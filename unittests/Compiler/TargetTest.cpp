@@ -64,9 +64,16 @@ TEST(TargetTest, CudaIsBuiltIn) {
   kjit::TargetOptions options;
   llvm::Expected<kjit::CudaConfig> config = kjit::resolveCudaConfig(options);
   ASSERT_TRUE(static_cast<bool>(config)) << llvm::toString(config.takeError());
-  EXPECT_EQ(config->chip, "sm_90");
+  // The default chip, sm_90, compiles for sm_90a (wgmma) at PTX 8.0; an
+  // older PTX keeps sm_90.
+  EXPECT_EQ(config->chip, "sm_90a");
   EXPECT_EQ(config->ptx, 80);
   EXPECT_EQ(config->libdevice, "");
+  options.ptxVersion = 78;
+  llvm::Expected<kjit::CudaConfig> older = kjit::resolveCudaConfig(options);
+  ASSERT_TRUE(static_cast<bool>(older)) << llvm::toString(older.takeError());
+  EXPECT_EQ(older->chip, "sm_90");
+  options.ptxVersion = 0;
   // The table: sorted by name, every minimum is a version LLVM emits.
   llvm::ArrayRef<kjit::CudaChip> chips = kjit::getCudaChips();
   for (size_t i = 0; i < chips.size(); ++i) {
@@ -282,7 +289,7 @@ TEST(TargetTest, CudaCompilesThroughTheService) {
   EXPECT_NE(result->bytes.find(".visible .entry k("), std::string::npos);
   EXPECT_EQ(result->bytes.find("__nv_"), std::string::npos);
   EXPECT_EQ(result->metadataJson,
-            R"({"target":"cuda","format":"ptx","arch":"sm_90",)"
+            R"({"target":"cuda","format":"ptx","arch":"sm_90a",)"
             R"("ptx_version":80,"kernel":"k","num_warps":4,"shared_bytes":0,)"
             R"("libdevice":true})");
 }

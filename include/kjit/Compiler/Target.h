@@ -41,6 +41,9 @@ struct TargetOptions {
   /// The `num_warps` launch option: a program is 32 * numWarps threads
   /// (cuda: the kernel's `.maxntid`).
   int numWarps = 4;
+  /// The `num_stages` launch option: how many iterations' tiles a
+  /// pipelined loop keeps in flight (cuda, docs/MatrixUnits.md).
+  int numStages = 3;
   /// The `maxnreg` launch option; 0: unset (cuda: `.maxnreg` of the entry).
   int64_t maxNReg = 0;
   /// The `ptx_version` launch option (80 for PTX 8.0); 0: unset, the

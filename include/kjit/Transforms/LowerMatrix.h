@@ -56,6 +56,32 @@ struct MatrixLowering {
   /// barrier that publishes the tile (the cuda target's proxy fence, when
   /// an asynchronous unit reads the tile). Null: nothing.
   std::function<void(mlir::OpBuilder &, mlir::Location, TileType)> afterCopy;
+  /// Places a tile's buffer (`layout.elements` elements of the tile's
+  /// type) and returns it, a 1-D memref in workgroup memory that dominates
+  /// every use in `kernel`. Null: a `memref.global` of its own.
+  std::function<mlir::Value(mlir::OpBuilder &, mlir::Operation *kernel,
+                            TileType, const TileLayout &)>
+      allocate;
+  /// Iterations whose tiles a pipelined loop keeps in flight (the
+  /// num_stages launch option); below 2, or without `copyAsync`, every tile
+  /// is copied where it is loaded. A loop is pipelined when its body loads
+  /// tiles at coordinates computed from the induction variable by pure
+  /// operations, writes no memory, and every load is provably aligned for
+  /// `copyVectorWidth`-element copies (its column coordinate included).
+  int64_t numStages = 1;
+  /// Starts an asynchronous copy of `copyVectorWidth` elements from
+  /// `base[offset]` (a `!kjit.ptr`, i64 offset) into `buffer[index]`,
+  /// writing zeros instead where `inside` is false. Null: no pipelining.
+  std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value base,
+                     mlir::Value offset, mlir::Value inside, mlir::Value buffer,
+                     mlir::Value index)>
+      copyAsync;
+  /// Closes the group of asynchronous copies this thread started since the
+  /// last commit.
+  std::function<void(mlir::OpBuilder &, mlir::Location)> commitCopies;
+  /// Waits until at most `pending` of this thread's groups are in flight.
+  std::function<void(mlir::OpBuilder &, mlir::Location, int64_t pending)>
+      waitCopies;
   /// The multiply of one kjit.mma, given the buffers of its A and B tiles
   /// (in `layout`); returns the new fragment. Null: the portable loop over
   /// K per fragment element.

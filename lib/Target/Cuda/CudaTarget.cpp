@@ -376,6 +376,7 @@ public:
     pm.addPass(createCanonicalizerPass());
     KjitCudaLowerMatrixOptions matrix;
     matrix.numWarps = options.numWarps;
+    matrix.numStages = options.numStages;
     matrix.chip = config->chip;
     pm.addPass(createKjitCudaLowerMatrix(matrix));
     pm.addPass(createKjitCheckNonePointers());
@@ -456,6 +457,8 @@ public:
     TargetArtifact artifact;
     artifact.bytes = ptx.str();
     auto shared = module->getAttrOfType<IntegerAttr>("kjit.shared_bytes");
+    auto dynamicShared =
+        module->getAttrOfType<IntegerAttr>("kjit.shared_dynamic_bytes");
     llvm::raw_string_ostream os(artifact.metadataJson);
     llvm::json::OStream json(os);
     json.object([&] {
@@ -466,6 +469,9 @@ public:
       json.attribute("kernel", kernel.getValue());
       json.attribute("num_warps", options.numWarps);
       json.attribute("shared_bytes", shared ? shared.getInt() : 0);
+      // What each launch must ask for (tile buffers, docs/MatrixUnits.md).
+      if (dynamicShared)
+        json.attribute("shared_dynamic_bytes", dynamicShared.getInt());
       json.attribute("libdevice", !config->libdevice.empty());
     });
     return artifact;

@@ -67,18 +67,26 @@ def KjitCudaLowerMatrix : Pass<"kjit-cuda-lower-matrix", "mlir::ModuleOp"> {
   let summary = "Lower the matrix-unit operations for the cuda target";
   let description = [{
     kjit-lower-matrix's lowering (include/kjit/Transforms/Passes.td) with
-    the cuda target's multiply and copies (docs/MatrixUnits.md):
+    the cuda target's tile layouts, copies and multiplies
+    (docs/MatrixUnits.md):
 
-    - tile buffers pad each row by 16 bytes, so that the eight rows one
-      `ldmatrix` reads start in different shared-memory banks;
-    - a tile load whose base, row stride and column count are proven
-      multiples of 16 bytes (specialized `D`, or constants) copies 16 bytes
-      per thread and step when its column coordinate is a multiple of 8 at
-      run time, element by element otherwise;
-    - `kjit.mma` becomes, per warp, its 16 rows of the block: per 16-deep
-      step one `ldmatrix.x4` of A, one `ldmatrix.x4.trans` per 16 columns
-      of B, and one `mma.sync.aligned.m16n8k16.row.col.f32` (bf16 or f16)
-      per 8 columns.
+    - tile buffers live in the kernel's dynamic shared memory, each
+      1024-byte aligned; the module's `kjit.shared_dynamic_bytes` (the
+      compile's `shared_dynamic_bytes`) is what each launch provides;
+    - on sm_90 and newer a tile whose rows are whole 64-element groups takes
+      the 128-byte swizzle; other rows are padded by 16 bytes, so that the
+      eight rows one `ldmatrix` reads start in different banks;
+    - a loop that loads tiles keeps `num-stages - 1` iterations' copies in
+      flight with cp.async (sm_80+) where every copy is provably 16-byte
+      aligned (base, row stride and column count specialized `D` or
+      constant, the column coordinate a multiple of 8); otherwise a tile
+      is copied where it is loaded, 16 bytes per thread and step when the
+      launch proves it aligned, element by element when not;
+    - `kjit.mma` on sm_90a with swizzled tiles is K/16 `wgmma.mma_async`
+      m64nNk16 of the warpgroup from shared memory (each thread fences its
+      copies for the async proxy); elsewhere each warp computes its 16
+      rows with `ldmatrix.x4`, `ldmatrix.x4.trans` and
+      `mma.sync.aligned.m16n8k16.row.col.f32` (bf16 or f16).
 
     `mma.sync` needs sm_80 or newer: an older `chip` is refused at the
     operation.
@@ -87,6 +95,9 @@ def KjitCudaLowerMatrix : Pass<"kjit-cuda-lower-matrix", "mlir::ModuleOp"> {
     Option<"numWarps", "num-warps", "int64_t", /*default=*/"4",
            "Warps per program (1 to 32); warpgroup operations need a "
            "multiple of 4">,
+    Option<"numStages", "num-stages", "int64_t", /*default=*/"3",
+           "Iterations whose tiles a pipelined loop keeps in flight (1: "
+           "none, each tile copied when it is loaded)">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90\"",
            "The target GPU (sm_XY), which must have mma.sync (sm_80+)">,
   ];
@@ -106,6 +117,10 @@ def KjitFinalizeNVVM : Pass<"kjit-finalize-nvvm", "mlir::gpu::GPUModuleOp"> {
 
     - erases the `_mlir_ciface_*` wrappers the lowering adds to every
       `func.func` (nothing calls them; they would only cost ptxas time);
+    - makes the global of `gpu.dynamic_shared_memory` (a zero-length
+      shared array, which NVPTX would demote to a static byte) external and
+      1024-byte aligned: PTX's `.extern .shared` array that a launch's
+      dynamic shared memory backs;
     - without `libdevice`, refuses a module that declares a libdevice
       function (`__nv_expf` for `math.exp`, ...), naming it: otherwise the
       PTX would hold an `.extern .func __nv_...` that only fails when ptxas

@@ -1,7 +1,8 @@
 //===- FinalizeNVVM.cpp - the kjit-finalize-nvvm pass ---------------------===//
 //
 // Runs on a gpu.module after convert-gpu-to-nvvm: erases the unused
-// `_mlir_ciface_*` wrappers the lowering adds to every func.func and,
+// `_mlir_ciface_*` wrappers the lowering adds to every func.func, makes the
+// dynamic shared memory an external array and,
 // when libdevice will not be linked, refuses a module that needs it
 // instead of leaving `.extern .func __nv_...` in the PTX.
 //
@@ -43,6 +44,7 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
     }
     for (LLVM::LLVMFuncOp fn : wrappers)
       fn.erase();
+    externDynamicSharedMemory(module);
     if (failed(checkLowered(module)))
       return signalPassFailure();
     if (libdevice || needed.empty())
@@ -67,6 +69,21 @@ struct FinalizeNVVMPass : kjit::impl::KjitFinalizeNVVMBase<FinalizeNVVMPass> {
             "option libdevice=PATH (e.g. "
             "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc)";
     signalPassFailure();
+  }
+
+  /// convert-gpu-to-nvvm makes `gpu.dynamic_shared_memory` an internal
+  /// zero-length shared array, which NVPTX demotes to a static one-byte
+  /// variable: made external, it is PTX's `.extern .shared` array that the
+  /// launch's dynamic shared memory backs, aligned to 1024 bytes for the
+  /// matrix tiles' swizzle (docs/MatrixUnits.md).
+  static void externDynamicSharedMemory(gpu::GPUModuleOp module) {
+    for (auto global : module.getOps<LLVM::GlobalOp>()) {
+      auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+      if (global.getAddrSpace() != 3 || !array || array.getNumElements() != 0)
+        continue;
+      global.setLinkage(LLVM::Linkage::External);
+      global.setAlignment(1024);
+    }
   }
 
   /// Every operation must now be LLVM's or NVVM's: one that the lowering

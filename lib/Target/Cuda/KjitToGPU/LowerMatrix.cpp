@@ -323,6 +323,79 @@ Value AsyncMultiply::emit(Value aBuffer, Value bBuffer) {
                                         fragment);
 }
 
+/// One cp.async of 16 bytes from `base[offset]` (global) to `buffer[index]`
+/// (shared), reading nothing and writing zeros where `inside` is false.
+void copyChunkAsync(OpBuilder &b, Location loc, Value base, Value offset,
+                    Value inside, Value buffer, Value index) {
+  MLIRContext *context = b.getContext();
+  Arith e{b, loc};
+  auto global = LLVM::LLVMPointerType::get(context, /*global=*/1);
+  // The kjit pointer is the global pointer the cuda lowering makes of it.
+  Value pointer =
+      UnrealizedConversionCastOp::create(b, loc, global, base).getResult(0);
+  auto element = cast<MemRefType>(buffer.getType()).getElementType();
+  Value safeOffset = arith::SelectOp::create(b, loc, inside, offset, e.i64(0));
+  Value source = LLVM::GEPOp::create(b, loc, global, element, pointer,
+                                     ValueRange{safeOffset});
+  Value at = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  Value bytes = e.add(sharedAddress(b, loc, buffer), e.mul(at, e.i64(2)));
+  Value target = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(context, /*shared=*/3), bytes);
+  Value size = arith::SelectOp::create(b, loc, inside, e.i32(16), e.i32(0));
+  NVVM::CpAsyncOp::create(b, loc, target, source, b.getI32IntegerAttr(16),
+                          NVVM::LoadCacheModifierKindAttr::get(
+                              context, NVVM::LoadCacheModifierKind::CG),
+                          size);
+}
+
+/// Tile buffers in the kernel's dynamic shared memory, one after another,
+/// each 1024-byte aligned (what the swizzle needs): views made at the
+/// kernel's entry, so that they dominate every use. The module's
+/// `kjit.shared_dynamic_bytes` says how much a launch must provide.
+class DynamicSharedMemory {
+public:
+  Value allocate(OpBuilder &b, Operation *kernel, TileType tile,
+                 const TileLayout &layout) {
+    Region &body = kernel->getRegion(0);
+    Location loc = kernel->getLoc();
+    auto workgroup = gpu::AddressSpaceAttr::get(b.getContext(),
+                                                gpu::AddressSpace::Workgroup);
+    OpBuilder::InsertionGuard guard(b);
+    Placement &place = placements[kernel];
+    if (!place.base) {
+      b.setInsertionPointToStart(&body.front());
+      place.base = gpu::DynamicSharedMemoryOp::create(
+          b, loc,
+          MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                          MemRefLayoutAttrInterface(), workgroup));
+      place.last = place.base.getDefiningOp();
+    }
+    b.setInsertionPointAfter(place.last);
+    int64_t bytes = layout.elements * 2;
+    int64_t offset = llvm::alignTo(place.bytes, 1024);
+    Value shift = arith::ConstantIndexOp::create(b, loc, offset);
+    auto view = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({layout.elements}, tile.getElementType(),
+                        MemRefLayoutAttrInterface(), workgroup),
+        place.base, shift, ValueRange{});
+    place.last = view;
+    place.bytes = offset + bytes;
+    total = std::max(total, place.bytes);
+    return view;
+  }
+  int64_t bytes() const { return total; }
+
+private:
+  struct Placement {
+    Value base;
+    Operation *last = nullptr;
+    int64_t bytes = 0;
+  };
+  DenseMap<Operation *, Placement> placements;
+  int64_t total = 0;
+};
+
 struct CudaLowerMatrixPass
     : kjit::impl::KjitCudaLowerMatrixBase<CudaLowerMatrixPass> {
   using KjitCudaLowerMatrixBase::KjitCudaLowerMatrixBase;
@@ -337,10 +410,29 @@ struct CudaLowerMatrixPass
       return isSwizzled(tile, version) ? swizzledLayout(tile)
                                        : rowMajorLayout(tile, kRowPadding);
     };
+    DynamicSharedMemory shared;
     MatrixLowering lowering;
     lowering.numWarps = numWarps;
     lowering.layout = layout;
     lowering.copyVectorWidth = kCopyWidth;
+    lowering.allocate = [&](OpBuilder &b, Operation *kernel, TileType tile,
+                            const TileLayout &tileLayout) {
+      return shared.allocate(b, kernel, tile, tileLayout);
+    };
+    if (version >= 80) {
+      lowering.numStages = numStages;
+      lowering.copyAsync = [](OpBuilder &b, Location loc, Value base,
+                              Value offset, Value inside, Value buffer,
+                              Value index) {
+        copyChunkAsync(b, loc, base, offset, inside, buffer, index);
+      };
+      lowering.commitCopies = [](OpBuilder &b, Location loc) {
+        NVVM::CpAsyncCommitGroupOp::create(b, loc);
+      };
+      lowering.waitCopies = [](OpBuilder &b, Location loc, int64_t pending) {
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, pending);
+      };
+    }
     lowering.afterCopy = [version, hasWgmma](OpBuilder &b, Location loc,
                                              TileType tile) {
       // wgmma reads through the async proxy, which sees the copy's
@@ -362,7 +454,10 @@ struct CudaLowerMatrixPass
       return SyncMultiply(b, mma, layout(aTile), layout(bType)).emit(a, bTile);
     };
     if (failed(lowerMatrixOperations(module, lowering)))
-      signalPassFailure();
+      return signalPassFailure();
+    if (shared.bytes())
+      module->setAttr("kjit.shared_dynamic_bytes",
+                      OpBuilder(module).getI64IntegerAttr(shared.bytes()));
   }
 };
 

@@ -1,0 +1,129 @@
+//===- MatrixLowerer.h - the matrix lowering's internals --------*- C++ -*-===//
+//
+// What LowerMatrix.cpp (the operations) and PipelineTiles.cpp (loops whose
+// tile copies stay in flight) share: the arithmetic builder and the
+// lowerer's state. Private to lib/Transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KJIT_LIB_TRANSFORMS_MATRIXLOWERER_H
+#define KJIT_LIB_TRANSFORMS_MATRIXLOWERER_H
+
+#include "kjit/Transforms/LowerMatrix.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace kjit::matrix {
+
+/// Builds the arithmetic of the lowering at one place.
+struct Emitter {
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  mlir::Value i32(int64_t value) {
+    return mlir::arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  }
+  mlir::Value index(int64_t value) {
+    return mlir::arith::ConstantIndexOp::create(b, loc, value);
+  }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(b, loc, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return mlir::arith::SubIOp::create(b, loc, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MulIOp::create(b, loc, x, y);
+  }
+  mlir::Value divu(mlir::Value x, mlir::Value y) {
+    return mlir::arith::DivUIOp::create(b, loc, x, y);
+  }
+  mlir::Value remu(mlir::Value x, mlir::Value y) {
+    return mlir::arith::RemUIOp::create(b, loc, x, y);
+  }
+  mlir::Value both(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AndIOp::create(b, loc, x, y);
+  }
+  mlir::Value less(mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::slt,
+                                       x, y);
+  }
+  mlir::Value atLeast(mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::sge,
+                                       x, y);
+  }
+  mlir::Value toI32(mlir::Value indexValue) {
+    return mlir::arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
+  }
+  mlir::Value toI64(mlir::Value i32Value) {
+    return mlir::arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
+  }
+  /// Whether 0 <= value < bound (i32).
+  mlir::Value inRange(mlir::Value value, mlir::Value bound) {
+    return both(atLeast(value, i32(0)), less(value, bound));
+  }
+  mlir::Value threadId() {
+    return toI32(
+        mlir::gpu::ThreadIdOp::create(b, loc, mlir::gpu::Dimension::x));
+  }
+};
+
+/// Whether `value` is a multiple of `divisor`: a constant, a kernel
+/// parameter specialized so (`kjit.divisibility`), or sums, products and
+/// casts of such, and an scf.for induction variable whose start and step
+/// are.
+bool provenMultiple(mlir::Value value, int64_t divisor, unsigned depth = 0);
+
+/// Rewrites the matrix-unit operations of one module.
+class MatrixLowerer {
+public:
+  MatrixLowerer(mlir::ModuleOp module, const MatrixLowering &lowering)
+      : module(module), symbols(module), lowering(lowering) {}
+
+  mlir::LogicalResult run();
+
+private:
+  TileLayout layoutOf(TileType tile) const {
+    return lowering.layout ? lowering.layout(tile) : rowMajorLayout(tile);
+  }
+  /// A buffer of its own for a tile, valid from the builder's position (or
+  /// everywhere in `kernel`, where the target places buffers).
+  mlir::Value bufferFor(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
+                        mlir::Operation *kernel);
+  /// Whether a load's tile may be copied `copyVectorWidth` elements a step
+  /// whatever its column coordinate is at run time (`andColumn`: the
+  /// coordinate proven too).
+  bool alignedForWideCopy(TileLoadOp load, bool andColumn) const;
+  /// The program copies the tile at (row, column) of `desc` into `buffer`,
+  /// `width` elements a step, zeros outside the matrix or where `valid`
+  /// (may be null) is false: synchronously, or as asynchronous copies.
+  void copyTile(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
+                TensorDescOp desc, mlir::Value buffer, mlir::Value row,
+                mlir::Value column, int64_t width, mlir::Value valid,
+                bool async);
+  mlir::Value multiplyByLoops(mlir::OpBuilder &b, MmaOp mma, mlir::Value a,
+                              mlir::Value bTile);
+  void lowerCoords(mlir::OpBuilder &b, MmaCoordsOp coords);
+  void lowerStore(mlir::OpBuilder &b, MmaStoreOp store);
+
+  /// PipelineTiles.cpp: pipelines every loop that qualifies, recording its
+  /// loads' buffers in `buffers`.
+  void pipelineLoops();
+  bool canPipeline(mlir::scf::ForOp loop,
+                   llvm::SmallVectorImpl<TileLoadOp> &loads) const;
+  void pipeline(mlir::scf::ForOp loop, llvm::ArrayRef<TileLoadOp> loads);
+
+  mlir::ModuleOp module;
+  mlir::SymbolTable symbols;
+  const MatrixLowering &lowering;
+  /// Each lowered tile's buffer.
+  llvm::DenseMap<mlir::Value, mlir::Value> buffers;
+};
+
+} // namespace kjit::matrix
+
+#endif // KJIT_LIB_TRANSFORMS_MATRIXLOWERER_H

@@ -1,0 +1,193 @@
+//===- PipelineTiles.cpp - tile copies in flight across loop iterations ---===//
+//
+// Where the target copies asynchronously (MatrixLowering::copyAsync) and
+// num_stages is 2 or more, a loop that loads tiles keeps the copies of the
+// next num_stages - 1 iterations in flight while it multiplies, in a ring of
+// num_stages buffers per load (docs/MatrixUnits.md, "num_stages"):
+//
+//   before the loop: start the copies of iterations 0 .. S-2 (stages
+//                    0 .. S-2), one commit group each;
+//   iteration k:     barrier (every warp is done with stage (k-1) % S),
+//                    start iteration k+S-1's copies into that stage,
+//                    commit, wait until at most S-1 groups are in flight
+//                    (iteration k's have landed), the target's fence,
+//                    barrier; the loads read stage k % S;
+//   after the loop:  wait for every group.
+//
+// Copies past the last iteration are started with nothing to read, which
+// fills their stage with zeros, so every iteration commits one group and
+// the count stays right.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatrixLowerer.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace kjit;
+using namespace kjit::matrix;
+
+namespace {
+
+/// Whether `value` can be computed for another value of `loop`'s induction
+/// variable: from the variable and values defined outside the loop, through
+/// pure single-result operations of the body.
+bool recomputable(Value value, scf::ForOp loop, unsigned depth = 0) {
+  if (depth > 32)
+    return false;
+  if (value == loop.getInductionVar())
+    return true;
+  if (!loop.getRegion().isAncestor(value.getParentRegion()))
+    return true; // defined outside the loop
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getNumRegions() != 0 || def->getNumResults() != 1 ||
+      !isPure(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return recomputable(operand, loop, depth + 1);
+  });
+}
+
+/// `value` (recomputable) for the induction value `at`, cloned at the
+/// builder's position.
+Value recompute(OpBuilder &b, Value value, scf::ForOp loop, Value at,
+                IRMapping &map) {
+  if (value == loop.getInductionVar())
+    return at;
+  if (!loop.getRegion().isAncestor(value.getParentRegion()))
+    return value;
+  if (Value known = map.lookupOrNull(value))
+    return known;
+  Operation *def = value.getDefiningOp();
+  for (Value operand : def->getOperands())
+    map.map(operand, recompute(b, operand, loop, at, map));
+  return b.clone(*def, map)->getResult(0);
+}
+
+/// `choices[index]` for a value `index` in [0, choices.size()).
+Value select(OpBuilder &b, Location loc, ArrayRef<Value> choices, Value index) {
+  Value chosen = choices[0];
+  for (size_t i = 1; i < choices.size(); ++i) {
+    Value is = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, index,
+        arith::ConstantOp::create(b, loc,
+                                  b.getIntegerAttr(index.getType(), i)));
+    chosen = arith::SelectOp::create(b, loc, is, choices[i], chosen);
+  }
+  return chosen;
+}
+
+} // namespace
+
+bool MatrixLowerer::canPipeline(scf::ForOp loop,
+                                SmallVectorImpl<TileLoadOp> &loads) const {
+  for (Operation &op : loop.getBody()->without_terminator())
+    if (auto load = dyn_cast<TileLoadOp>(op))
+      loads.push_back(load);
+  if (loads.empty())
+    return false;
+  // A store in the body could feed a later iteration's load, which the
+  // copies started early would read too soon.
+  WalkResult writes = loop.getBody()->walk([&](Operation *op) {
+    if (isa<TileLoadOp, MmaOp, scf::YieldOp>(op) || isPure(op))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() ||
+        (effects && effects.onlyHasEffect<MemoryEffects::Read>()))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  if (writes.wasInterrupted())
+    return false;
+  return llvm::all_of(loads, [&](TileLoadOp load) {
+    auto desc = load.getDesc().getDefiningOp<TensorDescOp>();
+    return desc && !loop->isAncestor(desc) &&
+           alignedForWideCopy(load, /*andColumn=*/true) &&
+           llvm::all_of(load.getCoords(), [&](Value coordinate) {
+             return recomputable(coordinate, loop);
+           });
+  });
+}
+
+void MatrixLowerer::pipelineLoops() {
+  if (!lowering.copyAsync || lowering.numStages < 2)
+    return;
+  SmallVector<std::pair<scf::ForOp, SmallVector<TileLoadOp>>> loops;
+  module.walk([&](scf::ForOp loop) {
+    SmallVector<TileLoadOp> loads;
+    if (canPipeline(loop, loads))
+      loops.emplace_back(loop, std::move(loads));
+  });
+  for (auto &[loop, loads] : loops)
+    pipeline(loop, loads);
+}
+
+void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
+  SmallVector<TileLoadOp> loads(loadList);
+  const int64_t stages = lowering.numStages;
+  const int64_t width = lowering.copyVectorWidth;
+  Location loc = loop.getLoc();
+  Operation *kernel = loop->getParentOfType<KernelOp>();
+  OpBuilder b(loop);
+  Emitter e{b, loc};
+  Value lower = loop.getLowerBound(), upper = loop.getUpperBound();
+  Value step = loop.getStep();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(b, loc,
+                                     b.getIntegerAttr(lower.getType(), value));
+  };
+  // The induction value `ahead` iterations after `from`, and whether the
+  // loop reaches it.
+  auto later = [&](Value from, int64_t ahead) {
+    Value at = e.add(from, e.mul(step, constant(ahead)));
+    return std::pair{at, e.less(at, upper)};
+  };
+
+  SmallVector<SmallVector<Value>> rings(loads.size());
+  for (auto [load, ring] : llvm::zip(loads, rings))
+    for (int64_t stage = 0; stage < stages; ++stage)
+      ring.push_back(bufferFor(b, loc, load.getType(), kernel));
+  auto startCopies = [&](Value at, Value valid,
+                         function_ref<Value(size_t)> bufferOf) {
+    for (auto [index, load] : llvm::enumerate(loads)) {
+      IRMapping map;
+      Value row = recompute(b, load.getCoords()[0], loop, at, map);
+      Value column = recompute(b, load.getCoords()[1], loop, at, map);
+      copyTile(b, load.getLoc(), load.getType(),
+               load.getDesc().getDefiningOp<TensorDescOp>(), bufferOf(index),
+               row, column, width, valid, /*async=*/true);
+    }
+    lowering.commitCopies(b, loc);
+  };
+
+  // Iterations 0 .. S-2, each into its own stage.
+  for (int64_t ahead = 0; ahead + 1 < stages; ++ahead) {
+    auto [at, valid] = later(lower, ahead);
+    startCopies(at, valid, [&](size_t index) { return rings[index][ahead]; });
+  }
+
+  // Iteration k starts k + S - 1 and waits for its own.
+  b.setInsertionPoint(loads.front());
+  Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
+  gpu::BarrierOp::create(b, loc);
+  auto [next, nextValid] = later(loop.getInductionVar(), stages - 1);
+  Value nextStage =
+      e.remu(e.add(iteration, constant(stages - 1)), constant(stages));
+  startCopies(next, nextValid, [&](size_t index) {
+    return select(b, loc, rings[index], nextStage);
+  });
+  lowering.waitCopies(b, loc, stages - 1);
+  if (lowering.afterCopy)
+    for (TileLoadOp load : loads)
+      lowering.afterCopy(b, loc, load.getType());
+  gpu::BarrierOp::create(b, loc);
+  Value stage = e.remu(iteration, constant(stages));
+  for (auto [load, ring] : llvm::zip(loads, rings))
+    buffers[load.getResult()] = select(b, loc, ring, stage);
+
+  // Nothing may still write shared memory when the loop is left.
+  b.setInsertionPointAfter(loop);
+  lowering.waitCopies(b, loc, 0);
+}
