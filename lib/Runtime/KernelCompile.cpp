@@ -25,6 +25,27 @@ namespace kjit::rt {
 
 using kjit::strCat;
 
+namespace {
+
+/// The first members of an artifact entry's metadata: the kernel, target
+/// and arch a hit checks. The entry's writer and the check both call this,
+/// so the check compares bytes and a hit parses no JSON. (The key covers
+/// the build, so every entry under it was written by this writer; the
+/// closing quote of "arch" ends the prefix, so "x86" never matches
+/// "x86_64".)
+void writeArtifactIdentity(JsonWriter &json, std::string_view kernel,
+                           std::string_view target, std::string_view arch) {
+  json.beginObject()
+      .key("kernel")
+      .string(kernel)
+      .key("target")
+      .string(target)
+      .key("arch")
+      .string(arch);
+}
+
+} // namespace
+
 absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,
                                       int32_t device) {
   const absl::StatusOr<const Backend *> &backend = getBackend();
@@ -242,14 +263,9 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                      std::chrono::system_clock::now().time_since_epoch())
                      .count());
     JsonWriter json(stored.metadata);
-    json.beginObject()
-        .key("kernel")
-        .string(manifest.name)
-        .key("target")
-        .string((*backend)->target)
-        .key("arch")
-        .string(forDevice.arch)
-        .key("format")
+    writeArtifactIdentity(json, manifest.name, (*backend)->target,
+                          forDevice.arch);
+    json.key("format")
         .string(artifact->format)
         .key("source")
         .string(module->sourceName)
@@ -302,22 +318,27 @@ bool Kernel::Impl::loadCached(const cache::EntryData &cached, Entry &entry,
                               int32_t device, const Backend &backend,
                               const DeviceDescription &forDevice,
                               std::string &why) {
-  // The key covers all of this; checking costs nothing and catches a key
-  // that someday does not.
-  absl::StatusOr<JsonValue> metadata = parseJson(cached.metadata);
-  auto field = [&](const char *name) -> std::string {
-    const JsonValue *value =
-        metadata.ok() && metadata->isObject() ? metadata->find(name) : nullptr;
-    return value && value->isString() ? value->text() : std::string("?");
-  };
-  if (!metadata.ok() || field("kernel") != manifest.name ||
-      field("target") != backend.target || field("arch") != forDevice.arch) {
-    why = metadata.ok() ? strCat("it holds kernel '", field("kernel"), "' for ",
-                                 field("target"), "/", field("arch"), ", not '",
-                                 manifest.name, "' for ", backend.target, "/",
-                                 forDevice.arch)
-                        : strCat("its metadata is not JSON: ",
-                                 statusText(metadata.status()));
+  // The key covers all of this; checking the metadata's first bytes costs
+  // nothing and catches a key that someday does not. Only a mismatch parses
+  // the metadata, to say what the entry holds.
+  std::string identity;
+  JsonWriter head(identity);
+  writeArtifactIdentity(head, manifest.name, backend.target, forDevice.arch);
+  if (cached.metadata.compare(0, identity.size(), identity) != 0) {
+    absl::StatusOr<JsonValue> metadata = parseJson(cached.metadata);
+    auto field = [&](const char *name) -> std::string {
+      const JsonValue *value = metadata.ok() && metadata->isObject()
+                                   ? metadata->find(name)
+                                   : nullptr;
+      return value && value->isString() ? value->text() : std::string("?");
+    };
+    why = !metadata.ok()
+              ? strCat("its metadata is not JSON: ",
+                       statusText(metadata.status()))
+              : strCat("it holds kernel '", field("kernel"), "' for ",
+                       field("target"), "/", field("arch"), ", not '",
+                       manifest.name, "' for ", backend.target, "/",
+                       forDevice.arch, " (or not as this build writes it)");
     return false;
   }
   absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
