@@ -21,10 +21,12 @@
 # plus the X86 (host) and NVPTX (cuda) targets, and every static MLIR library
 # except tests, the C API, tools' mains and the runtime-support libraries.
 # lld (liblld-22-dev), which links host kernels in process, is two more
-# archives, liblldELF.a and liblldCommon.a: lib/Compiler/CMakeLists.txt finds
-# them (the dev module links them too) and puts them before these. Its ELF
-# driver initializes every target LLVM was built with; the ones left out
-# here are no-op stubs in the static module (lib/Compiler/LldTargetStubs.cpp).
+# archives, liblldELF.a and liblldCommon.a: the host target finds them
+# (lib/Target/Host/CMakeLists.txt, kjit_add_target's LINK_ARCHIVES; the dev
+# module links them too) and lib/Compiler/CMakeLists.txt puts them before
+# these. Its ELF driver initializes every target LLVM was built with; the
+# ones left out here are no-op stubs in the static module (the host
+# target's STATIC_MODULE_SOURCES, lib/Target/Host/LldTargetStubs.cpp).
 # Only the archive members something references are linked (and
 # --gc-sections drops what they do not use), so a long list costs link-time
 # scanning, not size; in exchange a new kjit source that uses another MLIR

@@ -15,29 +15,34 @@
 using namespace mlir;
 using namespace kjit;
 
-Type kjit::parseSignatureType(StringRef text, MLIRContext *context,
-                              std::string &error) {
+/// A signature type's text ("*kfp32", "u64", aliases such as "*float32"
+/// too) as the runtime's typed form, or nothing for an unknown dtype.
+static std::optional<rt::SigType> parseSigTypeText(StringRef text) {
+  rt::SigType type;
+  type.kind = rt::SigType::Kind::Scalar;
   StringRef dtypeName = text;
-  bool isPointer = dtypeName.consume_front("*");
-  if (isPointer)
-    dtypeName.consume_front("k"); // const pointers have the same type
+  if (dtypeName.consume_front("*"))
+    type.kind = dtypeName.consume_front("k") ? rt::SigType::Kind::ConstPointer
+                                             : rt::SigType::Kind::Pointer;
   std::optional<rt::DType> dtype =
       rt::parseDType(std::string_view(dtypeName.data(), dtypeName.size()));
-  if (!dtype) {
+  if (!dtype)
+    return std::nullopt;
+  type.dtype = *dtype;
+  return type;
+}
+
+Type kjit::parseSignatureType(StringRef text, MLIRContext *context,
+                              std::string &error) {
+  std::optional<rt::SigType> parsed = parseSigTypeText(text);
+  if (!parsed) {
     error = ("unknown signature type '" + text + "'").str();
     return {};
   }
-  std::string_view irName = rt::kernelIRTypeName(*dtype);
-  if (irName.empty()) {
+  Type type = signatureType(*parsed, context);
+  if (!type)
     error = ("signature type '" + text + "' has no MLIR element type").str();
-    return {};
-  }
-  Type element =
-      mlir::parseType(StringRef(irName.data(), irName.size()), context);
-  if (isPointer)
-    return PointerType::get(context, element);
-  // Scalars are signless: the signedness of u32/u64 is in the value.
-  return getValueTypeForPointee(element);
+  return type;
 }
 
 std::string kjit::printSignatureType(Type type, bool isConst, bool isUnsigned) {
@@ -61,6 +66,10 @@ std::string kjit::printSignatureType(Type type, bool isConst, bool isUnsigned) {
       return prefix + std::string(rt::canonicalName(dtype));
   }
   return prefix + text;
+}
+
+std::string kjit::printSignatureType(SignatureTypeAttr type) {
+  return printSignatureType(type.getType(), type.getIsConst());
 }
 
 std::string kjit::printParamSignatureType(KernelOp kernel, unsigned index) {
@@ -109,9 +118,9 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
         return std::nullopt;
       }
       if (isa<UnitAttr>(param.constant)) {
-        param.type = PointerType::get(context, IntegerType::get(context, 8));
-        param.signatureType = rt::toString(
-            rt::SigType{rt::SigType::Kind::NullPointer, rt::DType::I8});
+        rt::SigType none{rt::SigType::Kind::NullPointer, rt::DType::I8};
+        param.type = signatureType(none, context);
+        param.signatureType = getSignatureTypeAttr(none, context);
       }
     } else {
       SmallVector<StringRef> parts;
@@ -128,10 +137,9 @@ kjit::parseSpecialization(StringRef kernel, ArrayRef<std::string> entries,
         error = ("entry '" + entry + "': " + error).str();
         return std::nullopt;
       }
-      // The runtime's spelling of the type (aliases made canonical).
-      std::optional<rt::SigType> sigType =
-          rt::parseSigType(std::string_view(parts[1].data(), parts[1].size()));
-      param.signatureType = sigType ? rt::toString(*sigType) : parts[1].str();
+      // What the launch passes, typed (aliases of a dtype are one type).
+      param.signatureType =
+          getSignatureTypeAttr(*parseSigTypeText(parts[1]), context);
       StringRef key = parts.size() == 3 ? parts[2] : "N";
       if (key == "D") {
         param.divisibleBy16 = true;
@@ -194,6 +202,21 @@ kjit::readSpecializationRecord(StringRef json, MLIRContext *context,
   return specializationFromRecord(*record, context, error);
 }
 
+SignatureTypeAttr kjit::getSignatureTypeAttr(const rt::SigType &type,
+                                             MLIRContext *context) {
+  Type mlirType = signatureType(type, context);
+  if (!mlirType)
+    return {};
+  // The parameter's type is signless; what the launch passes keeps its
+  // signedness.
+  if (type.kind == rt::SigType::Kind::Scalar &&
+      rt::kindOf(type.dtype) == rt::DTypeKind::UnsignedInt)
+    mlirType = IntegerType::get(context, mlirType.getIntOrFloatBitWidth(),
+                                IntegerType::Unsigned);
+  return SignatureTypeAttr::get(mlirType,
+                                type.kind == rt::SigType::Kind::ConstPointer);
+}
+
 Type kjit::signatureType(const rt::SigType &type, MLIRContext *context) {
   if (type.kind == rt::SigType::Kind::NullPointer)
     return PointerType::get(context, IntegerType::get(context, 8));
@@ -231,7 +254,7 @@ kjit::specializationFromRecord(const rt::SpecializationRecord &record,
                 rt::toString(param.type) + "' has no MLIR element type";
         return std::nullopt;
       }
-      ps.signatureType = rt::toString(param.type);
+      ps.signatureType = getSignatureTypeAttr(param.type, context);
       ps.divisibleBy16 = param.specKey == rt::SpecKey::Divisible16;
       for (size_t bit = 0; bit < record.backendAttributes.size(); ++bit)
         if (param.backendAttrs & (1u << bit))
@@ -419,14 +442,15 @@ LogicalResult Specializer::bindParam(unsigned index,
       return kernel.emitError()
              << "parameter '" << name << "' is declared " << declared
              << " but the specialization binds it as " << ps.type;
-    // Signedness is not in the type: u32 and i32 are both i32 here.
-    std::string spelled = printParamSignatureType(kernel, index);
-    if (isa<IntegerType>(declared) && !ps.signatureType.empty() &&
-        StringRef(spelled).starts_with("u") !=
-            StringRef(ps.signatureType).starts_with("u"))
-      return kernel.emitError()
-             << "parameter '" << name << "' is declared " << spelled
-             << " but the specialization binds it as " << ps.signatureType;
+    // Signedness is not in the parameter's type: u32 and i32 are both i32
+    // here; it is in the signature type and the kjit.unsigned flag.
+    if (isa<IntegerType>(declared) && ps.signatureType &&
+        kernel.hasParamFlag(index, KjitDialect::kUnsignedAttrName) !=
+            ps.signatureType.getType().isUnsignedInteger())
+      return kernel.emitError() << "parameter '" << name << "' is declared "
+                                << printParamSignatureType(kernel, index)
+                                << " but the specialization binds it as "
+                                << printSignatureType(ps.signatureType);
     if (ps.constant && !arg.use_empty()) {
       FailureOr<Value> folded =
           materialize(ps.constant, declared, name, kernel);
@@ -454,14 +478,19 @@ LogicalResult Specializer::bindParam(unsigned index,
   // lowering writes the launch signature from it). A `kjit.const`
   // parameter is always passed as "*kT" (the binder makes it so), also when
   // an inline spec spells it "*T".
+  if (!ps.signatureType)
+    return success();
   bool isConst = kernel.hasParamFlag(index, KjitDialect::kConstAttrName);
-  bool isUnsigned = kernel.hasParamFlag(index, KjitDialect::kUnsignedAttrName);
-  if (!ps.signatureType.empty() &&
-      ps.signatureType !=
-          printSignatureType(arg.getType(), isConst, isUnsigned) &&
-      !(isConst && ps.signatureType == printSignatureType(arg.getType())))
+  Type type = arg.getType();
+  if (kernel.hasParamFlag(index, KjitDialect::kUnsignedAttrName) &&
+      type.isSignlessInteger())
+    type = IntegerType::get(type.getContext(), type.getIntOrFloatBitWidth(),
+                            IntegerType::Unsigned);
+  bool pointer = isa<PointerType>(type);
+  if (ps.signatureType != SignatureTypeAttr::get(type, isConst && pointer) &&
+      !(isConst && ps.signatureType == SignatureTypeAttr::get(type)))
     kernel.setArgAttr(index, KjitDialect::kSignatureTypeAttrName,
-                      builder.getStringAttr(ps.signatureType));
+                      ps.signatureType);
   return success();
 }
 

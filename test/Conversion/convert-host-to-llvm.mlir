@@ -27,10 +27,10 @@
 // CHECK:       llvm.mlir.global external constant @kjit_host_signature_signature("*kfp32,*kfp32,i32,i1,u64\00")
 // CHECK:       llvm.mlir.global external constant @kjit_host_abi_version(1 : i32)
 kjit.kernel @signature(%x: !kjit.ptr<f32> {kjit.const, kjit.divisibility = 16 : i64},
-                       %y: !kjit.ptr<f32> {kjit.signature_type = "*kfp32"},
+                       %y: !kjit.ptr<f32> {kjit.signature_type = #kjit.signature<const !kjit.ptr<f32>>},
                        %n: i32 {kjit.divisibility = 16 : i64},
                        %flag: i1,
-                       %big: i64 {kjit.signature_type = "u64"}) {
+                       %big: i64 {kjit.signature_type = #kjit.signature<ui64>}) {
   kjit.return
 }
 

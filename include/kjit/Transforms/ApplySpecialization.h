@@ -38,10 +38,11 @@ struct ParamSpecialization {
   /// The launch backend's own attributes that hold for the value (plugin
   /// ABI 1.3): `kjit.spec_attrs`.
   llvm::SmallVector<std::string> backendAttributes;
-  /// The signature type a launch passes for a non-constexpr parameter, as
-  /// the runtime spells it ("*kfp32", "*i8" for None, "u64"); empty for a
-  /// constexpr. It decides `kjit.signature_type` where `type` cannot say it.
-  std::string signatureType;
+  /// The signature type a launch passes for a non-constexpr parameter
+  /// (#kjit.signature<const !kjit.ptr<f32>>, <!kjit.ptr<i8>> for None,
+  /// <ui64>); null for a constexpr. It decides `kjit.signature_type` where
+  /// `type` cannot say it.
+  SignatureTypeAttr signatureType;
 };
 
 /// A specialization of one kernel.
@@ -74,6 +75,12 @@ specializationFromRecord(const rt::SpecializationRecord &record,
 /// element type (fp8e4b15).
 mlir::Type signatureType(const rt::SigType &type, mlir::MLIRContext *context);
 
+/// The signature type a launch passes, typed: its MLIR type with the
+/// signedness kept (u64 -> ui64), and whether a pointer is read-only; null
+/// where MLIR has no such element type.
+SignatureTypeAttr getSignatureTypeAttr(const rt::SigType &type,
+                                       mlir::MLIRContext *context);
+
 /// The MLIR type of a signature type ("i32" -> i32, "u64" -> i64, "*fp32" ->
 /// !kjit.ptr<f32>, "*ku8" -> !kjit.ptr<ui8>), or null with `error` set.
 mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
@@ -85,6 +92,11 @@ mlir::Type parseSignatureType(llvm::StringRef text, mlir::MLIRContext *context,
 /// `isUnsigned` (a `kjit.unsigned` parameter).
 std::string printSignatureType(mlir::Type type, bool isConst = false,
                                bool isUnsigned = false);
+
+/// The runtime's spelling of a typed signature type ("*kfp32", "*i8",
+/// "u64"), where text leaves the compiler (the host kernel ABI's signature
+/// symbol) and in messages.
+std::string printSignatureType(SignatureTypeAttr type);
 
 /// printSignatureType of parameter `index` of `kernel`, with its
 /// `kjit.const` and `kjit.unsigned` flags.
@@ -99,8 +111,8 @@ inline constexpr llvm::StringLiteral kNoneParamAttrName = "kjit.none_param";
 /// resolves their casts, folds constexprs (and removes those parameters),
 /// None and `1` parameters into constants, marks `D` parameters with
 /// `kjit.divisibility = 16`, and gives `kjit.signature_type` to parameters
-/// whose signature type printSignatureType of their type (and `kjit.const`)
-/// does not spell. Emits an error on the kernel or the offending
+/// whose signature type is not what their type (and `kjit.const` and
+/// `kjit.unsigned`) say. Emits an error on the kernel or the offending
 /// operation and fails when the specialization does not fit the kernel.
 mlir::LogicalResult applySpecialization(KernelOp kernel,
                                         const KernelSpecialization &spec);

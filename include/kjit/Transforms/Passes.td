@@ -92,10 +92,12 @@ def KjitSpecialize : Pass<"kjit-specialize", "mlir::ModuleOp"> {
     - parameters with the `D` spec key get `kjit.divisibility = 16`, which
       lowering turns into an alignment (`llvm.align`) or an assumption;
     - a parameter whose launch signature type is not what its type (and
-      `kjit.const`) spell gets `kjit.signature_type = "<type>"`: a
-      read-only tensor passed to a plain pointer (`"*kfp32"`), None
-      (`"*i8"`), an unsigned integer (`"u64"`). The host lowering writes the
-      launch signature from it.
+      `kjit.const`, `kjit.unsigned`) say gets `kjit.signature_type =
+      #kjit.signature<...>`, the type the launch passes: a read-only tensor
+      passed to a plain pointer (`#kjit.signature<const !kjit.ptr<f32>>`),
+      None (`#kjit.signature<!kjit.ptr<i8>>`), an unsigned integer
+      (`#kjit.signature<ui64>`). The host lowering writes the launch
+      signature from it.
 
     ```mlir
     // kjit-opt --kjit-specialize="kernel=add spec=x:*fp32:D,n:i32:1,BLOCK=1024"

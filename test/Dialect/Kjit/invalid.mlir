@@ -55,8 +55,24 @@ kjit.func @f(%p: !kjit.ptr<f32> {kjit.spec_attrs = ["pointer_range_32"]}) { kjit
 
 // -----
 
-// expected-error @below {{'kjit.kernel' op 'kjit.signature_type' on parameter #0 must be a signature type string ("*kfp32"), not 3 : i64}}
+// expected-error @below {{'kjit.kernel' op 'kjit.signature_type' on parameter #0 must be a signature type (#kjit.signature<const !kjit.ptr<f32>>), not 3 : i64}}
 kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.signature_type = 3}) { kjit.return }
+
+// -----
+
+// The type's spelling as text is not a signature type.
+// expected-error @below {{'kjit.kernel' op 'kjit.signature_type' on parameter #0 must be a signature type (#kjit.signature<const !kjit.ptr<f32>>), not "*kfp32"}}
+kjit.kernel @k(%p: !kjit.ptr<f32> {kjit.signature_type = "*kfp32"}) { kjit.return }
+
+// -----
+
+// expected-error @+1 {{only a pointer signature type is const, not 'i32'}}
+kjit.kernel @k(%n: i32 {kjit.signature_type = #kjit.signature<const i32>}) { kjit.return }
+
+// -----
+
+// expected-error @+1 {{a signature type is a !kjit.ptr or a scalar (i1, i8..i64, ui8..ui64, f16, bf16, f32, f64), not 'si32'}}
+kjit.kernel @k(%n: i32 {kjit.signature_type = #kjit.signature<si32>}) { kjit.return }
 
 // -----
 

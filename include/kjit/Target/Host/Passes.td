@@ -37,8 +37,9 @@ def KjitConvertHostToLLVM
     - the ABI symbols: for each kernel `K` an exported
       `kjit_host_entry_K(thread, args)`, a `kjit_host_flags_K` constant
       saying whether it uses barriers and a `kjit_host_signature_K` string
-      with the signature types of its launch arguments (each parameter's
-      `kjit.signature_type`, or the spelling of its type); and
+      with the signature types of its launch arguments, as the runtime
+      spells them (each parameter's `kjit.signature_type`, or its type);
+      and
       `kjit_host_abi_version`.
 
     ```mlir

@@ -1,7 +1,8 @@
 //===- KjitDialect.cpp - kjit dialect, types and parameter attributes -----===//
 //
-// Dialect registration, the !kjit.ptr / !kjit.any types and the verifier of
-// the `kjit.*` parameter attributes.
+// Dialect registration, the !kjit.ptr / !kjit.any types, the
+// #kjit.signature attribute and the verifier of the `kjit.*` parameter
+// attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -81,6 +82,52 @@ bool kjit::isScalarType(Type type) {
     return llvm::is_contained(ArrayRef<unsigned>{1, 8, 16, 32, 64},
                               type.getIntOrFloatBitWidth());
   return type.isF16() || type.isBF16() || type.isF32() || type.isF64();
+}
+
+//===----------------------------------------------------------------------===//
+// #kjit.signature
+//===----------------------------------------------------------------------===//
+
+/// #kjit.signature<[const] TYPE>.
+Attribute SignatureTypeAttr::parse(AsmParser &parser, Type) {
+  if (parser.parseLess())
+    return {};
+  bool isConst = succeeded(parser.parseOptionalKeyword("const"));
+  SMLoc loc = parser.getCurrentLocation();
+  Type type;
+  if (parser.parseType(type) || parser.parseGreater())
+    return {};
+  return parser.getChecked<SignatureTypeAttr>(loc, parser.getContext(), type,
+                                              isConst);
+}
+
+void SignatureTypeAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  if (getIsConst())
+    printer << "const ";
+  printer << getType() << '>';
+}
+
+/// A kjit pointer (read-only or not) or a scalar the runtime binds, signless
+/// or unsigned (the launch's u8..u64).
+LogicalResult
+SignatureTypeAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          Type type, bool isConst) {
+  if (isa<PointerType>(type))
+    return success();
+  bool scalar =
+      isScalarType(type) ||
+      (type.isUnsignedInteger() && type.getIntOrFloatBitWidth() >= 8 &&
+       isScalarType(getValueTypeForPointee(type)));
+  if (!scalar)
+    return emitError() << "a signature type is a !kjit.ptr or a scalar "
+                          "(i1, i8..i64, ui8..ui64, f16, bf16, f32, f64), "
+                          "not "
+                       << type;
+  if (isConst)
+    return emitError() << "only a pointer signature type is const, not "
+                       << type;
+  return success();
 }
 
 bool kjit::isValidParamName(StringRef name) {
@@ -176,14 +223,13 @@ LogicalResult KjitDialect::verifyRegionArgAttribute(Operation *op,
   if (isUnitFlag && !isa<UnitAttr>(attribute.getValue()))
     return op->emitOpError() << "'" << name << "' on parameter #" << argIndex
                              << " is a flag and takes no value";
-  if (name == kSignatureTypeAttrName) {
-    auto text = dyn_cast<StringAttr>(attribute.getValue());
-    if (!text || text.empty())
-      return op->emitOpError()
-             << "'" << name << "' on parameter #" << argIndex
-             << " must be a signature type string (\"*kfp32\"), not "
-             << attribute.getValue();
-  }
+  if (name == kSignatureTypeAttrName &&
+      !isa<SignatureTypeAttr>(attribute.getValue()))
+    return op->emitOpError()
+           << "'" << name << "' on parameter #" << argIndex
+           << " must be a signature type (#kjit.signature<const "
+              "!kjit.ptr<f32>>), not "
+           << attribute.getValue();
   if (name == kSpecAttrsAttrName) {
     auto names = dyn_cast<ArrayAttr>(attribute.getValue());
     bool wellFormed = names && !names.empty();

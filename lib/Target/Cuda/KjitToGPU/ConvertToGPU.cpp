@@ -4,10 +4,13 @@
 // that convert-gpu-to-nvvm takes: the kernel becomes a gpu.func kernel in a
 // gpu.module, device functions func.funcs, kjit pointers !llvm.ptr<1>, and
 // loads and stores GEPs with llvm.load/llvm.store at the alignment the
-// specialization proves. Rationale: docs/CudaTarget.md.
+// specialization proves. Loads, stores, null and the program ids are the
+// common patterns (lib/Conversion/CommonPatterns.h) with the cuda target's
+// LoweringTargetInfo (Lowering, below). Rationale: docs/CudaTarget.md.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/CommonPatterns.h"
 #include "Conversion/ExpandForLLVM.h"
 #include "Conversion/FpFusion.h"
 #include "Conversion/ResolvedParameters.h"
@@ -46,10 +49,6 @@ namespace {
 constexpr unsigned kGlobalAddressSpace = 1;
 /// Divisors are tracked up to this power of two.
 constexpr uint64_t kMaxDivisor = uint64_t(1) << 16;
-
-LLVM::LLVMPointerType globalPtr(MLIRContext *context) {
-  return LLVM::LLVMPointerType::get(context, kGlobalAddressSpace);
-}
 
 //===----------------------------------------------------------------------===//
 // What the specialization proves about offsets
@@ -134,28 +133,43 @@ unsigned getAccessAlignment(Value base, Value offset, Type type) {
 // Functions, calls, returns
 //===----------------------------------------------------------------------===//
 
-/// What the patterns share.
-struct Lowering {
+/// What the patterns share, and the cuda target in the common patterns:
+/// pointers in the global address space, masks as scf.if, the alignments
+/// the specialization proves, program ids from gpu.block_id and
+/// gpu.grid_dim.
+struct Lowering : LoweringTargetInfo {
+  Lowering() : LoweringTargetInfo(kGlobalAddressSpace, MaskLowering::Branch) {}
+
   /// The alignment of each kjit.load/kjit.store, taken before conversion.
   llvm::DenseMap<Operation *, unsigned> alignments;
   /// The device functions marked noinline.
   llvm::DenseSet<StringAttr> noinline;
   int64_t numWarps = 4;
   int64_t maxNReg = 0;
-};
 
-/// The converted input types of `type`, or failure.
-LogicalResult convertSignature(const TypeConverter &converter,
-                               FunctionType type,
-                               TypeConverter::SignatureConversion &signature) {
-  for (auto [i, input] : llvm::enumerate(type.getInputs())) {
-    Type converted = converter.convertType(input);
-    if (!converted)
-      return failure();
-    signature.addInputs(i, converted);
+  unsigned getAccessAlignment(Operation *access, PointerType) const override {
+    return alignments.lookup(access);
   }
-  return success();
-}
+
+  Value getProgramId(ConversionPatternRewriter &rewriter, Operation *op,
+                     Axis axis) const override {
+    return getGridValue<gpu::BlockIdOp>(rewriter, op, axis);
+  }
+
+  Value getNumPrograms(ConversionPatternRewriter &rewriter, Operation *op,
+                       Axis axis) const override {
+    return getGridValue<gpu::GridDimOp>(rewriter, op, axis);
+  }
+
+  template <typename GpuOp>
+  static Value getGridValue(ConversionPatternRewriter &rewriter, Operation *op,
+                            Axis axis) {
+    Value id = GpuOp::create(rewriter, op->getLoc(),
+                             static_cast<gpu::Dimension>(axis));
+    return arith::IndexCastOp::create(rewriter, op->getLoc(),
+                                      rewriter.getI32Type(), id);
+  }
+};
 
 /// kjit.kernel -> gpu.func kernel. The parameters are the launch arguments
 /// in order (i1 has become i8 already); D pointers carry llvm.align.
@@ -189,31 +203,7 @@ struct KernelLowering : OpConversionPattern<KernelOp> {
                                            &signature)))
       return failure();
 
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-      auto divisor = op.getArgAttrOfType<IntegerAttr>(
-          i, KjitDialect::kDivisibilityAttrName);
-      if (!divisor)
-        continue;
-      if (isa<PointerType>(type.getInput(i))) {
-        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                      rewriter.getI64IntegerAttr(divisor.getInt()));
-        continue;
-      }
-      // An integer divisible by N: assume (x & (N - 1)) == 0.
-      Location loc = op.getLoc();
-      Value arg = fn.getArgument(i);
-      Value mask = LLVM::ConstantOp::create(
-          rewriter, loc, arg.getType(),
-          rewriter.getIntegerAttr(arg.getType(), divisor.getInt() - 1));
-      Value low = LLVM::AndOp::create(rewriter, loc, arg, mask);
-      Value zero =
-          LLVM::ConstantOp::create(rewriter, loc, arg.getType(),
-                                   rewriter.getIntegerAttr(arg.getType(), 0));
-      Value divisible = LLVM::ICmpOp::create(
-          rewriter, loc, LLVM::ICmpPredicate::eq, low, zero);
-      LLVM::AssumeOp::create(rewriter, loc, divisible);
-    }
+    lowerDivisibility(rewriter, op, fn);
     rewriter.eraseOp(op);
     return success();
   }
@@ -292,148 +282,8 @@ struct CallLowering : OpConversionPattern<CallOp> {
 };
 
 //===----------------------------------------------------------------------===//
-// Program ids
-//===----------------------------------------------------------------------===//
-
-template <typename OpTy, typename GpuOp>
-struct ProgramLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value id = GpuOp::create(rewriter, op.getLoc(),
-                             static_cast<gpu::Dimension>(op.getAxis()));
-    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(op, rewriter.getI32Type(),
-                                                    id);
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
-
-/// The type `type` is kept in memory as, elementwise: i1 as a byte, an fp8
-/// format (which LLVM has no type for) as its bits.
-Type getStorageType(Type type) {
-  auto bytes = [](Type t) -> Type {
-    if (t.isInteger(1))
-      return IntegerType::get(t.getContext(), 8);
-    if (isa<FloatType>(t) && !LLVM::isCompatibleFloatingPointType(t))
-      return IntegerType::get(t.getContext(), t.getIntOrFloatBitWidth());
-    return t;
-  };
-  if (auto vector = dyn_cast<VectorType>(type))
-    return vector.clone(bytes(vector.getElementType()));
-  return bytes(type);
-}
-
-Value getElementAddress(OpBuilder &b, Location loc, PointerType pointer,
-                        Value base, Value offset) {
-  if (offset.getType().isIndex())
-    offset = arith::IndexCastOp::create(b, loc, b.getI64Type(), offset);
-  Type element =
-      getStorageType(getValueTypeForPointee(pointer.getElementType()));
-  return LLVM::GEPOp::create(b, loc, globalPtr(b.getContext()), element, base,
-                             ArrayRef<LLVM::GEPArg>{offset});
-}
-
-struct LoadLowering : OpConversionPattern<LoadOp> {
-  LoadLowering(const TypeConverter &converter, MLIRContext *context,
-               const Lowering &lowering)
-      : OpConversionPattern(converter, context), lowering(lowering) {}
-
-  LogicalResult
-  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value address = getElementAddress(rewriter, loc, op.getBase().getType(),
-                                      adaptor.getBase(), adaptor.getOffset());
-    Type type = op.getType();
-    Type storage = getStorageType(type);
-    unsigned alignment = lowering.alignments.lookup(op);
-    auto load = [&](OpBuilder &b, Location loc) -> Value {
-      Value value = LLVM::LoadOp::create(b, loc, storage, address, alignment);
-      if (storage == type)
-        return value;
-      if (getElementTypeOrSelf(type).isInteger(1))
-        return arith::TruncIOp::create(b, loc, type, value).getResult();
-      return arith::BitcastOp::create(b, loc, type, value).getResult();
-    };
-    if (!adaptor.getMask()) {
-      rewriter.replaceOp(op, load(rewriter, loc));
-      return success();
-    }
-    // Masked off: nothing is read, the result is `other` (zero without).
-    Value other = adaptor.getOther();
-    if (!other)
-      other = arith::ConstantOp::create(
-          rewriter, loc, cast<TypedAttr>(rewriter.getZeroAttr(type)));
-    auto branch = scf::IfOp::create(
-        rewriter, loc, adaptor.getMask(),
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, load(b, loc));
-        },
-        [&](OpBuilder &b, Location loc) {
-          scf::YieldOp::create(b, loc, other);
-        });
-    rewriter.replaceOp(op, branch.getResults());
-    return success();
-  }
-
-  const Lowering &lowering;
-};
-
-struct StoreLowering : OpConversionPattern<StoreOp> {
-  StoreLowering(const TypeConverter &converter, MLIRContext *context,
-                const Lowering &lowering)
-      : OpConversionPattern(converter, context), lowering(lowering) {}
-
-  LogicalResult
-  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value address = getElementAddress(rewriter, loc, op.getBase().getType(),
-                                      adaptor.getBase(), adaptor.getOffset());
-    Value value = adaptor.getValue();
-    Type storage = getStorageType(value.getType());
-    unsigned alignment = lowering.alignments.lookup(op);
-    auto store = [&](OpBuilder &b, Location loc) {
-      Value stored = value;
-      if (storage != value.getType())
-        stored =
-            getElementTypeOrSelf(value.getType()).isInteger(1)
-                ? arith::ExtUIOp::create(b, loc, storage, value).getResult()
-                : arith::BitcastOp::create(b, loc, storage, value).getResult();
-      LLVM::StoreOp::create(b, loc, stored, address, alignment);
-    };
-    if (!adaptor.getMask()) {
-      store(rewriter, loc);
-      rewriter.eraseOp(op);
-      return success();
-    }
-    // Masked off: nothing is written.
-    scf::IfOp::create(rewriter, loc, adaptor.getMask(),
-                      [&](OpBuilder &b, Location loc) {
-                        store(b, loc);
-                        scf::YieldOp::create(b, loc);
-                      });
-    rewriter.eraseOp(op);
-    return success();
-  }
-
-  const Lowering &lowering;
-};
-
-struct NullLowering : OpConversionPattern<NullOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(NullOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<LLVM::ZeroOp>(op, globalPtr(op.getContext()));
-    return success();
-  }
-};
 
 /// Any other operation without regions or successors whose operands or
 /// results are kjit pointers (`arith.select` of two pointers, which the
@@ -610,8 +460,9 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
 
     TypeConverter converter;
     converter.addConversion([](Type type) { return type; });
-    converter.addConversion(
-        [](PointerType type) -> Type { return globalPtr(type.getContext()); });
+    converter.addConversion([&](PointerType type) -> Type {
+      return lowering.getPointerType(type.getContext());
+    });
     ConversionTarget target(*context);
     target.addIllegalDialect<KjitDialect>();
     target.markUnknownOpDynamicallyLegal(
@@ -620,13 +471,10 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
       return converter.isSignatureLegal(fn.getFunctionType());
     });
     RewritePatternSet patterns(context);
-    patterns.add<KernelLowering, CallLowering, LoadLowering, StoreLowering>(
-        converter, context, lowering);
-    patterns.add<FuncLowering, ReturnLowering,
-                 ProgramLowering<ProgramIdOp, gpu::BlockIdOp>,
-                 ProgramLowering<NumProgramsOp, gpu::GridDimOp>, NullLowering,
-                 PrintLowering, AssertLowering, PointerTypedLowering>(converter,
-                                                                      context);
+    patterns.add<KernelLowering, CallLowering>(converter, context, lowering);
+    patterns.add<FuncLowering, ReturnLowering, PrintLowering, AssertLowering,
+                 PointerTypedLowering>(converter, context);
+    populateCommonKjitPatterns(converter, patterns, lowering);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);
     // Branches that pass pointers to other blocks (found by fuzzing: they

@@ -78,14 +78,16 @@ bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
 /// `kjit.signature_type` (set by specialization where the type cannot say
 /// it), or its type's spelling (`*k` for a `kjit.const` pointer). Constexpr
 /// parameters are not passed; specialization has removed them already.
+/// The one place the lowering turns types into text: the object's
+/// kjit_host_signature_K symbol.
 std::string getLaunchSignature(KernelOp kernel) {
   std::string signature;
   for (unsigned i = 0; i < kernel.getNumArguments(); ++i) {
     if (!signature.empty())
       signature += ',';
-    if (auto spelled = kernel.getArgAttrOfType<StringAttr>(
+    if (auto typed = kernel.getArgAttrOfType<SignatureTypeAttr>(
             i, KjitDialect::kSignatureTypeAttrName))
-      signature += spelled.getValue();
+      signature += printSignatureType(typed);
     else
       signature += printParamSignatureType(kernel, i);
   }

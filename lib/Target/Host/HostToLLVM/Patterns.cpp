@@ -4,10 +4,13 @@
 // and the gpu ids: every function takes the SIMT thread's
 // `kjit_host_thread *` as its last argument, ids are loads from it, and
 // barriers, prints and asserts are calls through its runtime table
-// (include/kjit-c/HostKernel.h, docs/HostTarget.md).
+// (include/kjit-c/HostKernel.h, docs/HostTarget.md). Loads, stores, null and
+// the program ids are the common patterns (lib/Conversion/CommonPatterns.h)
+// with the host's LoweringTargetInfo below.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Conversion/CommonPatterns.h"
 #include "HostABI.h"
 #include "HostToLLVM.h"
 
@@ -33,7 +36,7 @@ namespace {
 
 /// kjit.kernel and kjit.func become internal llvm.funcs taking the thread
 /// last. `kjit.divisibility` becomes `llvm.align` on pointers and an
-/// assumption on integers.
+/// assumption on integers (lowerDivisibility, shared with the cuda target).
 template <typename OpTy>
 struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
   using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
@@ -45,12 +48,8 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
     MLIRContext *context = op.getContext();
     FunctionType type = op.getFunctionType();
     TypeConverter::SignatureConversion signature(type.getNumInputs());
-    for (auto [i, input] : llvm::enumerate(type.getInputs())) {
-      Type converted = converter.convertType(input);
-      if (!converted)
-        return rewriter.notifyMatchFailure(op, "unconvertible parameter");
-      signature.addInputs(i, converted);
-    }
+    if (failed(convertSignature(converter, type, signature)))
+      return rewriter.notifyMatchFailure(op, "unconvertible parameter");
     signature.addInputs(opaquePtr(context)); // the thread
     Type result = type.getNumResults() == 0
                       ? LLVM::LLVMVoidType::get(context)
@@ -75,30 +74,7 @@ struct FunctionLowering : ConvertOpToLLVMPattern<OpTy> {
             rewriter.convertRegionTypes(&fn.getBody(), converter, &signature)))
       return failure();
 
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-      auto divisor = op.template getArgAttrOfType<IntegerAttr>(
-          i, KjitDialect::kDivisibilityAttrName);
-      if (!divisor)
-        continue;
-      if (isa<PointerType>(type.getInput(i))) {
-        fn.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
-                      rewriter.getI64IntegerAttr(divisor.getInt()));
-        continue;
-      }
-      // An integer divisible by N: (x & (N - 1)) == 0.
-      Value arg = fn.getArgument(i);
-      Value mask = LLVM::ConstantOp::create(
-          rewriter, op.getLoc(), arg.getType(),
-          rewriter.getIntegerAttr(arg.getType(), divisor.getInt() - 1));
-      Value low = LLVM::AndOp::create(rewriter, op.getLoc(), arg, mask);
-      Value zero =
-          LLVM::ConstantOp::create(rewriter, op.getLoc(), arg.getType(),
-                                   rewriter.getIntegerAttr(arg.getType(), 0));
-      Value divisible = LLVM::ICmpOp::create(
-          rewriter, op.getLoc(), LLVM::ICmpPredicate::eq, low, zero);
-      LLVM::AssumeOp::create(rewriter, op.getLoc(), divisible);
-    }
+    lowerDivisibility(rewriter, op, fn);
     rewriter.eraseOp(op);
     return success();
   }
@@ -155,20 +131,6 @@ struct CallLowering : ConvertOpToLLVMPattern<CallOp> {
 // Ids, barriers
 //===----------------------------------------------------------------------===//
 
-template <typename OpTy, ThreadField field>
-struct ProgramLowering : ConvertOpToLLVMPattern<OpTy> {
-  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, loadThreadField(rewriter, op.getLoc(), getThread(op),
-                                           field,
-                                           static_cast<int32_t>(op.getAxis()),
-                                           rewriter.getI32Type()));
-    return success();
-  }
-};
-
 /// gpu.thread_id, gpu.block_dim, gpu.block_id, gpu.grid_dim: index values.
 template <typename OpTy, ThreadField field>
 struct GpuIdLowering : ConvertOpToLLVMPattern<OpTy> {
@@ -199,18 +161,6 @@ struct BarrierLowering : ConvertOpToLLVMPattern<gpu::BarrierOp> {
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
-
-/// The LLVM type elements of `pointer` are stored as (i1 is a byte).
-Type getStorageType(PointerType pointer) {
-  Type element = getValueTypeForPointee(pointer.getElementType());
-  if (element.isInteger(1))
-    return IntegerType::get(pointer.getContext(), 8);
-  // fp8 formats have no LLVM type: their bits, as the type converter does.
-  if (isa<FloatType>(element) && !LLVM::isCompatibleFloatingPointType(element))
-    return IntegerType::get(pointer.getContext(),
-                            element.getIntOrFloatBitWidth());
-  return element;
-}
 
 /// Debug mode: the access of `accessBytes` at element `offset` of the
 /// kernel's pointer parameter `arg` must lie within that argument's extent
@@ -279,67 +229,34 @@ int64_t getAccessBytes(PointerType pointer, Type type) {
   return pointer.getElementByteWidth() * (vector ? vector.getNumElements() : 1);
 }
 
-Value getElementAddress(OpBuilder &b, Location loc, PointerType pointer,
-                        Value base, Value offset) {
-  return LLVM::GEPOp::create(b, loc, opaquePtr(b.getContext()),
-                             getStorageType(pointer), base,
-                             ArrayRef<LLVM::GEPArg>{offset});
-}
+/// The host in the common patterns: pointers in address space 0, masks
+/// expanded before the conversion (kjit-expand-masks), accesses aligned to
+/// their element, program ids read from the thread, and debug mode's
+/// bounds check before each access that kjit.host.bounds_arg marks.
+struct HostTargetInfo : LoweringTargetInfo {
+  HostTargetInfo() : LoweringTargetInfo(0, MaskLowering::Expanded) {}
 
-struct LoadLowering : ConvertOpToLLVMPattern<LoadOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(LoadOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (op.getMask())
-      return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
-    PointerType pointer = op.getBase().getType();
-    checkBounds(rewriter, op, pointer, adaptor.getOffset(),
-                getAccessBytes(pointer, op.getType()));
-    Value address = getElementAddress(rewriter, op.getLoc(), pointer,
-                                      adaptor.getBase(), adaptor.getOffset());
-    // The converted type: an fp8 value is its bits (i8).
-    Type type = getTypeConverter()->convertType(op.getType());
-    bool isBool = type.isInteger(1);
-    Value value = LLVM::LoadOp::create(rewriter, op.getLoc(),
-                                       isBool ? rewriter.getI8Type() : type,
-                                       address, pointer.getElementByteWidth());
-    if (isBool)
-      value = LLVM::TruncOp::create(rewriter, op.getLoc(), type, value);
-    rewriter.replaceOp(op, value);
-    return success();
+  unsigned getAccessAlignment(Operation *, PointerType pointer) const override {
+    return pointer.getElementByteWidth();
   }
-};
 
-struct StoreLowering : ConvertOpToLLVMPattern<StoreOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(StoreOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (op.getMask())
-      return rewriter.notifyMatchFailure(op, "kjit-expand-masks comes first");
-    PointerType pointer = op.getBase().getType();
-    checkBounds(rewriter, op, pointer, adaptor.getOffset(),
-                getAccessBytes(pointer, op.getValue().getType()));
-    Value address = getElementAddress(rewriter, op.getLoc(), pointer,
-                                      adaptor.getBase(), adaptor.getOffset());
-    Value value = adaptor.getValue();
-    if (value.getType().isInteger(1))
-      value = LLVM::ZExtOp::create(rewriter, op.getLoc(), rewriter.getI8Type(),
-                                   value);
-    rewriter.replaceOpWithNewOp<LLVM::StoreOp>(op, value, address,
-                                               pointer.getElementByteWidth());
-    return success();
+  Value getProgramId(ConversionPatternRewriter &rewriter, Operation *op,
+                     Axis axis) const override {
+    return loadThreadField(rewriter, op->getLoc(), getThread(op), ProgramId,
+                           static_cast<int32_t>(axis), rewriter.getI32Type());
   }
-};
 
-struct NullLowering : ConvertOpToLLVMPattern<NullOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
-  LogicalResult
-  matchAndRewrite(NullOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<LLVM::ZeroOp>(op, opaquePtr(op.getContext()));
-    return success();
+  Value getNumPrograms(ConversionPatternRewriter &rewriter, Operation *op,
+                       Axis axis) const override {
+    return loadThreadField(rewriter, op->getLoc(), getThread(op), NumPrograms,
+                           static_cast<int32_t>(axis), rewriter.getI32Type());
+  }
+
+  void beforeAccess(ConversionPatternRewriter &rewriter, Operation *access,
+                    PointerType pointer, Value offset,
+                    Type accessType) const override {
+    checkBounds(rewriter, access, pointer, offset,
+                getAccessBytes(pointer, accessType));
   }
 };
 
@@ -471,12 +388,11 @@ void kjit::host::populateKjitToHostLLVMPatterns(LLVMTypeConverter &converter,
                                                 RewritePatternSet &patterns) {
   patterns
       .add<FunctionLowering<KernelOp>, FunctionLowering<FuncOp>, ReturnLowering,
-           CallLowering, ProgramLowering<ProgramIdOp, ProgramId>,
-           ProgramLowering<NumProgramsOp, NumPrograms>,
-           GpuIdLowering<gpu::ThreadIdOp, ThreadId>,
+           CallLowering, GpuIdLowering<gpu::ThreadIdOp, ThreadId>,
            GpuIdLowering<gpu::BlockDimOp, BlockDim>,
            GpuIdLowering<gpu::BlockIdOp, ProgramId>,
            GpuIdLowering<gpu::GridDimOp, NumPrograms>, BarrierLowering,
-           LoadLowering, StoreLowering, NullLowering, GlobalLowering,
-           PrintLowering, AssertLowering>(converter);
+           GlobalLowering, PrintLowering, AssertLowering>(converter);
+  static const HostTargetInfo info;
+  populateCommonKjitPatterns(converter, patterns, info);
 }

@@ -54,8 +54,10 @@ def Kjit_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kDivisibilityAttrName =
         "kjit.divisibility";
     /// Set by specialization when the signature type a launch passes for the
-    /// parameter is not what its type and `kjit.const` spell: "*kfp32" (a
-    /// read-only tensor), "*i8" (None), "u64" (an unsigned integer).
+    /// parameter is not what its type and `kjit.const` spell: a
+    /// SignatureTypeAttr (#kjit.signature<const !kjit.ptr<f32>> for a
+    /// read-only tensor, <!kjit.ptr<i8>> for None, <ui64> for an unsigned
+    /// integer).
     static constexpr ::llvm::StringLiteral kSignatureTypeAttrName =
         "kjit.signature_type";
     /// Set by specialization: the launch backend's own attributes (plugin
@@ -86,5 +88,40 @@ def Kjit_Axis : I32EnumAttr<"Axis", "a grid axis",
   let genSpecializedAttr = 0;
 }
 def Kjit_AxisAttr : EnumAttr<Kjit_Dialect, Kjit_Axis, "axis">;
+
+def Kjit_SignatureTypeAttr : AttrDef<Kjit_Dialect, "SignatureType"> {
+  let mnemonic = "signature";
+  let summary = "the signature type a launch passes for a kernel parameter";
+  let description = [{
+    The value of `kjit.signature_type`, which specialization puts on a
+    kernel parameter whose launch signature type is not what the
+    parameter's type and `kjit.const` spell. It holds the type the launch
+    passes, with its signedness (`ui64`: an unsigned integer; `i64` is a
+    signed one), or a `!kjit.ptr`, and whether that pointer is read-only
+    (`const`, a tensor the launch marked read-only):
+
+    ```mlir
+    %y: !kjit.ptr<f32> {kjit.signature_type = #kjit.signature<const !kjit.ptr<f32>>}
+    %p: !kjit.ptr<f32> {kjit.signature_type = #kjit.signature<!kjit.ptr<i8>>}   // None
+    %n: i64 {kjit.signature_type = #kjit.signature<ui64>}
+    ```
+
+    The runtime's spelling of the same ("*kfp32", "*i8", "u64") is made
+    only where text leaves the compiler: the host kernel ABI's signature
+    symbol.
+  }];
+  let parameters = (ins
+    AttrParameter<"::mlir::Type",
+                  "the type passed: a !kjit.ptr or a scalar">:$type,
+    AttrParameter<"bool", "a read-only pointer">:$isConst);
+  let builders = [
+    AttrBuilderWithInferredContext<(ins "::mlir::Type":$type,
+                                        CArg<"bool", "false">:$isConst), [{
+      return $_get(type.getContext(), type, isConst);
+    }]>
+  ];
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
 
 #endif // KJIT_DIALECT_KJIT_IR_KJITDIALECT_TD

@@ -7,8 +7,9 @@
 // here as doing nothing: the host link never gives lld bitcode, so no other
 // target is ever looked up. The same holds for Polly, which LLVM's LTO
 // backend registers with its pass builder and Debian ships only as a plugin.
-// Only the static module compiles this file; the dev module's libLLVM.so has
-// every target.
+// Only the static module compiles this file (the host target's
+// STATIC_MODULE_SOURCES, lib/Target/Host/CMakeLists.txt); the dev module's
+// libLLVM.so has every target.
 //
 //===----------------------------------------------------------------------===//
 
