@@ -295,7 +295,9 @@ LogicalResult MatrixLowerer::run() {
       Value a = buffers.lookup(mma.getA()), bTile = buffers.lookup(mma.getB());
       FailureOr<Value> result =
           lowering.multiply
-              ? lowering.multiply(b, mma, a, bTile)
+              ? lowering.multiply(
+                    b, mma, a, bTile,
+                    inFlightLoops.contains(mma->getParentOfType<scf::ForOp>()))
               : FailureOr<Value>(multiplyByLoops(b, mma, a, bTile));
       if (failed(result))
         return failure();

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace kjit::matrix {
 
@@ -122,6 +123,8 @@ private:
   const MatrixLowering &lowering;
   /// Each lowered tile's buffer.
   llvm::DenseMap<mlir::Value, mlir::Value> buffers;
+  /// The pipelined loops whose multiplies may stay in flight.
+  llvm::DenseSet<mlir::Operation *> inFlightLoops;
 };
 
 } // namespace kjit::matrix

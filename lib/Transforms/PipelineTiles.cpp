@@ -1,18 +1,21 @@
 //===- PipelineTiles.cpp - tile copies in flight across loop iterations ---===//
 //
 // Where the target copies asynchronously (MatrixLowering::copyAsync) and
-// num_stages is 2 or more, a loop that loads tiles keeps the copies of the
-// next num_stages - 1 iterations in flight while it multiplies, in a ring of
-// num_stages buffers per load (docs/MatrixUnits.md, "num_stages"):
+// num_stages S is 2 or more, a loop that loads tiles keeps the copies of
+// the next A iterations in flight while it multiplies, in a ring of S
+// buffers per load (docs/MatrixUnits.md, "num_stages"). A is S - 1, or
+// S - 2 where multiplies stay in flight (wgmma): then iteration k's
+// multiply may still read its stage while k + 1 starts, so k + 1 may
+// overwrite only k - 1's.
 //
-//   before the loop: start the copies of iterations 0 .. S-2 (stages
-//                    0 .. S-2), one commit group each;
-//   iteration k:     barrier (every warp is done with stage (k-1) % S),
-//                    start iteration k+S-1's copies into that stage,
-//                    commit, wait until at most S-1 groups are in flight
-//                    (iteration k's have landed), the target's fence,
-//                    barrier; the loads read stage k % S;
-//   after the loop:  wait for every group.
+//   before the loop: start the copies of iterations 0 .. A-1 (stages
+//                    0 .. A-1), one commit group each;
+//   iteration k:     barrier (every warp is done with the stage it will
+//                    overwrite), start iteration k+A's copies into stage
+//                    (k+A) % S, commit, wait until at most A groups are in
+//                    flight (iteration k's have landed), the target's
+//                    fence, barrier; the loads read stage k % S;
+//   after the loop:  wait for every group (and every multiply).
 //
 // Copies past the last iteration are started with nothing to read, which
 // fills their stage with zeros, so every iteration commits one group and
@@ -128,6 +131,12 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   SmallVector<TileLoadOp> loads(loadList);
   const int64_t stages = lowering.numStages;
   const int64_t width = lowering.copyVectorWidth;
+  // With multiplies in flight, iteration k's copies overwrite the stage of
+  // k - 2, whose multiply has finished, rather than k - 1's.
+  const bool inFlight = lowering.multipliesStayInFlight && stages >= 3;
+  const int64_t ahead = stages - (inFlight ? 2 : 1);
+  if (inFlight)
+    inFlightLoops.insert(loop);
   Location loc = loop.getLoc();
   Operation *kernel = loop->getParentOfType<KernelOp>();
   OpBuilder b(loop);
@@ -162,23 +171,22 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     lowering.commitCopies(b, loc);
   };
 
-  // Iterations 0 .. S-2, each into its own stage.
-  for (int64_t ahead = 0; ahead + 1 < stages; ++ahead) {
-    auto [at, valid] = later(lower, ahead);
-    startCopies(at, valid, [&](size_t index) { return rings[index][ahead]; });
+  // Iterations 0 .. ahead - 1, each into its own stage.
+  for (int64_t first = 0; first < ahead; ++first) {
+    auto [at, valid] = later(lower, first);
+    startCopies(at, valid, [&](size_t index) { return rings[index][first]; });
   }
 
-  // Iteration k starts k + S - 1 and waits for its own.
+  // Iteration k starts k + ahead and waits for its own.
   b.setInsertionPoint(loads.front());
   Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
   gpu::BarrierOp::create(b, loc);
-  auto [next, nextValid] = later(loop.getInductionVar(), stages - 1);
-  Value nextStage =
-      e.remu(e.add(iteration, constant(stages - 1)), constant(stages));
+  auto [next, nextValid] = later(loop.getInductionVar(), ahead);
+  Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
   startCopies(next, nextValid, [&](size_t index) {
     return select(b, loc, rings[index], nextStage);
   });
-  lowering.waitCopies(b, loc, stages - 1);
+  lowering.waitCopies(b, loc, ahead);
   if (lowering.afterCopy)
     for (TileLoadOp load : loads)
       lowering.afterCopy(b, loc, load.getType());
@@ -187,7 +195,10 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   for (auto [load, ring] : llvm::zip(loads, rings))
     buffers[load.getResult()] = select(b, loc, ring, stage);
 
-  // Nothing may still write shared memory when the loop is left.
+  // Nothing may still write shared memory or the fragments when the loop
+  // is left.
   b.setInsertionPointAfter(loop);
   lowering.waitCopies(b, loc, 0);
+  if (inFlight && lowering.finishMultiplies)
+    lowering.finishMultiplies(b, loc);
 }

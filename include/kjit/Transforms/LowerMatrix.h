@@ -82,11 +82,19 @@ struct MatrixLowering {
   /// Waits until at most `pending` of this thread's groups are in flight.
   std::function<void(mlir::OpBuilder &, mlir::Location, int64_t pending)>
       waitCopies;
+  /// Whether a multiply may leave its work running when it returns (the
+  /// cuda target's wgmma, one group in flight). In a pipelined loop of 3
+  /// stages or more the multiply is then told it may (`inFlight`), the
+  /// loop starts its copies one iteration less ahead, so that none
+  /// overwrites a stage a running multiply still reads, and
+  /// `finishMultiplies` runs after the loop.
+  bool multipliesStayInFlight = false;
+  std::function<void(mlir::OpBuilder &, mlir::Location)> finishMultiplies;
   /// The multiply of one kjit.mma, given the buffers of its A and B tiles
   /// (in `layout`); returns the new fragment. Null: the portable loop over
   /// K per fragment element.
-  std::function<mlir::FailureOr<mlir::Value>(mlir::OpBuilder &, MmaOp,
-                                             mlir::Value a, mlir::Value b)>
+  std::function<mlir::FailureOr<mlir::Value>(
+      mlir::OpBuilder &, MmaOp, mlir::Value a, mlir::Value b, bool inFlight)>
       multiply;
 };
 

@@ -248,7 +248,10 @@ class AsyncMultiply {
 public:
   AsyncMultiply(OpBuilder &b, MmaOp mma) : e{b, mma.getLoc()}, mma(mma) {}
 
-  Value emit(Value aBuffer, Value bBuffer);
+  /// `inFlight`: wait until at most one group (this one) is running, so
+  /// that it overlaps what follows; the fragment is then final only after
+  /// a later wait.
+  Value emit(Value aBuffer, Value bBuffer, bool inFlight);
 
 private:
   /// A shared-memory matrix descriptor: the start address, the strides
@@ -269,7 +272,7 @@ Value AsyncMultiply::descriptor(Value start, int64_t leadingBytes,
   return e.orI(address, e.i64(fields));
 }
 
-Value AsyncMultiply::emit(Value aBuffer, Value bBuffer) {
+Value AsyncMultiply::emit(Value aBuffer, Value bBuffer, bool inFlight) {
   OpBuilder &b = e.b;
   MLIRContext *context = b.getContext();
   TileType aTile = mma.getA().getType(), bTile = mma.getB().getType();
@@ -315,7 +318,7 @@ Value AsyncMultiply::emit(Value aBuffer, Value bBuffer) {
         /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, e.loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, 0);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, e.loc, inFlight ? 1 : 0);
   SmallVector<Value> fragment;
   for (int64_t i = 0; i < count; ++i)
     fragment.push_back(LLVM::ExtractValueOp::create(b, e.loc, acc, i));
@@ -443,14 +446,18 @@ struct CudaLowerMatrixPass
             NVVM::SharedSpaceAttr::get(b.getContext(),
                                        NVVM::SharedSpace::shared_cta));
     };
-    lowering.multiply = [&](OpBuilder &b, MmaOp mma, Value a,
-                            Value bTile) -> FailureOr<Value> {
+    lowering.multipliesStayInFlight = hasWgmma;
+    lowering.finishMultiplies = [](OpBuilder &b, Location loc) {
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    };
+    lowering.multiply = [&](OpBuilder &b, MmaOp mma, Value a, Value bTile,
+                            bool inFlight) -> FailureOr<Value> {
       if (version < 80)
         return mma.emitOpError()
                << "needs sm_80 or newer (mma.sync); the target is " << chip;
       TileType aTile = mma.getA().getType(), bType = mma.getB().getType();
       if (hasWgmma && isSwizzled(aTile, version) && isSwizzled(bType, version))
-        return AsyncMultiply(b, mma).emit(a, bTile);
+        return AsyncMultiply(b, mma).emit(a, bTile, inFlight);
       return SyncMultiply(b, mma, layout(aTile), layout(bType)).emit(a, bTile);
     };
     if (failed(lowerMatrixOperations(module, lowering)))
