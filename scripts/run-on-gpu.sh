@@ -40,6 +40,13 @@
 #                    what scripts/verify-bundle.sh runs on a machine
 #                    without a GPU
 #   --quick          fewer rounds everywhere (a smoke test)
+#   --matmul         the matrix units' steps alone: the matmul examples
+#                    (examples/matmul_bf16.mlir, matmul_fp16.mlir) on cuda
+#                    against the plain-Python reference, under
+#                    compute-sanitizer memcheck and racecheck, and
+#                    bench/python/matmul_bench.py (kjit at num_stages 3 and
+#                    4 against the Triton anchor and torch.matmul, TFLOP/s,
+#                    every result checked against an fp32 product)
 #   --python         the Python package's steps alone: its GPU suite
 #                    (test/python/on_cuda.py), the Python examples, and
 #                    bench/python/launch_bench.py (launch cost, torch.compile,
@@ -63,7 +70,8 @@ for a in "$@"; do
     --host-only) mode=host ;;
     --quick) quick=1 ;;
     --python) mode=python ;;
-    *) echo "usage: $0 [--host-only] [--quick] [--python]" >&2; exit 2 ;;
+    --matmul) mode=matmul ;;
+    *) echo "usage: $0 [--host-only] [--quick] [--python | --matmul]" >&2; exit 2 ;;
   esac
 done
 
@@ -247,15 +255,21 @@ sanitized_example() { # NAME FILE KERNEL PARAMS ARGS... (tool from $tool)
     return 1
   fi
 }
-sanitized_examples() { # TOOL
+sanitized_examples() { # TOOL [KERNEL-PREFIX]
   local tool=$1 failures=0
+  export only=${2:-}
   # shellcheck source=examples.sh
   source "$B/scripts/examples.sh"
-  kjit_for_each_example sanitized_example || failures=$?
-  echo "$tool: $failures of $KJIT_EXAMPLE_COUNT examples failed"
+  kjit_for_each_example sanitized_example_of_kind || failures=$?
+  echo "$tool: $failures examples failed"
   [ "$failures" -eq 0 ]
 }
-sanitizer_steps() {
+# sanitized_example for the kernels whose names start with $only.
+sanitized_example_of_kind() { # NAME FILE KERNEL PARAMS ARGS...
+  [[ $3 == "$only"* ]] || return 0
+  sanitized_example "$@"
+}
+sanitizer_steps() { # [KERNEL-PREFIX]
   sanitizer=$(command -v compute-sanitizer ||
     ls "$CUDA_HOME/bin/compute-sanitizer" \
       "$CUDA_HOME/compute-sanitizer/compute-sanitizer" 2>/dev/null | head -1)
@@ -265,10 +279,11 @@ sanitizer_steps() {
   fi
   export sanitizer
   for tool in memcheck racecheck; do
-    step "compute-sanitizer $tool: examples on cuda" sanitized_examples "$tool"
+    step "compute-sanitizer $tool: ${1:-all} examples on cuda" \
+      sanitized_examples "$tool" "${1:-}"
   done
 }
-export -f sanitized_example sanitized_examples
+export -f sanitized_example sanitized_examples sanitized_example_of_kind
 
 note "kjit device run: $(date -u +%Y-%m-%dT%H:%M:%SZ), bundle $B"
 [ -f "$B/MANIFEST" ] && note "$(sed -n 's/^commit: /bundle commit: /p' "$B/MANIFEST")"
@@ -312,6 +327,19 @@ if [ $mode = python ]; then
       python3 "$B/bench/python/launch_bench.py" "${bench_flags[@]}"
   fi
   note "python: $passed passed, $failed failed"
+  exit $((failed > 0))
+fi
+
+if [ $mode = matmul ]; then
+  backend=cuda
+  matmul_example() { [[ $3 == matmul_* ]] && example_step "$@"; return 0; }
+  kjit_for_each_example matmul_example
+  sanitizer_steps matmul_
+  step "matmul bench" env PYTHONPATH="$B/python" \
+    KJIT_CACHE_DIR="$work/matmul-cache" TRITON_CACHE_DIR="$work/tcache-matmul" \
+    python3 "$B/bench/python/matmul_bench.py" --anchors "$anchors" \
+    --rounds 5 --num-stages 3,4
+  note "matmul: $passed passed, $failed failed"
   exit $((failed > 0))
 fi
 
