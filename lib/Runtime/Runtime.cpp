@@ -58,6 +58,7 @@ struct Runtime::Impl {
   std::string target;
   bool interpreting = false;
   bool logRecompiles = false;
+  bool logAutotune = false;
   RecompileHistory recompileHistory;
   LaunchOptions launchDefaults;
   std::string compilerPath;
@@ -200,6 +201,8 @@ Runtime::create(RuntimeOptions options) {
       options.interpret.value_or(fromEnvironment && envFlag("KJIT_INTERPRET"));
   impl->logRecompiles = options.logRecompiles.value_or(fromEnvironment &&
                                                        logsTopic("recompiles"));
+  impl->logAutotune = options.logAutotune.value_or(fromEnvironment &&
+                                                   logsTopic("autotune"));
   impl->target = options.target.empty() ? kDefaultTarget : options.target;
   if (impl->interpreting)
     impl->target = kInterpretTarget;
@@ -275,6 +278,7 @@ plugin::PluginHost &Runtime::plugins() { return *impl_->host; }
 const std::string &Runtime::target() const { return impl_->target; }
 bool Runtime::interpreting() const { return impl_->interpreting; }
 bool Runtime::logsRecompiles() const { return impl_->logRecompiles; }
+bool Runtime::logsAutotune() const { return impl_->logAutotune; }
 
 RecompileHistory &Runtime::recompileHistory() {
   return impl_->recompileHistory;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ArgSpec.h"
+#include "Autotune.h"
 #include "Buffer.h"
 #include "CommandLine.h"
 #include "DeviceMemory.h"
@@ -15,6 +16,7 @@
 #include "WriteFile.h"
 
 #include "kjit/Model/InputFile.h"
+#include "kjit/Runtime/Autotuner.h"
 #include "kjit/Runtime/Runtime.h"
 #include "kjit/Support/StrCat.h"
 
@@ -42,7 +44,7 @@ struct Options {
   rt::GlobalChangePolicy policy = rt::GlobalChangePolicy::Error;
   int repeat = 1;
   bool warmup = false;
-  std::string recordOut, preload, outputDir;
+  std::string recordOut, preload, outputDir, autotune;
   std::vector<std::string> plugins, printNames;
   std::vector<std::string> passPlugins, dialectPlugins;
   std::string extraPasses;
@@ -192,6 +194,12 @@ Options parseOptions(int argc, char **argv) {
                  "launch")
       ->type_name("FILE")
       ->check(cli::NonEmpty("file name"));
+  app.add_option("--autotune", options.autotune,
+                 "time the configurations of FILE ({\"configs\": [{\"C\":\n"
+                 "1, \"num_warps\": 4}, ...], \"key\": [\"n\"]}) and\n"
+                 "launch the fastest (docs/KjitRun.md)")
+      ->type_name("FILE.json")
+      ->check(cli::NonEmpty("file name"));
   app.add_option("--preload", options.preload,
                  "fill the cache from a record before launching")
       ->type_name("FILE");
@@ -299,6 +307,11 @@ std::string readRecord(const std::string &path) {
 
 int main(int argc, char **argv) {
   Options options = parseOptions(argc, argv);
+  if (!options.autotune.empty() &&
+      (options.warmup || !options.recordOut.empty() ||
+       !options.preload.empty()))
+    fail("--autotune times launches; it cannot be combined with --warmup, "
+         "--record-out or --preload");
   // The runtime reads the environment (KJIT_PLUGINS, KJIT_INTERPRET,
   // KJIT_DEBUG) and loads the plugins; the options add to it.
   rt::RuntimeOptions setup;
@@ -362,7 +375,26 @@ int main(int argc, char **argv) {
     names.push_back(name);
     keywords.push_back({names.back(), value});
   }
-  if (absl::Status valid = (*kernel)->checkArguments({}, keywords); !valid.ok())
+  // With --autotune the configurations supply values (constexprs) the
+  // arguments leave out: checked with the first configuration's.
+  std::optional<rt::AutotuneSpec> tuning;
+  std::unique_ptr<rt::Autotuner> tuner;
+  std::vector<rt::KeywordArgument> checked = keywords;
+  if (!options.autotune.empty()) {
+    absl::StatusOr<rt::AutotuneSpec> spec =
+        run::readAutotuneFile(options.autotune);
+    if (!spec.ok())
+      fail(text(spec.status()));
+    tuning = *std::move(spec);
+    absl::StatusOr<std::unique_ptr<rt::Autotuner>> created =
+        rt::Autotuner::create(*runtime, **kernel, *tuning);
+    if (!created.ok())
+      fail(text(created.status()));
+    tuner = *std::move(created);
+    for (const auto &[name, value] : tuner->configs().front().values)
+      checked.push_back({name, value});
+  }
+  if (absl::Status valid = (*kernel)->checkArguments({}, checked); !valid.ok())
     fail(text(valid));
   for (size_t i = 0; i < options.args.size() && !options.warmup; ++i) {
     const run::NamedArg &arg = options.args[i];
@@ -430,8 +462,18 @@ int main(int argc, char **argv) {
   bool skipped = false;
   // Where the first launch's kernel came from (docs/DiskCache.md).
   const char *firstLaunch = nullptr;
+  if (tuner) {
+    // Trials launch the kernel: accumulating outputs show them
+    // (docs/KjitRun.md, "--autotune").
+    absl::StatusOr<rt::TuningOutcome> outcome =
+        tuner->tune(config, {}, keywords);
+    if (!outcome.ok())
+      fail(text(outcome.status()));
+    std::printf("%s\n", run::describeOutcome(*tuning, *outcome).c_str());
+  }
   auto launch = [&]() {
-    auto result = (*kernel)->launch(config, {}, keywords);
+    auto result = tuner ? tuner->launch(config, {}, keywords)
+                        : (*kernel)->launch(config, {}, keywords);
     if (!result.ok())
       fail(text(result.status()));
     if (!firstLaunch)

@@ -74,6 +74,9 @@ struct RuntimeOptions {
   /// differs from the nearest compiled specialization), through the log
   /// sink; unset: KJIT_LOG lists "recompiles" (comma-separated).
   std::optional<bool> logRecompiles;
+  /// Log what the autotuner timed and chose (unset: KJIT_LOG has
+  /// `autotune`).
+  std::optional<bool> logAutotune;
   /// Out-of-tree MLIR pass plugins and dialect plugins loaded into the
   /// compiler when it is opened (kjit-run --load-pass-plugin,
   /// --load-dialect-plugin), and pipeline elements every compile runs
@@ -168,6 +171,7 @@ public:
   bool interpreting() const;
   /// Whether recompiles are explained in the log (RuntimeOptions).
   bool logsRecompiles() const;
+  bool logsAutotune() const;
   /// Internal (lib/Runtime/RecompileLog.h): what each kernel was compiled
   /// for, kept while logsRecompiles() for the next compile's explanation.
   RecompileHistory &recompileHistory();

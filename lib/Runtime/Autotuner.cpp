@@ -1,0 +1,427 @@
+//===- Autotuner.cpp - choosing a kernel's configuration by timing --------===//
+//
+// The first milestone of docs/Autotuning.md: configurations checked against
+// the manifest, the key read from the call, trials on the host clock around
+// launches and a synchronize, interleaved in rounds, the median's minimum
+// chosen and remembered per key in the process.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Autotuner.h"
+
+#include "kjit/Model/LaunchOptions.h"
+#include "kjit/Plugin/PluginHost.h"
+#include "kjit/Runtime/Runtime.h"
+
+#include "kjit/Support/StrCat.h"
+
+#include "absl/container/flat_hash_map.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <mutex>
+
+namespace kjit::rt {
+
+using kjit::strCat;
+
+namespace {
+
+/// Launch options that change speed, not results.
+constexpr std::string_view kTunableOptions[] = {"num_warps", "num_stages",
+                                                "num_ctas", "maxnreg"};
+
+bool isTunableOption(std::string_view name) {
+  return std::find(std::begin(kTunableOptions), std::end(kTunableOptions),
+                   name) != std::end(kTunableOptions);
+}
+
+/// A value as the key and the messages show it.
+std::string valueText(const Argument &value) {
+  switch (value.kind()) {
+  case ArgKind::None:
+    return "None";
+  case ArgKind::Bool:
+    return value.asBool() ? "True" : "False";
+  case ArgKind::Int:
+    return int128ToString(value.asInt());
+  case ArgKind::Float: {
+    char text[32];
+    auto end = std::to_chars(text, text + sizeof text, value.asFloat()).ptr;
+    return std::string(text, end);
+  }
+  case ArgKind::Tensor:
+  case ArgKind::DType:
+    return std::string(canonicalName(value.dtype()));
+  case ArgKind::Callable:
+    return "a callable";
+  }
+  return "?";
+}
+
+/// The pieces, `separator` between them.
+template <typename Range>
+std::string join(const Range &pieces, std::string_view separator) {
+  std::string out;
+  for (const auto &piece : pieces) {
+    if (!out.empty())
+      out += separator;
+    out += piece;
+  }
+  return out;
+}
+
+uint64_t steadyNanos() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+} // namespace
+
+std::string TuningConfig::text() const {
+  std::vector<std::string> parts;
+  for (const auto &[name, value] : values)
+    parts.push_back(strCat(name, "=", valueText(value)));
+  return join(parts, ", ");
+}
+
+struct Autotuner::Impl {
+  Runtime &runtime;
+  Kernel &kernel;
+  AutotuneSpec spec;
+  /// Parameter indices of the key's names, in the key's order.
+  std::vector<size_t> keyParams;
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, size_t> chosen;
+  const TuningConfig *last = nullptr;
+
+  const std::string &kernelName() const { return kernel.manifest().name; }
+  uint64_t now() const { return spec.clock ? spec.clock() : steadyNanos(); }
+
+  void log(const std::string &key, const std::string &text) const {
+    if (runtime.logsAutotune())
+      runtime.plugins().log(
+          plugin::LogLevel::Info, "kjit",
+          strCat("autotune ", kernelName(), " [", key, "]: ", text));
+  }
+
+  /// The argument bound to parameter `index`: a keyword, a positional, or
+  /// the parameter's default; null when the call gives none.
+  const Argument *argumentOf(size_t index,
+                             absl::Span<const Argument> positional,
+                             absl::Span<const KeywordArgument> keywords) const {
+    const KernelParam &param = kernel.manifest().params[index];
+    for (const KeywordArgument &keyword : keywords)
+      if (keyword.name == param.name)
+        return &keyword.value;
+    if (index < positional.size())
+      return &positional[index];
+    return param.defaultValue ? &*param.defaultValue : nullptr;
+  }
+
+  /// The key text: the key's values, then every tensor's dtype.
+  std::string keyOf(absl::Span<const Argument> positional,
+                    absl::Span<const KeywordArgument> keywords) const {
+    const auto &params = kernel.manifest().params;
+    std::vector<std::string> values, dtypes;
+    for (size_t index : keyParams) {
+      const Argument *value = argumentOf(index, positional, keywords);
+      values.push_back(strCat(params[index].name, "=",
+                              value ? valueText(*value) : "missing"));
+    }
+    for (size_t index = 0; index < params.size(); ++index)
+      if (const Argument *value = argumentOf(index, positional, keywords);
+          value && value->kind() == ArgKind::Tensor)
+        dtypes.push_back(strCat(params[index].name, "=", valueText(*value)));
+    std::string text = join(values, ", ");
+    if (!text.empty() && !dtypes.empty())
+      text += "; ";
+    return text + join(dtypes, ", ");
+  }
+
+  /// Refuses a call that sets what a configuration sets.
+  absl::Status checkKeywords(absl::Span<const KeywordArgument> keywords) const {
+    for (const TuningConfig &config : spec.configs)
+      for (const auto &[name, value] : config.values)
+        for (const KeywordArgument &given : keywords)
+          if (given.name == name)
+            return absl::InvalidArgumentError(
+                strCat("kernel '", kernelName(), "': '", name,
+                       "' is set by the autotuner's configurations and by this "
+                       "call; set it in one place"));
+    return absl::OkStatus();
+  }
+
+  /// The call's keywords with configuration `index`'s values after them
+  /// (checkKeywords passed).
+  std::vector<KeywordArgument>
+  keywordsWith(size_t index, absl::Span<const KeywordArgument> keywords) const {
+    std::vector<KeywordArgument> all(keywords.begin(), keywords.end());
+    for (const auto &[name, value] : spec.configs[index].values)
+      all.push_back({name, value});
+    return all;
+  }
+
+  absl::StatusOr<LaunchResult>
+  launchWith(size_t index, const LaunchConfig &config,
+             absl::Span<const Argument> positional,
+             absl::Span<const KeywordArgument> keywords) {
+    return kernel.launch(config, positional, keywordsWith(index, keywords));
+  }
+
+  absl::Status synchronize(const LaunchConfig &config) {
+    absl::StatusOr<const Backend *> backend = runtime.backend();
+    if (!backend.ok())
+      return backend.status();
+    return (*backend)->ref.synchronize(config.device, config.stream);
+  }
+
+  absl::StatusOr<TuningOutcome> tune(const LaunchConfig &config,
+                                     absl::Span<const Argument> positional,
+                                     absl::Span<const KeywordArgument> keywords,
+                                     const std::string &key);
+};
+
+absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
+    const LaunchConfig &config, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords, const std::string &key) {
+  const MeasureOptions &measure = spec.measure;
+  TuningOutcome outcome;
+  outcome.key = key;
+  outcome.results.resize(spec.configs.size());
+  auto before = [&]() -> absl::Status {
+    return spec.beforeTrials ? spec.beforeTrials() : absl::OkStatus();
+  };
+  // Warm-up: compiles (or loads) each configuration and finds how many
+  // launches make a round.
+  std::vector<int> batch(spec.configs.size(), 1);
+  for (size_t index = 0; index < spec.configs.size(); ++index) {
+    TuningOutcome::Result &result = outcome.results[index];
+    if (absl::Status status = before(); !status.ok())
+      return status;
+    uint64_t start = now();
+    for (int launch = 0; launch < std::max(1, measure.warmupLaunches);
+         ++launch) {
+      if (launch == 1)
+        start = now(); // the first launch compiled
+      absl::StatusOr<LaunchResult> launched =
+          launchWith(index, config, positional, keywords);
+      if (!launched.ok()) {
+        result.skipped = std::string(launched.status().message());
+        break;
+      }
+      if (!launched->launched) {
+        result.skipped = "a cache hook skipped its launch";
+        break;
+      }
+    }
+    if (!result.skipped.empty()) {
+      log(key, strCat("config ", index, " (", spec.configs[index].text(),
+                      ") skipped: ", result.skipped));
+      continue;
+    }
+    if (absl::Status status = synchronize(config); !status.ok())
+      return status; // the device is unusable: no configuration can run
+    uint64_t each = std::max<uint64_t>(
+        1, (now() - start) / uint64_t(std::max(1, measure.warmupLaunches - 1)));
+    batch[index] = int(std::clamp<uint64_t>(
+        measure.roundNanos / each, 1,
+        uint64_t(std::max(1, measure.maxLaunchesPerRound))));
+  }
+
+  // Rounds, configurations in turn, so that drift favours none.
+  std::vector<std::vector<double>> samples(spec.configs.size());
+  for (int round = 0; round < std::max(1, measure.rounds); ++round)
+    for (size_t index = 0; index < spec.configs.size(); ++index) {
+      TuningOutcome::Result &result = outcome.results[index];
+      if (!result.skipped.empty())
+        continue;
+      if (absl::Status status = before(); !status.ok())
+        return status;
+      uint64_t start = now();
+      for (int launch = 0; launch < batch[index]; ++launch) {
+        absl::StatusOr<LaunchResult> launched =
+            launchWith(index, config, positional, keywords);
+        if (!launched.ok()) {
+          result.skipped = std::string(launched.status().message());
+          break;
+        }
+      }
+      if (!result.skipped.empty())
+        continue;
+      if (absl::Status status = synchronize(config); !status.ok())
+        return status;
+      samples[index].push_back(double(now() - start) / batch[index]);
+    }
+  if (spec.afterTrials)
+    if (absl::Status status = spec.afterTrials(); !status.ok())
+      return status;
+
+  std::optional<size_t> best;
+  std::vector<std::string> skipped;
+  for (size_t index = 0; index < spec.configs.size(); ++index) {
+    TuningOutcome::Result &result = outcome.results[index];
+    if (!result.skipped.empty()) {
+      skipped.push_back(strCat("config ", index, " (",
+                               spec.configs[index].text(),
+                               "): ", result.skipped));
+      continue;
+    }
+    std::vector<double> &times = samples[index];
+    std::sort(times.begin(), times.end());
+    result.rounds = int(times.size());
+    result.medianNanos = times[times.size() / 2];
+    log(key, strCat("config ", index, " (", spec.configs[index].text(),
+                    "): ", result.rounds, " rounds of ", batch[index],
+                    " launches: median ", result.medianNanos / 1000.0,
+                    " us; host clock"));
+    if (!best || result.medianNanos < outcome.results[*best].medianNanos)
+      best = index;
+  }
+  if (!best)
+    return absl::FailedPreconditionError(strCat(
+        "kernel '", kernelName(), "': no configuration could run for key [",
+        key, "]: ", skipped.size(), " of ", spec.configs.size(), " skipped (",
+        join(skipped, "; "), ")"));
+  outcome.winner = *best;
+  log(key, strCat("chose config ", *best, " (", spec.configs[*best].text(),
+                  ") ", outcome.results[*best].medianNanos / 1000.0, " us"));
+  return outcome;
+}
+
+Autotuner::Autotuner(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Autotuner::~Autotuner() = default;
+
+absl::StatusOr<std::unique_ptr<Autotuner>>
+Autotuner::create(Runtime &runtime, Kernel &kernel, AutotuneSpec spec) {
+  const KernelManifest &manifest = kernel.manifest();
+  if (spec.configs.empty())
+    return absl::InvalidArgumentError(strCat(
+        "autotune of kernel '", manifest.name, "' has no configurations"));
+  std::vector<std::string> names, constexprs;
+  for (const KernelParam &param : manifest.params) {
+    names.push_back(param.name);
+    if (param.isConstexpr)
+      constexprs.push_back(param.name);
+  }
+  for (size_t index = 0; index < spec.configs.size(); ++index)
+    for (const auto &[name, value] : spec.configs[index].values) {
+      std::string where = strCat("autotune config ", index, " of kernel '",
+                                 manifest.name, "': ");
+      if (findLaunchOption(name)) {
+        if (!isTunableOption(name))
+          return absl::InvalidArgumentError(
+              strCat(where, "launch option '", name,
+                     "' changes results, not only speed; it cannot be tuned "
+                     "(tunable: ",
+                     join(kTunableOptions, ", "), ")"));
+        continue;
+      }
+      if (std::find(constexprs.begin(), constexprs.end(), name) ==
+          constexprs.end())
+        return absl::InvalidArgumentError(strCat(
+            where, "'", name, "' is not a constexpr parameter (constexprs: ",
+            constexprs.empty() ? "none" : join(constexprs, ", "), ")"));
+    }
+  auto impl = std::unique_ptr<Impl>(
+      new Impl{runtime, kernel, std::move(spec), {}, {}, {}, nullptr});
+  for (const std::string &name : impl->spec.key) {
+    std::string where =
+        strCat("autotune key of kernel '", manifest.name, "': ");
+    auto found = std::find(names.begin(), names.end(), name);
+    if (found == names.end())
+      return absl::InvalidArgumentError(
+          strCat(where, "'", name,
+                 "' names no parameter (parameters: ", join(names, ", "), ")"));
+    size_t index = size_t(found - names.begin());
+    if (manifest.params[index].type.kind == ParamType::Kind::Pointer)
+      return absl::InvalidArgumentError(
+          strCat(where, "'", name,
+                 "' is a pointer; tensors join the key by dtype already"));
+    impl->keyParams.push_back(index);
+  }
+  return std::unique_ptr<Autotuner>(new Autotuner(std::move(impl)));
+}
+
+absl::StatusOr<TuningOutcome>
+Autotuner::tune(const LaunchConfig &config,
+                absl::Span<const Argument> positional,
+                absl::Span<const KeywordArgument> keywords) {
+  Impl &impl = *impl_;
+  if (absl::Status status = impl.checkKeywords(keywords); !status.ok())
+    return status;
+  std::string key = impl.keyOf(positional, keywords);
+  if (!config.mayLoad)
+    return absl::UnavailableError(
+        strCat("kernel '", impl.kernelName(), "': key [", key,
+               "] cannot be tuned by a launch that may not load (a CUDA graph "
+               "capture), which timing would break: tune before the capture"));
+  std::lock_guard<std::mutex> lock(impl.mutex);
+  absl::StatusOr<TuningOutcome> outcome =
+      impl.tune(config, positional, keywords, key);
+  if (outcome.ok())
+    impl.chosen[key] = outcome->winner;
+  return outcome;
+}
+
+absl::StatusOr<LaunchResult>
+Autotuner::launch(const LaunchConfig &config,
+                  absl::Span<const Argument> positional,
+                  absl::Span<const KeywordArgument> keywords) {
+  Impl &impl = *impl_;
+  if (absl::Status status = impl.checkKeywords(keywords); !status.ok())
+    return status;
+  std::string key = impl.keyOf(positional, keywords);
+  std::optional<size_t> winner;
+  bool tunedNow = false;
+  {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (auto found = impl.chosen.find(key); found != impl.chosen.end())
+      winner = found->second;
+  }
+  if (!winner) {
+    if (!config.mayLoad)
+      return absl::UnavailableError(strCat(
+          "kernel '", impl.kernelName(), "': key [", key,
+          "] has no chosen configuration in this process, and this launch "
+          "may not load (a CUDA graph capture), which timing would break: "
+          "tune before the capture"));
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    if (auto found = impl.chosen.find(key); found != impl.chosen.end()) {
+      winner = found->second; // another thread tuned it meanwhile
+    } else {
+      absl::StatusOr<TuningOutcome> outcome =
+          impl.tune(config, positional, keywords, key);
+      if (!outcome.ok())
+        return outcome.status();
+      impl.chosen[key] = outcome->winner;
+      winner = outcome->winner;
+      tunedNow = true;
+    }
+  }
+  // The trials left their marks in the arguments: the launch that ends a
+  // tuning gets them as a trial does.
+  if (tunedNow && impl.spec.beforeTrials)
+    if (absl::Status status = impl.spec.beforeTrials(); !status.ok())
+      return status;
+  absl::StatusOr<LaunchResult> launched =
+      impl.launchWith(*winner, config, positional, keywords);
+  if (launched.ok()) {
+    std::lock_guard<std::mutex> lock(impl.mutex);
+    impl.last = &impl.spec.configs[*winner];
+  }
+  return launched;
+}
+
+const TuningConfig *Autotuner::lastChosen() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->last;
+}
+
+const std::vector<TuningConfig> &Autotuner::configs() const {
+  return impl_->spec.configs;
+}
+
+} // namespace kjit::rt

@@ -1,0 +1,306 @@
+//===- AutotunerTest.cpp - the autotuner on the host backend --------------===//
+//
+// Configurations checked against the kernel, the key, the choice (with a
+// clock faked from what the launches wrote, so that a chosen configuration
+// is the fastest), skipped failures, the trial hooks, the capture refusal
+// and every message (docs/Autotuning.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kjit/Runtime/Autotuner.h"
+#include "kjit/Runtime/Runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace kjit::rt;
+
+namespace {
+
+/// o[0] += 1 and o[1] += C (by thread 0): the launches since a moment, and
+/// which configuration made them. W is a second constexpr, n a scalar for
+/// keys.
+constexpr const char *kCounts = R"mlir(
+kjit.kernel @count(%o: !kjit.ptr<i32>, %n: i32, %C: i32 {kjit.constexpr},
+                   %W: i32 {kjit.constexpr, kjit.default = 1 : i32}) {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %i0 = arith.constant 0 : index
+  %tid = gpu.thread_id x
+  %first = arith.cmpi eq, %tid, %i0 : index
+  %launches = kjit.load %o[%c0] mask %first : !kjit.ptr<i32>, i32 -> i32
+  %more = arith.addi %launches, %c1 : i32
+  kjit.store %more, %o[%c0] mask %first : i32, !kjit.ptr<i32>, i32
+  %sum = kjit.load %o[%c1] mask %first : !kjit.ptr<i32>, i32 -> i32
+  %added = arith.addi %sum, %C : i32
+  kjit.store %added, %o[%c1] mask %first : i32, !kjit.ptr<i32>, i32
+  kjit.return
+}
+)mlir";
+
+TuningConfig config(int c, int warps = 1) {
+  return TuningConfig{
+      {{"C", Argument::integer(c)}, {"num_warps", Argument::integer(warps)}}};
+}
+
+class AutotunerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto loaded = Module::fromText(kCounts, "count.mlir");
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    module_ = *loaded;
+    auto found = module_->kernel("count");
+    ASSERT_TRUE(found.ok()) << found.status();
+    kernel_ = *found;
+  }
+
+  /// A spec over `configs` whose clock charges each launch of the
+  /// configuration with constexpr C `cost[C]` nanoseconds: it reads from
+  /// `out_` how many launches ran since its last reading, and of which C.
+  AutotuneSpec specWithCosts(std::vector<TuningConfig> configs,
+                             std::map<int, uint64_t> cost) {
+    AutotuneSpec spec;
+    spec.configs = std::move(configs);
+    spec.key = {"n"};
+    spec.measure.rounds = 3;
+    spec.measure.warmupLaunches = 2;
+    spec.measure.roundNanos = 1000;
+    spec.clock = [this, cost] {
+      int32_t launches = out_[0] - seen_[0], sum = out_[1] - seen_[1];
+      seen_[0] = out_[0];
+      seen_[1] = out_[1];
+      if (launches > 0)
+        now_ += cost.at(sum / launches) * uint64_t(launches);
+      return now_;
+    };
+    spec.beforeTrials = [this] {
+      ++beforeCalls_;
+      return absl::OkStatus();
+    };
+    spec.afterTrials = [this] {
+      ++afterCalls_;
+      return absl::OkStatus();
+    };
+    return spec;
+  }
+
+  std::vector<Argument> args(int n) {
+    return {Argument::tensor(uint64_t(uintptr_t(out_)), DType::I32),
+            Argument::integer(n)};
+  }
+
+  std::shared_ptr<Module> module_;
+  Kernel *kernel_ = nullptr;
+  int32_t out_[2] = {0, 0};
+  int32_t seen_[2] = {0, 0};
+  uint64_t now_ = 0;
+  int beforeCalls_ = 0, afterCalls_ = 0;
+};
+
+TEST_F(AutotunerTest, TheFastestConfigurationWinsAndIsRemembered) {
+  auto tuner =
+      Autotuner::create(Runtime::global(), *kernel_,
+                        specWithCosts({config(1), config(2), config(3)},
+                                      {{1, 300}, {2, 100}, {3, 200}}));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  EXPECT_EQ((*tuner)->lastChosen(), nullptr);
+  std::vector<Argument> call = args(4096);
+  auto launched = (*tuner)->launch(LaunchConfig(), call);
+  ASSERT_TRUE(launched.ok()) << launched.status();
+  ASSERT_NE((*tuner)->lastChosen(), nullptr);
+  EXPECT_EQ((*tuner)->lastChosen()->text(), "C=2, num_warps=1");
+  // Trials ran (several launches of each), then the winner once more.
+  int32_t afterTuning = out_[0];
+  EXPECT_GT(afterTuning, 3 * 2);
+  // Each warm-up and each round of each configuration, and the launch that
+  // ended the tuning, had the trial hook first; the trials ended once.
+  EXPECT_EQ(beforeCalls_, 3 + 3 * 3 + 1);
+  EXPECT_EQ(afterCalls_, 1);
+
+  // The same key again: one launch of the winner, nothing timed.
+  int32_t sumBefore = out_[1];
+  launched = (*tuner)->launch(LaunchConfig(), call);
+  ASSERT_TRUE(launched.ok()) << launched.status();
+  EXPECT_EQ(out_[0], afterTuning + 1);
+  EXPECT_EQ(out_[1], sumBefore + 2);
+  EXPECT_EQ(beforeCalls_, 13);
+}
+
+TEST_F(AutotunerTest, KeysAreTunedApart) {
+  std::map<int, uint64_t> cost = {{1, 100}, {2, 300}};
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_,
+                                 specWithCosts({config(1), config(2)}, cost));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> small = args(1), large = args(2);
+  auto outcome = (*tuner)->tune(LaunchConfig(), small);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->key, "n=1; o=i32");
+  EXPECT_EQ(outcome->winner, 0u);
+  EXPECT_EQ(outcome->results[0].rounds, 3);
+  EXPECT_GT(outcome->results[1].medianNanos, outcome->results[0].medianNanos);
+  // Another n is another key: tuned again (here with other costs).
+  std::map<int, uint64_t> swapped = {{1, 300}, {2, 100}};
+  auto other =
+      Autotuner::create(Runtime::global(), *kernel_,
+                        specWithCosts({config(1), config(2)}, swapped));
+  ASSERT_TRUE(other.ok());
+  auto second = (*other)->tune(LaunchConfig(), large);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(second->key, "n=2; o=i32");
+  EXPECT_EQ(second->winner, 1u);
+}
+
+TEST_F(AutotunerTest, AConfigurationThatCannotRunIsSkippedWithItsReason) {
+  // num_warps = 64 is not a launch option value the runtime takes.
+  auto tuner = Autotuner::create(
+      Runtime::global(), *kernel_,
+      specWithCosts({config(1, 64), config(2)}, {{1, 100}, {2, 300}}));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> call = args(8);
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_NE(outcome->results[0].skipped.find("num_warps"), std::string::npos)
+      << outcome->results[0].skipped;
+  EXPECT_TRUE(outcome->results[1].skipped.empty());
+}
+
+TEST_F(AutotunerTest, NoConfigurationThatCanRunIsAnError) {
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_,
+                                 specWithCosts({config(1, 64)}, {{1, 1}}));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> call = args(8);
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_NE(std::string(outcome.status().message())
+                .find("kernel 'count': no configuration could run for key "
+                      "[n=8; o=i32]: 1 of 1 skipped (config 0 (C=1, "
+                      "num_warps=64): "),
+            std::string::npos)
+      << outcome.status();
+}
+
+TEST_F(AutotunerTest, ACaptureThatWouldTuneIsRefused) {
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_,
+                                 specWithCosts({config(1)}, {{1, 1}}));
+  ASSERT_TRUE(tuner.ok());
+  LaunchConfig capturing;
+  capturing.mayLoad = false;
+  std::vector<Argument> call = args(8);
+  auto launched = (*tuner)->launch(capturing, call);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(launched.status().message(),
+            "kernel 'count': key [n=8; o=i32] has no chosen configuration in "
+            "this process, and this launch may not load (a CUDA graph "
+            "capture), which timing would break: tune before the capture");
+  EXPECT_EQ(out_[0], 0) << "nothing may run";
+  // Tuned before, the capture's launch takes the choice.
+  ASSERT_TRUE((*tuner)->launch(LaunchConfig(), call).ok());
+  int32_t launches = out_[0];
+  ASSERT_TRUE((*tuner)->launch(capturing, call).ok());
+  EXPECT_EQ(out_[0], launches + 1);
+}
+
+TEST_F(AutotunerTest, TheCallMayNotSetWhatTheConfigurationsSet) {
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_,
+                                 specWithCosts({config(1)}, {{1, 1}}));
+  ASSERT_TRUE(tuner.ok());
+  std::vector<Argument> call = args(8);
+  KeywordArgument warps[] = {{"num_warps", Argument::integer(2)}};
+  auto launched = (*tuner)->launch(LaunchConfig(), call, warps);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().message(),
+            "kernel 'count': 'num_warps' is set by the autotuner's "
+            "configurations and by this call; set it in one place");
+}
+
+TEST_F(AutotunerTest, BadSpecificationsAreRefusedByName) {
+  auto refuse = [&](AutotuneSpec spec, const std::string &message) {
+    auto tuner =
+        Autotuner::create(Runtime::global(), *kernel_, std::move(spec));
+    ASSERT_FALSE(tuner.ok()) << message;
+    EXPECT_EQ(tuner.status().message(), message);
+  };
+  AutotuneSpec spec;
+  refuse(spec, "autotune of kernel 'count' has no configurations");
+  spec.configs = {config(1), TuningConfig{{{"n", Argument::integer(1)}}}};
+  refuse(spec, "autotune config 1 of kernel 'count': 'n' is not a constexpr "
+               "parameter (constexprs: C, W)");
+  spec.configs = {
+      TuningConfig{{{"enable_fp_fusion", Argument::boolean(false)}}}};
+  refuse(spec, "autotune config 0 of kernel 'count': launch option "
+               "'enable_fp_fusion' changes results, not only speed; it "
+               "cannot be tuned (tunable: num_warps, num_stages, num_ctas, "
+               "maxnreg)");
+  spec.configs = {config(1)};
+  spec.key = {"ncount"};
+  refuse(spec, "autotune key of kernel 'count': 'ncount' names no parameter "
+               "(parameters: o, n, C, W)");
+  spec.key = {"o"};
+  refuse(spec, "autotune key of kernel 'count': 'o' is a pointer; tensors "
+               "join the key by dtype already");
+}
+
+TEST_F(AutotunerTest, AFailingTrialHookStopsTheTuning) {
+  AutotuneSpec spec = specWithCosts({config(1)}, {{1, 1}});
+  spec.beforeTrials = [] { return absl::InternalError("cannot zero 'o'"); };
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_, std::move(spec));
+  ASSERT_TRUE(tuner.ok());
+  std::vector<Argument> call = args(8);
+  auto launched = (*tuner)->launch(LaunchConfig(), call);
+  ASSERT_FALSE(launched.ok());
+  EXPECT_EQ(launched.status().message(), "cannot zero 'o'");
+  EXPECT_EQ(out_[0], 0);
+}
+
+TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.logAutotune = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view source,
+                        std::string_view message) {
+    lines.push_back(std::string(source) + ": " + std::string(message));
+  };
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  auto tuner =
+      Autotuner::create(**runtime, **kernel,
+                        specWithCosts({config(1, 64), config(2), config(3)},
+                                      {{2, 4000}, {3, 2000}}));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> call = args(8);
+  ASSERT_TRUE((*tuner)->launch(LaunchConfig(), call).ok());
+  lines.erase(std::remove_if(lines.begin(), lines.end(),
+                             [](const std::string &line) {
+                               return line.rfind("kjit: autotune ", 0) != 0;
+                             }),
+              lines.end());
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0].rfind("kjit: autotune count [n=8; o=i32]: config 0 "
+                           "(C=1, num_warps=64) skipped: kernel 'count': "
+                           "num_warps=64 means 2048 threads per block",
+                           0),
+            0u)
+      << lines[0];
+  EXPECT_EQ(lines[1], "kjit: autotune count [n=8; o=i32]: config 1 (C=2, "
+                      "num_warps=1): 3 rounds of 1 launches: median 4 us; "
+                      "host clock");
+  EXPECT_EQ(lines[2], "kjit: autotune count [n=8; o=i32]: config 2 (C=3, "
+                      "num_warps=1): 3 rounds of 1 launches: median 2 us; "
+                      "host clock");
+  EXPECT_EQ(lines[3], "kjit: autotune count [n=8; o=i32]: chose config 2 "
+                      "(C=3, num_warps=1) 2 us");
+  module->reset();
+}
+
+} // namespace
