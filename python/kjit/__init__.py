@@ -16,11 +16,12 @@ import os as _os
 from . import _kjit
 from ._kjit import ArgumentError, CompileError, Error, dtype
 from ._hooks import knobs, LaunchMetadata, HookChain
+from ._autotune import autotune, Config
 
 __all__ = [
     "load", "Module", "Kernel", "dtype", "cdiv", "knobs", "Error",
     "ArgumentError", "CompileError", "LaunchMetadata", "HookChain",
-    "compiler_loaded",
+    "compiler_loaded", "autotune", "Config",
 ]
 
 compiler_loaded = _kjit.compiler_loaded
