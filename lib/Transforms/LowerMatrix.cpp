@@ -118,12 +118,22 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   Emitter e{b, loc};
   int64_t stepsPerRow = tile.getColumns() / width;
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  Value threads = gpu::BlockDimOp::create(b, loc, gpu::Dimension::x);
-  Value steps = e.index(tile.getRows() * stepsPerRow);
-  auto loop = scf::ForOp::create(b, loc, tid, steps, threads);
+  // The block is 32 * num_warps threads (every target runs it so). When
+  // they divide the steps, each thread takes the same number of them: a
+  // loop from 0 with a constant trip count, which the code generator
+  // unrolls, where a loop from tid would keep its branches.
+  const int64_t threads = 32 * lowering.numWarps;
+  const int64_t steps = tile.getRows() * stepsPerRow;
+  const bool even = steps % threads == 0;
+  auto loop =
+      even ? scf::ForOp::create(b, loc, e.index(0), e.index(steps / threads),
+                                e.index(1))
+           : scf::ForOp::create(b, loc, tid, e.index(steps), e.index(threads));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value step = loop.getInductionVar();
+  Value step = even
+                   ? e.add(tid, e.mul(loop.getInductionVar(), e.index(threads)))
+                   : loop.getInductionVar();
   Value row = e.divu(step, e.index(stepsPerRow));
   Value column = e.mul(e.remu(step, e.index(stepsPerRow)), e.index(width));
   if (width > 1) // Known equal: lets the lowering prove the alignment.
@@ -219,24 +229,44 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
       e.add(spread(originColumn), offsets(columns)));
 }
 
-/// One masked store per fragment element, rounded to the pointer's type.
+/// One masked store per fragment element, rounded to the pointer's type;
+/// or, where the launch proves every pair of adjacent columns (e, e + 1)
+/// aligned to their size (base, row stride and column origin even) and
+/// the bound never splits one (an even column count), one store per pair.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
   Emitter e{b, store.getLoc()};
   auto [originRow, originColumn] = fragmentOrigin(e);
   Value firstRow = e.add(store.getRow(), originRow);
   Value firstColumn = e.add(store.getColumn(), originColumn);
   Type element = store.getBase().getType().getElementType();
+  const bool pairs = provenMultiple(store.getBase(), 16) &&
+                     provenMultiple(store.getStride(), 2) &&
+                     provenMultiple(store.getColumn(), 2) &&
+                     provenMultiple(store.getColumns(), 2);
+  const int64_t width = pairs ? 2 : 1;
   for (int64_t index = 0, n = store.getAcc().getType().getNumElements();
-       index < n; ++index) {
+       index < n; index += width) {
     Value row = e.add(firstRow, e.i32(rowOffset(index)));
     Value column = e.add(firstColumn, e.i32(columnOffset(index)));
     Value inside = e.both(e.inRange(row, store.getRows()),
                           e.inRange(column, store.getColumns()));
     Value offset =
         e.add(e.mul(e.toI64(row), e.toI64(store.getStride())), e.toI64(column));
-    Value value = vector::ExtractOp::create(b, e.loc, store.getAcc(), index);
-    if (element != value.getType())
-      value = arith::TruncFOp::create(b, e.loc, element, value);
+    Value value;
+    if (pairs) {
+      Value both[] = {
+          vector::ExtractOp::create(b, e.loc, store.getAcc(), index),
+          vector::ExtractOp::create(b, e.loc, store.getAcc(), index + 1)};
+      value = vector::FromElementsOp::create(
+          b, e.loc, VectorType::get({2}, b.getF32Type()), both);
+      if (element != b.getF32Type())
+        value = arith::TruncFOp::create(b, e.loc, VectorType::get({2}, element),
+                                        value);
+    } else {
+      value = vector::ExtractOp::create(b, e.loc, store.getAcc(), index);
+      if (element != value.getType())
+        value = arith::TruncFOp::create(b, e.loc, element, value);
+    }
     StoreOp::create(b, e.loc, value, store.getBase(), offset, inside);
   }
 }
