@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kjit/Cache/DiskCache.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -66,7 +67,7 @@ unsigned openDescriptors() {
 // The application shuts the plugin host down first, then drops its
 // module: the kernels are unloaded at shutdown, while the backend still
 // answers, not left behind with an unload that reaches a dead plugin.
-TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
+TEST(Reliability, KernelsUnloadBeforeThePluginHostShutsDown) {
   std::mutex mutex;
   std::vector<std::string> messages;
   RuntimeOptions options;
@@ -99,7 +100,7 @@ TEST(Reliability, R12_KernelsUnloadBeforeThePluginHostShutsDown) {
 // Program ids are i32; the runtime refuses a larger extent on any
 // axis (also one a grid callback computes) instead of launching programs
 // with negative ids, and launches the largest allowed one's neighbour fine.
-TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
+TEST(Reliability, GridExtentsFitTheProgramIdType) {
   auto module = Module::load(example("vector_add.mlir"));
   ASSERT_TRUE(module.ok()) << module.status();
   Kernel *kernel = *(*module)->kernel("add");
@@ -136,7 +137,7 @@ TEST(Reliability, R16_GridExtentsFitTheProgramIdType) {
 
 // Over a hundred loaded kernels under an RLIMIT_NOFILE of a few dozen
 // above what the process has open: a kernel holds no descriptor.
-TEST(Reliability, R17_ManyLoadedKernelsNeedNoFileDescriptorEach) {
+TEST(Reliability, ManyLoadedKernelsNeedNoFileDescriptorEach) {
   auto module = Module::load(example("vector_add.mlir"));
   ASSERT_TRUE(module.ok()) << module.status();
   Kernel *kernel = *(*module)->kernel("add");
@@ -205,4 +206,58 @@ TEST(Reliability, ForkAfterALaunchLeavesTheChildAbleToLaunch) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << "the child's launch failed";
   launch(error); // the parent's pool is untouched
   EXPECT_EQ(error, "");
+}
+
+// A cached artifact whose target metadata gives its launches a dynamic
+// shared memory that is not a byte count (a damaged or foreign entry whose
+// checksum holds) is rejected and compiled again, never launched with it.
+TEST(Reliability, ACachedKernelWithABadSharedMemoryCountIsCompiledAgain) {
+  char dir[] = "/tmp/kjit-bad-shared-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  auto launchOnce = [&](bool &compiled, bool &diskHit) {
+    RuntimeOptions options;
+    options.readEnvironment = false;
+    options.cacheDirectory = std::string(dir);
+    options.logSink = [](LogLevel, std::string_view, std::string_view) {};
+    auto runtime = Runtime::create(options);
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    auto module = Module::load(**runtime, example("vector_add.mlir"));
+    ASSERT_TRUE(module.ok()) << module.status();
+    Kernel *kernel = *(*module)->kernel("add");
+    std::vector<float> x(64, 1.0f), y(64, 2.0f), out(64, 0.0f);
+    Argument args[] = {Argument::tensor(uintptr_t(x.data()), DType::FP32),
+                       Argument::tensor(uintptr_t(y.data()), DType::FP32),
+                       Argument::tensor(uintptr_t(out.data()), DType::FP32),
+                       Argument::integer(64)};
+    auto result = kernel->launch(LaunchConfig(), args);
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(out[63], 3.0f);
+    compiled = result->compiled;
+    diskHit = result->diskHit;
+    if (compiled) {
+      // Damage the entry the compile stored, through the cache's own
+      // writer (so the checksum holds): its launches would need -5 bytes.
+      kjit::cache::DiskCache *disk = (*runtime)->diskCache();
+      ASSERT_NE(disk, nullptr);
+      for (const kjit::cache::Listing &listing : disk->list()) {
+        auto entry = disk->read(listing.key);
+        ASSERT_TRUE(entry.ok()) << entry.status();
+        if (entry->kind != kjit::cache::EntryKind::Artifact)
+          continue;
+        size_t at = entry->metadata.find("\"compiler\":{");
+        ASSERT_NE(at, std::string::npos) << entry->metadata;
+        entry->metadata.insert(at + 12, "\"shared_dynamic_bytes\":-5,");
+        ASSERT_TRUE(disk->put(*entry));
+      }
+    }
+    module->reset();
+  };
+  bool compiled = false, diskHit = false;
+  launchOnce(compiled, diskHit);
+  EXPECT_TRUE(compiled);
+  launchOnce(compiled, diskHit);
+  EXPECT_TRUE(compiled) << "the damaged entry was used";
+  EXPECT_FALSE(diskHit);
+  std::string command = std::string("rm -rf ") + dir;
+  EXPECT_EQ(std::system(command.c_str()), 0);
 }
