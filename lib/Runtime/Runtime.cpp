@@ -201,8 +201,8 @@ Runtime::create(RuntimeOptions options) {
       options.interpret.value_or(fromEnvironment && envFlag("KJIT_INTERPRET"));
   impl->logRecompiles = options.logRecompiles.value_or(fromEnvironment &&
                                                        logsTopic("recompiles"));
-  impl->logAutotune = options.logAutotune.value_or(fromEnvironment &&
-                                                   logsTopic("autotune"));
+  impl->logAutotune =
+      options.logAutotune.value_or(fromEnvironment && logsTopic("autotune"));
   impl->target = options.target.empty() ? kDefaultTarget : options.target;
   if (impl->interpreting)
     impl->target = kInterpretTarget;

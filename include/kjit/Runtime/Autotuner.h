@@ -1,4 +1,4 @@
-//===- Autotuner.h - choosing a kernel's configuration by timing -*- C++
+//===- Autotuner.h - choosing a kernel configuration by timing --*- C++ -*-===//
 //-*-===//
 //
 // A kernel with a list of configurations (constexpr values and launch
