@@ -113,6 +113,7 @@ install(DIRECTORY ${KJIT_SOURCE_DIR}/include/kjit-c
 set(KJIT_INSTALL_HEADERS
   Runtime/Runtime.h
   Runtime/Module.h
+  Runtime/Autotuner.h
   Plugin/PluginHost.h
   Model/Argument.h
   Model/Binder.h
