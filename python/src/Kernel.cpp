@@ -480,6 +480,11 @@ struct TunerState {
   rt::AutotuneSpec spec;
   std::unique_ptr<rt::Autotuner> tuners[kNumTargets];
   PyObject *before = nullptr, *after = nullptr;
+  /// With the GIL held (a capsule's destructor, or the failed creation).
+  ~TunerState() {
+    Py_XDECREF(before);
+    Py_XDECREF(after);
+  }
 };
 
 constexpr const char *kTunerCapsule = "kjit._kjit.Autotuner";
@@ -487,10 +492,6 @@ constexpr const char *kTunerCapsule = "kjit._kjit.Autotuner";
 void tunerCapsuleDestroy(PyObject *capsule) {
   auto *state =
       static_cast<TunerState *>(PyCapsule_GetPointer(capsule, kTunerCapsule));
-  if (!state)
-    return;
-  Py_XDECREF(state->before);
-  Py_XDECREF(state->after);
   delete state;
 }
 
@@ -582,7 +583,7 @@ PyObject *kernelAutotuner(PyObject *, PyObject *args) {
   PyObject *capsule =
       PyCapsule_New(state.get(), kTunerCapsule, tunerCapsuleDestroy);
   if (capsule)
-    state.release();
+    (void)state.release(); // the capsule owns it now
   return capsule;
 }
 

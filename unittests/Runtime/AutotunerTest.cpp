@@ -63,7 +63,7 @@ protected:
   /// configuration with constexpr C `cost[C]` nanoseconds: it reads from
   /// `out_` how many launches ran since its last reading, and of which C.
   AutotuneSpec specWithCosts(std::vector<TuningConfig> configs,
-                             std::map<int, uint64_t> cost) {
+                             const std::map<int, uint64_t> &cost) {
     AutotuneSpec spec;
     spec.configs = std::move(configs);
     spec.key = {"n"};
