@@ -580,10 +580,11 @@ PyObject *kernelAutotuner(PyObject *, PyObject *args) {
     }
   state->spec.beforeTrials = pythonCallback(state->before);
   state->spec.afterTrials = pythonCallback(state->after);
-  PyObject *capsule =
-      PyCapsule_New(state.get(), kTunerCapsule, tunerCapsuleDestroy);
-  if (capsule)
-    (void)state.release(); // the capsule owns it now
+  // The capsule owns the state from here, or nothing does if it failed.
+  TunerState *owned = state.release();
+  PyObject *capsule = PyCapsule_New(owned, kTunerCapsule, tunerCapsuleDestroy);
+  if (!capsule)
+    delete owned;
   return capsule;
 }
 
