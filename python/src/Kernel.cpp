@@ -15,7 +15,6 @@
 
 #include "kjit/Model/KernelManifest.h"
 #include "kjit/Model/Specialization.h"
-#include "kjit/Runtime/Autotuner.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include "absl/container/inlined_vector.h"
@@ -27,28 +26,14 @@
 
 namespace kjit::python {
 namespace {
-
 PyTypeObject *KernelType, *LauncherType, *BoundType;
-
-struct KernelObject {
-  PyObject_HEAD PyObject *module; // a ModuleObject
-  std::string name;
-  /// The kernel in each target's runtime, found on its first launch there.
-  rt::Kernel *kernels[kNumTargets] = {};
-  /// A copy of the kernel's manifest: valid after shutdown too.
-  const rt::KernelManifest *manifest = nullptr;
-  /// Callables run before every launch and warmup (a list, or null).
-  PyObject *preRunHooks = nullptr;
-  /// The last subscript: its grid object and the method it returned.
-  PyObject *lastGrid = nullptr;
-  PyObject *lastLauncher = nullptr;
-};
+} // namespace
 
 KernelObject *asKernel(PyObject *object) {
   return reinterpret_cast<KernelObject *>(object);
 }
 
-rt::Kernel *kernelIn(KernelObject *kernel, Target target) {
+static rt::Kernel *kernelIn(KernelObject *kernel, Target target) {
   if (ABSL_PREDICT_FALSE(isShutDown())) {
     raiseShutDown();
     return nullptr;
@@ -68,13 +53,7 @@ rt::Kernel *kernelIn(KernelObject *kernel, Target target) {
   return slot;
 }
 
-/// A grid: fixed, or a callable evaluated per launch.
-struct GridSpec {
-  rt::Grid fixed = {1, 1, 1};
-  PyObject *callable = nullptr;
-};
-
-bool parseGrid(PyObject *object, rt::Grid &grid) {
+static bool parseGrid(PyObject *object, rt::Grid &grid) {
   if (PyLong_Check(object)) {
     PyErr_SetString(PyExc_TypeError,
                     "a grid is a tuple of 1 to 3 ints or a callable "
@@ -128,8 +107,9 @@ bool readGrid(PyObject *object, GridSpec &grid) {
 
 /// The mapping a grid callable is given: every parameter's value as the
 /// caller passed it, and the defaults of those not passed.
-PyObject *gridMapping(const rt::KernelManifest &manifest, PyObject *const *args,
-                      Py_ssize_t nargs, PyObject *kwnames) {
+static PyObject *gridMapping(const rt::KernelManifest &manifest,
+                             PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
   PyObject *mapping = PyDict_New();
   if (!mapping)
     return nullptr;
@@ -186,9 +166,9 @@ bool evaluateGrid(const GridSpec &spec, const rt::KernelManifest &manifest,
   return ok;
 }
 
-bool runPreRunHooks(KernelObject *kernel, PyObject *const *args,
-                    Py_ssize_t nargs, PyObject *kwnames,
-                    Py_ssize_t skipKeyword) {
+static bool runPreRunHooks(KernelObject *kernel, PyObject *const *args,
+                           Py_ssize_t nargs, PyObject *kwnames,
+                           Py_ssize_t skipKeyword) {
   if (!kernel->preRunHooks || PyList_Size(kernel->preRunHooks) == 0)
     return true;
   PyObject *positional = PyTuple_New(nargs);
@@ -222,15 +202,6 @@ bool runPreRunHooks(KernelObject *kernel, PyObject *const *args,
 }
 
 /// A launch's arguments as the runtime takes them.
-struct ReadArguments {
-  absl::InlinedVector<rt::Argument, 16> positional;
-  absl::InlinedVector<rt::KeywordArgument, 8> keywords;
-  Placement placement;
-  /// stream= when it was given (launch and bind take it).
-  bool haveStream = false;
-  uint64_t stream = 0;
-};
-
 /// Reads positional and keyword arguments; `takeStream`: a `stream`
 /// keyword is the launch's stream, not an argument for the binder.
 bool readArguments(KernelObject *kernel, PyObject *const *args,
@@ -306,6 +277,8 @@ PyObject *finish(const absl::Status &status, bool compiled) {
     return nullptr;
   Py_RETURN_NONE;
 }
+
+namespace {
 
 /// Runs `kernel`'s launch. A launch first tries the loaded specializations
 /// alone (mayLoad false: no hook of the compile, no compile, no wait for
@@ -466,193 +439,6 @@ PyObject *kernelSubscript(PyObject *self, PyObject *gridObject) {
     Py_XDECREF(oldLauncher);
   }
   return method;
-}
-
-//===----------------------------------------------------------------------===//
-// Autotuning: the native half of kjit.autotune (docs/Autotuning.md)
-//===----------------------------------------------------------------------===//
-
-/// What kjit.autotune keeps in a capsule: the configurations and key, the
-/// runtime's autotuner of each target (made at the first launch there) and
-/// the Python callables run before each batch of trials and after them
-/// (reset_to_zero, restore_value).
-struct TunerState {
-  rt::AutotuneSpec spec;
-  std::unique_ptr<rt::Autotuner> tuners[kNumTargets];
-  PyObject *before = nullptr, *after = nullptr;
-  /// With the GIL held (a capsule's destructor, or the failed creation).
-  ~TunerState() {
-    Py_XDECREF(before);
-    Py_XDECREF(after);
-  }
-};
-
-constexpr const char *kTunerCapsule = "kjit._kjit.Autotuner";
-
-void tunerCapsuleDestroy(PyObject *capsule) {
-  auto *state =
-      static_cast<TunerState *>(PyCapsule_GetPointer(capsule, kTunerCapsule));
-  delete state;
-}
-
-/// A trial callback: calls `function` with the GIL (the tuning released
-/// it); its exception is kept for the launch to raise.
-std::function<absl::Status()> pythonCallback(PyObject *function) {
-  if (!function)
-    return nullptr;
-  return [function]() -> absl::Status {
-    PyGILState_STATE gil = PyGILState_Ensure();
-    PyObject *result = PyObject_CallNoArgs(function);
-    absl::Status status;
-    if (!result) {
-      stashException();
-      status = absl::CancelledError("a trial callback raised");
-    }
-    Py_XDECREF(result);
-    PyGILState_Release(gil);
-    return status;
-  };
-}
-
-/// _autotuner(configs, key, before, after) -> capsule: configs a list of
-/// dicts of int, float or bool values.
-PyObject *kernelAutotuner(PyObject *, PyObject *args) {
-  PyObject *configs, *key, *before, *after;
-  if (!PyArg_ParseTuple(args, "O!O!OO", &PyList_Type, &configs, &PyList_Type,
-                        &key, &before, &after))
-    return nullptr;
-  auto state = std::make_unique<TunerState>();
-  for (Py_ssize_t i = 0; i < PyList_Size(configs); ++i) {
-    PyObject *config = PyList_GetItem(configs, i);
-    if (!PyDict_Check(config)) {
-      PyErr_Format(ArgumentErrorType, "autotune config %zd is not a dict", i);
-      return nullptr;
-    }
-    rt::TuningConfig tuning;
-    PyObject *name, *value;
-    Py_ssize_t at = 0;
-    while (PyDict_Next(config, &at, &name, &value)) {
-      const char *text = PyUnicode_Check(name)
-                             ? PyUnicode_AsUTF8AndSize(name, nullptr)
-                             : nullptr;
-      if (!text) {
-        PyErr_Format(ArgumentErrorType,
-                     "autotune config %zd: names are strings", i);
-        return nullptr;
-      }
-      rt::Argument argument;
-      if (PyBool_Check(value)) {
-        argument = rt::Argument::boolean(value == Py_True);
-      } else if (PyLong_Check(value)) {
-        long long number = PyLong_AsLongLong(value);
-        if (number == -1 && PyErr_Occurred())
-          return nullptr;
-        argument = rt::Argument::integer(number);
-      } else if (PyFloat_Check(value)) {
-        argument = rt::Argument::fp(PyFloat_AsDouble(value));
-      } else {
-        PyErr_Format(ArgumentErrorType,
-                     "autotune config %zd: %s is %R; a value is an int, a "
-                     "float or a bool",
-                     i, text, value);
-        return nullptr;
-      }
-      tuning.values.emplace_back(text, argument);
-    }
-    state->spec.configs.push_back(std::move(tuning));
-  }
-  for (Py_ssize_t i = 0; i < PyList_Size(key); ++i) {
-    const char *text =
-        PyUnicode_Check(PyList_GetItem(key, i))
-            ? PyUnicode_AsUTF8AndSize(PyList_GetItem(key, i), nullptr)
-            : nullptr;
-    if (!text) {
-      PyErr_SetString(ArgumentErrorType, "autotune key: names are strings");
-      return nullptr;
-    }
-    state->spec.key.push_back(text);
-  }
-  for (auto [callable, slot] :
-       {std::pair{before, &state->before}, std::pair{after, &state->after}})
-    if (callable != Py_None) {
-      Py_INCREF(callable);
-      *slot = callable;
-    }
-  state->spec.beforeTrials = pythonCallback(state->before);
-  state->spec.afterTrials = pythonCallback(state->after);
-  // The capsule owns the state from here, or nothing does if it failed.
-  TunerState *owned = state.release();
-  PyObject *capsule = PyCapsule_New(owned, kTunerCapsule, tunerCapsuleDestroy);
-  if (!capsule)
-    delete owned;
-  return capsule;
-}
-
-/// _autotune_launch(capsule, grid, *args, **kwargs): the launch of
-/// kernel[grid](*args, **kwargs) with the configuration chosen for the
-/// arguments' key, tuned first when there is none.
-PyObject *kernelAutotuneLaunch(PyObject *self, PyObject *const *args,
-                               Py_ssize_t nargs, PyObject *kwnames) {
-  if (nargs < 2) {
-    PyErr_SetString(PyExc_TypeError,
-                    "_autotune_launch(tuner, grid, *args, **kwargs)");
-    return nullptr;
-  }
-  auto *state =
-      static_cast<TunerState *>(PyCapsule_GetPointer(args[0], kTunerCapsule));
-  if (!state)
-    return nullptr;
-  KernelObject *kernel = asKernel(self);
-  GridSpec grid;
-  if (!readGrid(args[1], grid))
-    return nullptr;
-  Py_ssize_t streamKeyword = -1;
-  ReadArguments read;
-  if (!readArguments(kernel, args + 2, nargs - 2, kwnames, true, false, read,
-                     &streamKeyword))
-    return nullptr;
-  Target target;
-  rt::Kernel *runtimeKernel = placeLaunch(kernel, read.placement, target);
-  if (!runtimeKernel)
-    return nullptr;
-  std::unique_ptr<rt::Autotuner> &tuner =
-      state->tuners[static_cast<int>(target)];
-  if (!tuner) {
-    absl::StatusOr<std::unique_ptr<rt::Autotuner>> created =
-        rt::Autotuner::create(*existingRuntime(target), *runtimeKernel,
-                              state->spec);
-    if (!created.ok()) {
-      PyErr_SetString(ArgumentErrorType,
-                      std::string(created.status().message()).c_str());
-      return nullptr;
-    }
-    tuner = *std::move(created);
-  }
-  rt::LaunchConfig config;
-  if (!evaluateGrid(grid, *kernel->manifest, args + 2, nargs - 2, kwnames,
-                    config.grid))
-    return nullptr;
-  config.device = read.placement.device;
-  config.stream = read.haveStream ? read.stream : read.placement.stream;
-  PyThreadState *thread = PyEval_SaveThread();
-  config.mayLoad = target != Target::Cuda || !streamIsCapturing(config.stream);
-  absl::StatusOr<rt::LaunchResult> result =
-      tuner->launch(config, read.positional, read.keywords);
-  PyEval_RestoreThread(thread);
-  return finish(result.status(), result.ok() && result->compiled);
-}
-
-/// _autotune_best(capsule) -> the index of the configuration the last
-/// launch used, or None.
-PyObject *kernelAutotuneBest(PyObject *, PyObject *capsule) {
-  auto *state =
-      static_cast<TunerState *>(PyCapsule_GetPointer(capsule, kTunerCapsule));
-  if (!state)
-    return nullptr;
-  for (const std::unique_ptr<rt::Autotuner> &tuner : state->tuners)
-    if (tuner && tuner->lastChosen())
-      return PyLong_FromSsize_t(tuner->lastChosen() - tuner->configs().data());
-  Py_RETURN_NONE;
 }
 
 //===----------------------------------------------------------------------===//
