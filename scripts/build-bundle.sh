@@ -145,6 +145,8 @@ if [ ${#python_targets[@]} -gt 0 ]; then
   rm -rf "$stage/python/kjit/__pycache__"
   cp "$KJIT_ROOT"/examples/python/*.py "$stage/examples/python/" 2>/dev/null || true
   cp -r "$KJIT_ROOT"/bench/python/. "$stage/bench/python/" 2>/dev/null || true
+  # Bytecode of whoever ran the benchmarks here, not part of the bundle.
+  rm -rf "$stage/bench/python/__pycache__"
   cp "$KJIT_ROOT"/test/Python/*.py "$KJIT_ROOT"/test/Python/Inputs/*.py \
      "$stage/test/python/" 2>/dev/null || true
 fi

@@ -216,6 +216,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         result.skipped = "a cache hook skipped its launch";
         break;
       }
+      ++outcome.trialLaunches;
     }
     if (!result.skipped.empty()) {
       log(key, strCat("config ", index, " (", spec.configs[index].text(),
@@ -248,6 +249,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
           result.skipped = std::string(launched.status().message());
           break;
         }
+        ++outcome.trialLaunches;
       }
       if (!result.skipped.empty())
         continue;

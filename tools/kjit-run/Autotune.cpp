@@ -88,7 +88,8 @@ std::string describeOutcome(const rt::AutotuneSpec &spec,
   std::snprintf(time, sizeof time, "%.1f",
                 outcome.results[outcome.winner].medianNanos / 1000.0);
   return strCat("autotune: key [", outcome.key, "]: ", spec.configs.size(),
-                " configurations, ", skipped, " skipped; chose config ",
+                " configurations, ", skipped, " skipped, ",
+                outcome.trialLaunches, " trial launches; chose config ",
                 outcome.winner, " (", spec.configs[outcome.winner].text(),
                 "): ", time, " us (host clock)");
 }

@@ -24,7 +24,8 @@ namespace kjit::run {
 absl::StatusOr<rt::AutotuneSpec> readAutotuneFile(const std::string &path);
 
 /// One line on what a tuning found: "autotune: key [n=8; o=i32]: 3
-/// configurations, 1 skipped; chose config 2 (C=3, num_warps=1): 2.1 us".
+/// configurations, 1 skipped, 44 trial launches; chose config 2 (C=3,
+/// num_warps=1): 2.1 us (host clock)".
 std::string describeOutcome(const rt::AutotuneSpec &spec,
                             const rt::TuningOutcome &outcome);
 

@@ -141,6 +141,8 @@ TEST_F(AutotunerTest, KeysAreTunedApart) {
   ASSERT_TRUE(outcome.ok()) << outcome.status();
   EXPECT_EQ(outcome->key, "n=1; o=i32");
   EXPECT_EQ(outcome->winner, 0u);
+  EXPECT_EQ(outcome->trialLaunches, uint64_t(out_[0])) << "every launch so "
+                                                          "far was a trial";
   EXPECT_EQ(outcome->results[0].rounds, 3);
   EXPECT_GT(outcome->results[1].medianNanos, outcome->results[0].medianNanos);
   // Another n is another key: tuned again (here with other costs).

@@ -74,6 +74,8 @@ struct TuningOutcome {
   /// "n_cols=4096; in=fp32, out=fp32".
   std::string key;
   size_t winner = 0;
+  /// The launches the trials made, warm-up included.
+  uint64_t trialLaunches = 0;
   struct Result {
     /// Empty when it ran; else why it was skipped (its compile or launch
     /// failed).
