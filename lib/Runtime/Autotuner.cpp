@@ -178,6 +178,8 @@ struct Autotuner::Impl {
     return (*backend)->ref.synchronize(config.device, config.stream);
   }
 
+  /// Times the configurations for `key` and remembers the winner (the
+  /// caller holds `mutex`).
   absl::StatusOr<TuningOutcome> tune(const LaunchConfig &config,
                                      absl::Span<const Argument> positional,
                                      absl::Span<const KeywordArgument> keywords,
@@ -288,6 +290,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         key, "]: ", skipped.size(), " of ", spec.configs.size(), " skipped (",
         join(skipped, "; "), ")"));
   outcome.winner = *best;
+  chosen[key] = *best;
   log(key, strCat("chose config ", *best, " (", spec.configs[*best].text(),
                   ") ", outcome.results[*best].medianNanos / 1000.0, " us"));
   return outcome;
@@ -361,11 +364,7 @@ Autotuner::tune(const LaunchConfig &config,
                "] cannot be tuned by a launch that may not load (a CUDA graph "
                "capture), which timing would break: tune before the capture"));
   std::lock_guard<std::mutex> lock(impl.mutex);
-  absl::StatusOr<TuningOutcome> outcome =
-      impl.tune(config, positional, keywords, key);
-  if (outcome.ok())
-    impl.chosen[key] = outcome->winner;
-  return outcome;
+  return impl.tune(config, positional, keywords, key);
 }
 
 absl::StatusOr<LaunchResult>
@@ -398,7 +397,6 @@ Autotuner::launch(const LaunchConfig &config,
           impl.tune(config, positional, keywords, key);
       if (!outcome.ok())
         return outcome.status();
-      impl.chosen[key] = outcome->winner;
       winner = outcome->winner;
       tunedNow = true;
     }

@@ -34,7 +34,7 @@ namespace {
 /// Where thread `tid` sits in its warpgroup's fragment layout: the row and
 /// column of fragment element 0 (`16 * (warp % 4) + lane / 4` and
 /// `2 * (lane % 4)`, i32).
-std::pair<Value, Value> fragmentOrigin(Emitter &e) {
+std::pair<Value, Value> fragmentOrigin(MatrixArith &e) {
   Value tid = e.threadId();
   Value lane = e.remu(tid, e.i32(32));
   Value warp = e.remu(e.divu(tid, e.i32(32)), e.i32(4));
@@ -115,7 +115,7 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                              TensorDescOp desc, Value buffer, Value firstRow,
                              Value firstColumn, int64_t width, Value valid,
                              bool async) {
-  Emitter e{b, loc};
+  MatrixArith e{b, loc};
   int64_t stepsPerRow = tile.getColumns() / width;
   Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
   // The block is 32 * num_warps threads (every target runs it so). When
@@ -172,7 +172,7 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
 /// Fragment element e: acc[e] + sum over k of A[row + r_e][k] * B[k][c_e].
 Value MatrixLowerer::multiplyByLoops(OpBuilder &b, MmaOp mma, Value a,
                                      Value bTile) {
-  Emitter e{b, mma.getLoc()};
+  MatrixArith e{b, mma.getLoc()};
   auto [originRow, originColumn] = fragmentOrigin(e);
   Value firstRow = e.add(mma.getRow(), originRow);
   int64_t depth = mma.getA().getType().getColumns();
@@ -209,7 +209,7 @@ Value MatrixLowerer::multiplyByLoops(OpBuilder &b, MmaOp mma, Value a,
 }
 
 void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
-  Emitter e{b, coords.getLoc()};
+  MatrixArith e{b, coords.getLoc()};
   auto [originRow, originColumn] = fragmentOrigin(e);
   VectorType type = coords.getRows().getType();
   SmallVector<int32_t> rows, columns;
@@ -234,7 +234,7 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
 /// aligned to their size (base, row stride and column origin even) and
 /// the bound never splits one (an even column count), one store per pair.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
-  Emitter e{b, store.getLoc()};
+  MatrixArith e{b, store.getLoc()};
   auto [originRow, originColumn] = fragmentOrigin(e);
   Value firstRow = e.add(store.getRow(), originRow);
   Value firstColumn = e.add(store.getColumn(), originColumn);
@@ -306,7 +306,7 @@ LogicalResult MatrixLowerer::run() {
       } else if (alignedForWideCopy(load, /*andColumn=*/false)) {
         // The wide copy needs the column coordinate aligned too, which only
         // the launch knows; all threads take the same branch.
-        Emitter e{b, loc};
+        MatrixArith e{b, loc};
         Value columnAligned = arith::CmpIOp::create(
             b, loc, arith::CmpIPredicate::eq,
             arith::RemSIOp::create(b, loc, column, e.i32(width)), e.i32(0));
@@ -367,7 +367,7 @@ TileLayout kjit::rowMajorLayout(TileType tile, int64_t padding) {
   layout.elements = tile.getRows() * stride;
   layout.index = [stride](OpBuilder &b, Location loc, Value row,
                           Value column) -> Value {
-    Emitter e{b, loc};
+    MatrixArith e{b, loc};
     return arith::IndexCastOp::create(b, loc, b.getIndexType(),
                                       e.add(e.mul(row, e.i32(stride)), column));
   };

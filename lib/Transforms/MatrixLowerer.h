@@ -1,8 +1,8 @@
 //===- MatrixLowerer.h - the matrix lowering's internals --------*- C++ -*-===//
 //
 // What LowerMatrix.cpp (the operations) and PipelineTiles.cpp (loops whose
-// tile copies stay in flight) share: the arithmetic builder and the
-// lowerer's state. Private to lib/Transforms.
+// tile copies stay in flight) share: the lowerer's state. Private to
+// lib/Transforms.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,59 +19,6 @@
 #include "llvm/ADT/DenseSet.h"
 
 namespace kjit::matrix {
-
-/// Builds the arithmetic of the lowering at one place.
-struct Emitter {
-  mlir::OpBuilder &b;
-  mlir::Location loc;
-
-  mlir::Value i32(int64_t value) {
-    return mlir::arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
-  }
-  mlir::Value index(int64_t value) {
-    return mlir::arith::ConstantIndexOp::create(b, loc, value);
-  }
-  mlir::Value add(mlir::Value x, mlir::Value y) {
-    return mlir::arith::AddIOp::create(b, loc, x, y);
-  }
-  mlir::Value sub(mlir::Value x, mlir::Value y) {
-    return mlir::arith::SubIOp::create(b, loc, x, y);
-  }
-  mlir::Value mul(mlir::Value x, mlir::Value y) {
-    return mlir::arith::MulIOp::create(b, loc, x, y);
-  }
-  mlir::Value divu(mlir::Value x, mlir::Value y) {
-    return mlir::arith::DivUIOp::create(b, loc, x, y);
-  }
-  mlir::Value remu(mlir::Value x, mlir::Value y) {
-    return mlir::arith::RemUIOp::create(b, loc, x, y);
-  }
-  mlir::Value both(mlir::Value x, mlir::Value y) {
-    return mlir::arith::AndIOp::create(b, loc, x, y);
-  }
-  mlir::Value less(mlir::Value x, mlir::Value y) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::slt,
-                                       x, y);
-  }
-  mlir::Value atLeast(mlir::Value x, mlir::Value y) {
-    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::sge,
-                                       x, y);
-  }
-  mlir::Value toI32(mlir::Value indexValue) {
-    return mlir::arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
-  }
-  mlir::Value toI64(mlir::Value i32Value) {
-    return mlir::arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
-  }
-  /// Whether 0 <= value < bound (i32).
-  mlir::Value inRange(mlir::Value value, mlir::Value bound) {
-    return both(atLeast(value, i32(0)), less(value, bound));
-  }
-  mlir::Value threadId() {
-    return toI32(
-        mlir::gpu::ThreadIdOp::create(b, loc, mlir::gpu::Dimension::x));
-  }
-};
 
 /// Whether `value` is a multiple of `divisor`: a constant, a kernel
 /// parameter specialized so (`kjit.divisibility`), or sums, products and

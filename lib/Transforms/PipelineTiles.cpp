@@ -140,7 +140,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   Location loc = loop.getLoc();
   Operation *kernel = loop->getParentOfType<KernelOp>();
   OpBuilder b(loop);
-  Emitter e{b, loc};
+  MatrixArith e{b, loc};
   Value lower = loop.getLowerBound(), upper = loop.getUpperBound();
   Value step = loop.getStep();
   auto constant = [&](int64_t value) -> Value {

@@ -11,16 +11,87 @@
 
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
 #include <functional>
 
-namespace mlir {
-class OpBuilder;
-} // namespace mlir
-
 namespace kjit {
+
+/// Builds the integer arithmetic of the lowering and of a target's hooks
+/// at one place.
+struct MatrixArith {
+  mlir::OpBuilder &b;
+  mlir::Location loc;
+
+  mlir::Value i32(int64_t value) {
+    return mlir::arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
+  }
+  mlir::Value i64(int64_t value) {
+    return mlir::arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
+  }
+  mlir::Value index(int64_t value) {
+    return mlir::arith::ConstantIndexOp::create(b, loc, value);
+  }
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AddIOp::create(b, loc, x, y);
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return mlir::arith::SubIOp::create(b, loc, x, y);
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return mlir::arith::MulIOp::create(b, loc, x, y);
+  }
+  mlir::Value divu(mlir::Value x, mlir::Value y) {
+    return mlir::arith::DivUIOp::create(b, loc, x, y);
+  }
+  mlir::Value remu(mlir::Value x, mlir::Value y) {
+    return mlir::arith::RemUIOp::create(b, loc, x, y);
+  }
+  /// Bitwise and: of two conditions, both.
+  mlir::Value both(mlir::Value x, mlir::Value y) {
+    return mlir::arith::AndIOp::create(b, loc, x, y);
+  }
+  mlir::Value orI(mlir::Value x, mlir::Value y) {
+    return mlir::arith::OrIOp::create(b, loc, x, y);
+  }
+  mlir::Value xorI(mlir::Value x, mlir::Value y) {
+    return mlir::arith::XOrIOp::create(b, loc, x, y);
+  }
+  mlir::Value shr(mlir::Value x, mlir::Value y) {
+    return mlir::arith::ShRUIOp::create(b, loc, x, y);
+  }
+  mlir::Value less(mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::slt,
+                                       x, y);
+  }
+  mlir::Value atLeast(mlir::Value x, mlir::Value y) {
+    return mlir::arith::CmpIOp::create(b, loc, mlir::arith::CmpIPredicate::sge,
+                                       x, y);
+  }
+  mlir::Value toI32(mlir::Value indexValue) {
+    return mlir::arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
+  }
+  /// An i32 widened as a signed value.
+  mlir::Value toI64(mlir::Value i32Value) {
+    return mlir::arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
+  }
+  /// An i32 widened as an unsigned value.
+  mlir::Value toU64(mlir::Value i32Value) {
+    return mlir::arith::ExtUIOp::create(b, loc, b.getI64Type(), i32Value);
+  }
+  /// Whether 0 <= value < bound (i32).
+  mlir::Value inRange(mlir::Value value, mlir::Value bound) {
+    return both(atLeast(value, i32(0)), less(value, bound));
+  }
+  /// The thread's x id, as i32.
+  mlir::Value threadId() {
+    return toI32(
+        mlir::gpu::ThreadIdOp::create(b, loc, mlir::gpu::Dimension::x));
+  }
+};
 
 /// Where a tile's elements sit in its workgroup buffer, a 1-D memref of the
 /// tile's element type. A layout keeps each run of 8 elements that starts at

@@ -47,36 +47,6 @@ int64_t smVersion(StringRef chip) {
   return version;
 }
 
-/// Builds i32/i64 arithmetic at one place.
-struct Arith {
-  OpBuilder &b;
-  Location loc;
-
-  Value i32(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(value));
-  }
-  Value i64(int64_t value) {
-    return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(value));
-  }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
-  Value andI(Value x, Value y) { return arith::AndIOp::create(b, loc, x, y); }
-  Value orI(Value x, Value y) { return arith::OrIOp::create(b, loc, x, y); }
-  Value xorI(Value x, Value y) { return arith::XOrIOp::create(b, loc, x, y); }
-  Value shl(Value x, Value y) { return arith::ShLIOp::create(b, loc, x, y); }
-  Value shr(Value x, Value y) { return arith::ShRUIOp::create(b, loc, x, y); }
-  Value divu(Value x, Value y) { return arith::DivUIOp::create(b, loc, x, y); }
-  Value remu(Value x, Value y) { return arith::RemUIOp::create(b, loc, x, y); }
-  Value wide(Value x) {
-    return arith::ExtUIOp::create(b, loc, b.getI64Type(), x);
-  }
-  Value threadId() {
-    return arith::IndexCastOp::create(
-        b, loc, b.getI32Type(),
-        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
-  }
-};
-
 /// Whether a tile takes the 128-byte swizzle on `version`: sm_90 and newer,
 /// rows of whole 64-element groups.
 bool isSwizzled(TileType tile, int64_t version) {
@@ -94,7 +64,7 @@ TileLayout swizzledLayout(TileType tile) {
   layout.alignment = 1024;
   layout.index = [rows](OpBuilder &b, Location loc, Value row,
                         Value column) -> Value {
-    Arith e{b, loc};
+    MatrixArith e{b, loc};
     Value group = e.divu(column, e.i32(kSwizzleColumns));
     Value inGroup = e.remu(column, e.i32(kSwizzleColumns));
     Value chunk = e.xorI(e.divu(inGroup, e.i32(8)), e.remu(row, e.i32(8)));
@@ -131,7 +101,7 @@ private:
                                   Value row, Value column, int count,
                                   bool transpose);
 
-  Arith e;
+  MatrixArith e;
   MmaOp mma;
   TileLayout aLayout, bLayout;
 };
@@ -171,21 +141,21 @@ Value SyncMultiply::emit(Value aBuffer, Value bBuffer) {
   bool isBF16 = aTile.getElementType().isBF16();
   int64_t depth = aTile.getColumns(), width = bTile.getColumns();
 
-  Value lane = e.andI(e.threadId(), e.i32(31));
-  Value warp = e.andI(e.shr(e.threadId(), e.i32(5)), e.i32(3));
+  Value lane = e.both(e.threadId(), e.i32(31));
+  Value warp = e.both(e.shr(e.threadId(), e.i32(5)), e.i32(3));
   Value half = e.shr(lane, e.i32(4)); // lanes 16-31
   // A, ldmatrix.x4: lanes 0-15 address rows 0-15 of the warp's 16 at
   // column 0 of the step, lanes 16-31 the same rows at column 8; the four
   // matrices are the m16n8k16 A fragment's registers a0..a3.
   Value aRow = e.add(e.add(mma.getRow(), e.mul(warp, e.i32(16))),
-                     e.andI(lane, e.i32(15)));
+                     e.both(lane, e.i32(15)));
   Value aColumn = e.mul(half, e.i32(8));
   // B, ldmatrix.x4.trans over 16 columns: lanes 8m .. 8m + 7 address the
   // rows of matrix m, K rows 0-7 (m even) or 8-15 (m odd) of the step, in
   // columns 0-7 (m < 2) or 8-15; transposed, matrices 0, 1 are b0, b1 of
   // the first 8 columns, 2, 3 of the next 8.
-  Value bRow = e.add(e.andI(lane, e.i32(7)),
-                     e.mul(e.andI(e.shr(lane, e.i32(3)), e.i32(1)), e.i32(8)));
+  Value bRow = e.add(e.both(lane, e.i32(7)),
+                     e.mul(e.both(e.shr(lane, e.i32(3)), e.i32(1)), e.i32(8)));
   Value bColumn = e.mul(half, e.i32(8));
 
   Value aBase = sharedAddress(b, e.loc, aBuffer);
@@ -259,13 +229,13 @@ private:
   /// 128-byte swizzle.
   Value descriptor(Value start, int64_t leadingBytes, int64_t strideBytes);
 
-  Arith e;
+  MatrixArith e;
   MmaOp mma;
 };
 
 Value AsyncMultiply::descriptor(Value start, int64_t leadingBytes,
                                 int64_t strideBytes) {
-  Value address = e.shr(e.andI(start, e.i64(0x3FFFF)), e.i64(4));
+  Value address = e.shr(e.both(start, e.i64(0x3FFFF)), e.i64(4));
   int64_t fields = ((leadingBytes >> 4) & 0x3FFF) << 16 |
                    ((strideBytes >> 4) & 0x3FFF) << 32 |
                    int64_t(1) << 62; // 128-byte swizzle
@@ -281,7 +251,7 @@ Value AsyncMultiply::emit(Value aBuffer, Value bBuffer, bool inFlight) {
   Value aBase = sharedAddress(b, e.loc, aBuffer);
   Value bBase = sharedAddress(b, e.loc, bBuffer);
   // The warpgroup's 64 rows of A start `row` rows into each column group.
-  Value aRows = e.mul(e.wide(mma.getRow()), e.i64(groupRowBytes));
+  Value aRows = e.mul(e.toU64(mma.getRow()), e.i64(groupRowBytes));
 
   Type f32 = b.getF32Type();
   int64_t count = width / 2;
@@ -331,7 +301,7 @@ Value AsyncMultiply::emit(Value aBuffer, Value bBuffer, bool inFlight) {
 void copyChunkAsync(OpBuilder &b, Location loc, Value base, Value offset,
                     Value inside, Value buffer, Value index) {
   MLIRContext *context = b.getContext();
-  Arith e{b, loc};
+  MatrixArith e{b, loc};
   auto global = LLVM::LLVMPointerType::get(context, /*global=*/1);
   // The kjit pointer is the global pointer the cuda lowering makes of it.
   Value pointer =
