@@ -10,6 +10,7 @@
 #include "kjit/Runtime/Autotuner.h"
 
 #include "kjit/Model/LaunchOptions.h"
+#include "kjit/Model/Specialization.h"
 #include "kjit/Plugin/PluginHost.h"
 #include "kjit/Runtime/Runtime.h"
 
@@ -18,7 +19,6 @@
 #include "absl/container/flat_hash_map.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <mutex>
 
@@ -37,27 +37,12 @@ bool isTunableOption(std::string_view name) {
                    name) != std::end(kTunableOptions);
 }
 
-/// A value as the key and the messages show it.
+/// A value as the key and the messages show it: a tensor by its dtype,
+/// anything else as a specialization's constants are written.
 std::string valueText(const Argument &value) {
-  switch (value.kind()) {
-  case ArgKind::None:
-    return "None";
-  case ArgKind::Bool:
-    return value.asBool() ? "True" : "False";
-  case ArgKind::Int:
-    return int128ToString(value.asInt());
-  case ArgKind::Float: {
-    char text[32];
-    auto end = std::to_chars(text, text + sizeof text, value.asFloat()).ptr;
-    return std::string(text, end);
-  }
-  case ArgKind::Tensor:
-  case ArgKind::DType:
+  if (value.kind() == ArgKind::Tensor)
     return std::string(canonicalName(value.dtype()));
-  case ArgKind::Callable:
-    return "a callable";
-  }
-  return "?";
+  return formatConstant(value);
 }
 
 /// The pieces, `separator` between them.
@@ -139,6 +124,16 @@ struct Autotuner::Impl {
     if (!text.empty() && !dtypes.empty())
       text += "; ";
     return text + join(dtypes, ", ");
+  }
+
+  /// The key of a call, after refusing one that sets what a configuration
+  /// sets.
+  absl::StatusOr<std::string>
+  keyOfCall(absl::Span<const Argument> positional,
+            absl::Span<const KeywordArgument> keywords) const {
+    if (absl::Status status = checkKeywords(keywords); !status.ok())
+      return status;
+    return keyOf(positional, keywords);
   }
 
   /// Refuses a call that sets what a configuration sets.
@@ -355,9 +350,10 @@ Autotuner::tune(const LaunchConfig &config,
                 absl::Span<const Argument> positional,
                 absl::Span<const KeywordArgument> keywords) {
   Impl &impl = *impl_;
-  if (absl::Status status = impl.checkKeywords(keywords); !status.ok())
-    return status;
-  std::string key = impl.keyOf(positional, keywords);
+  absl::StatusOr<std::string> found = impl.keyOfCall(positional, keywords);
+  if (!found.ok())
+    return found.status();
+  const std::string &key = *found;
   if (!config.mayLoad)
     return absl::UnavailableError(
         strCat("kernel '", impl.kernelName(), "': key [", key,
@@ -372,9 +368,10 @@ Autotuner::launch(const LaunchConfig &config,
                   absl::Span<const Argument> positional,
                   absl::Span<const KeywordArgument> keywords) {
   Impl &impl = *impl_;
-  if (absl::Status status = impl.checkKeywords(keywords); !status.ok())
-    return status;
-  std::string key = impl.keyOf(positional, keywords);
+  absl::StatusOr<std::string> keyText = impl.keyOfCall(positional, keywords);
+  if (!keyText.ok())
+    return keyText.status();
+  const std::string &key = *keyText;
   std::optional<size_t> winner;
   bool tunedNow = false;
   {
