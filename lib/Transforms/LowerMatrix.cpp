@@ -16,7 +16,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace kjit {
@@ -50,36 +49,6 @@ int64_t columnOffset(int64_t element) {
 }
 
 } // namespace
-
-bool kjit::matrix::provenMultiple(Value value, int64_t divisor,
-                                  unsigned depth) {
-  if (depth > 16)
-    return false;
-  auto recurse = [&](Value v) { return provenMultiple(v, divisor, depth + 1); };
-  APInt constant;
-  if (matchPattern(value, m_ConstantInt(&constant)))
-    return constant.getSExtValue() % divisor == 0;
-  if (auto param = dyn_cast<BlockArgument>(value)) {
-    Operation *owner = param.getOwner()->getParentOp();
-    if (auto loop = dyn_cast<scf::ForOp>(owner))
-      return value == loop.getInductionVar() && recurse(loop.getLowerBound()) &&
-             recurse(loop.getStep());
-    auto kernel = dyn_cast<KernelOp>(owner);
-    if (!kernel || !param.getOwner()->isEntryBlock())
-      return false;
-    auto known = kernel.getArgAttrOfType<IntegerAttr>(
-        param.getArgNumber(), KjitDialect::kDivisibilityAttrName);
-    return known && known.getInt() % divisor == 0;
-  }
-  Operation *def = value.getDefiningOp();
-  if (isa_and_present<arith::MulIOp>(def))
-    return recurse(def->getOperand(0)) || recurse(def->getOperand(1));
-  if (isa_and_present<arith::AddIOp, arith::SubIOp>(def))
-    return recurse(def->getOperand(0)) && recurse(def->getOperand(1));
-  if (isa_and_present<arith::IndexCastOp, arith::ExtSIOp, arith::ExtUIOp>(def))
-    return recurse(def->getOperand(0));
-  return false;
-}
 
 Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
                                Operation *kernel) {

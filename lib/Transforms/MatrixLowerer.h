@@ -9,6 +9,7 @@
 #ifndef KJIT_LIB_TRANSFORMS_MATRIXLOWERER_H
 #define KJIT_LIB_TRANSFORMS_MATRIXLOWERER_H
 
+#include "kjit/Analysis/Divisibility.h"
 #include "kjit/Transforms/LowerMatrix.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -20,11 +21,11 @@
 
 namespace kjit::matrix {
 
-/// Whether `value` is a multiple of `divisor`: a constant, a kernel
-/// parameter specialized so (`kjit.divisibility`), or sums, products and
-/// casts of such, and an scf.for induction variable whose start and step
-/// are.
-bool provenMultiple(mlir::Value value, int64_t divisor, unsigned depth = 0);
+/// Whether the specialization proves `value` a multiple of `divisor` (a
+/// power of two).
+inline bool provenMultiple(mlir::Value value, int64_t divisor) {
+  return knownDivisor(value) % uint64_t(divisor) == 0;
+}
 
 /// Rewrites the matrix-unit operations of one module.
 class MatrixLowerer {

@@ -15,6 +15,7 @@
 #include "Conversion/FpFusion.h"
 #include "Conversion/ResolvedParameters.h"
 
+#include "kjit/Analysis/Divisibility.h"
 #include "kjit/Dialect/Kjit/IR/Kjit.h"
 #include "kjit/Target/Cuda/Passes.h"
 #include "kjit/Transforms/Passes.h"
@@ -47,67 +48,6 @@ namespace {
 
 /// The global address space of NVVM.
 constexpr unsigned kGlobalAddressSpace = 1;
-/// Divisors are tracked up to this power of two.
-constexpr uint64_t kMaxDivisor = uint64_t(1) << 16;
-
-//===----------------------------------------------------------------------===//
-// What the specialization proves about offsets
-//===----------------------------------------------------------------------===//
-
-/// The largest power of two (at most kMaxDivisor) that `value` is known to
-/// be a multiple of, from a few arithmetic rules: constants, kernel
-/// parameters specialized `D`, sums, products and shifts of such, casts,
-/// and the induction variable of an scf.for (its lower bound and its step).
-/// Wrap-around keeps these facts for every power of two below 2^width.
-uint64_t knownDivisor(Value value, unsigned depth = 0) {
-  if (depth > 16)
-    return 1;
-  auto recurse = [&](Value v) { return knownDivisor(v, depth + 1); };
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    Operation *owner = arg.getOwner()->getParentOp();
-    if (auto kernel = dyn_cast<KernelOp>(owner)) {
-      if (!arg.getOwner()->isEntryBlock())
-        return 1;
-      auto divisor = kernel.getArgAttrOfType<IntegerAttr>(
-          arg.getArgNumber(), KjitDialect::kDivisibilityAttrName);
-      return divisor ? std::min<uint64_t>(divisor.getInt(), kMaxDivisor) : 1;
-    }
-    if (auto loop = dyn_cast<scf::ForOp>(owner))
-      if (value == loop.getInductionVar())
-        return std::min(recurse(loop.getLowerBound()), recurse(loop.getStep()));
-    return 1;
-  }
-  APInt constant;
-  if (matchPattern(value, m_ConstantInt(&constant))) {
-    if (constant.isZero())
-      return kMaxDivisor;
-    return std::min<uint64_t>(uint64_t(1) << constant.countr_zero(),
-                              kMaxDivisor);
-  }
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return 1;
-  if (isa<arith::MulIOp>(def))
-    return std::min(kMaxDivisor,
-                    recurse(def->getOperand(0)) * recurse(def->getOperand(1)));
-  if (isa<arith::AddIOp, arith::SubIOp>(def))
-    return std::min(recurse(def->getOperand(0)), recurse(def->getOperand(1)));
-  if (isa<arith::ShLIOp>(def)) {
-    APInt shift;
-    if (!matchPattern(def->getOperand(1), m_ConstantInt(&shift)) ||
-        shift.getZExtValue() >= 16)
-      return 1;
-    return std::min(kMaxDivisor, recurse(def->getOperand(0))
-                                     << shift.getZExtValue());
-  }
-  if (isa<arith::IndexCastOp, arith::IndexCastUIOp, arith::ExtSIOp,
-          arith::ExtUIOp, arith::TruncIOp>(def))
-    return recurse(def->getOperand(0));
-  if (auto select = dyn_cast<arith::SelectOp>(def))
-    return std::min(recurse(select.getTrueValue()),
-                    recurse(select.getFalseValue()));
-  return 1;
-}
 
 /// The alignment in bytes of a load or store of `type` at base[offset]: the
 /// base's specialized divisibility (element size without one), the
