@@ -78,62 +78,113 @@ bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {
          (!andColumn || provenMultiple(load.getCoords()[1], width));
 }
 
-/// Thread `tid` takes steps tid, tid + threads, ... of the tile in
-/// row-major order.
+/// The program copies a tile; thread `tid` takes steps tid, tid + threads,
+/// ... of it in row-major order. Where the whole tile lies inside the
+/// matrix (the common case, every tile but those on its right and bottom
+/// edges), one uniform branch takes copies without masks, so that the
+/// steady state computes no per-step bounds; the other branch masks each
+/// step. A step's offset is the tile origin's (once per tile) plus its own
+/// within the tile (the same in every tile, so it leaves the loop).
 void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                              TensorDescOp desc, Value buffer, Value firstRow,
                              Value firstColumn, int64_t width, Value valid,
                              bool async) {
   MatrixArith e{b, loc};
-  int64_t stepsPerRow = tile.getColumns() / width;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  // The block is 32 * num_warps threads (every target runs it so). When
-  // they divide the steps, each thread takes the same number of them: a
-  // loop from 0 with a constant trip count, which the code generator
-  // unrolls, where a loop from tid would keep its branches.
-  const int64_t threads = 32 * lowering.numWarps;
-  const int64_t steps = tile.getRows() * stepsPerRow;
-  const bool even = steps % threads == 0;
-  auto loop =
-      even ? scf::ForOp::create(b, loc, e.index(0), e.index(steps / threads),
-                                e.index(1))
-           : scf::ForOp::create(b, loc, tid, e.index(steps), e.index(threads));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value step = even
-                   ? e.add(tid, e.mul(loop.getInductionVar(), e.index(threads)))
-                   : loop.getInductionVar();
-  Value row = e.divu(step, e.index(stepsPerRow));
-  Value column = e.mul(e.remu(step, e.index(stepsPerRow)), e.index(width));
   if (width > 1) // Known equal: lets the lowering prove the alignment.
     firstColumn =
         e.mul(arith::DivSIOp::create(b, loc, firstColumn, e.i32(width)),
               e.i32(width));
-  Value matrixRow = e.add(firstRow, e.toI32(row));
-  Value matrixColumn = e.add(firstColumn, e.toI32(column));
-  Value inside = e.both(e.inRange(matrixRow, desc.getShape()[0]),
-                        e.inRange(matrixColumn, desc.getShape()[1]));
+  Value rows = desc.getShape()[0], columns = desc.getShape()[1];
+  Value stride = e.toI64(desc.getStrides()[0]);
+  Value origin = e.add(e.mul(e.toI64(firstRow), stride), e.toI64(firstColumn));
+  // In i64, where neither the sums nor a negative shape can wrap.
+  auto fits = [&](Value first, int64_t extent, Value bound) {
+    Value start = e.toI64(first);
+    return e.both(e.atLeast(start, e.i64(0)),
+                  e.atLeast(e.toI64(bound), e.add(start, e.i64(extent))));
+  };
+  Value whole = e.both(fits(firstRow, tile.getRows(), rows),
+                       fits(firstColumn, tile.getColumns(), columns));
   if (valid)
-    inside = e.both(valid, inside);
-  Value offset = e.add(e.mul(e.toI64(matrixRow), e.toI64(desc.getStrides()[0])),
-                       e.toI64(matrixColumn));
-  Value at = layoutOf(tile).index(b, loc, e.toI32(row), e.toI32(column));
-  if (async) {
-    lowering.copyAsync(b, loc, desc.getBase(), offset, inside, buffer, at);
-    return;
-  }
-  Type element = tile.getElementType();
-  Type valueType =
-      width > 1 ? Type(VectorType::get({width}, element)) : element;
-  Value value = LoadOp::create(b, loc, valueType, desc.getBase(), offset,
-                               inside, Value());
-  if (width > 1)
-    vector::StoreOp::create(b, loc, value, buffer, at,
-                            /*nontemporal=*/false, llvm::MaybeAlign(width * 2));
-  else
-    memref::StoreOp::create(b, loc, value, buffer, at);
-  if (lowering.afterCopy) {
-    b.setInsertionPointAfter(loop);
+    whole = e.both(valid, whole);
+  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+
+  // Where the threads divide the steps and a pass of them covers whole rows
+  // a multiple of 8 apart, a thread's steps share one column and its rows
+  // are `rowsPerPass` apart: each step's source is the last one's plus a
+  // fixed offset and its place in the buffer a constant away from the
+  // first. Unrolled here, so that the code generator keeps one offset per
+  // tile live across a loop, not one per step. Otherwise thread `tid` takes
+  // steps tid, tid + threads, ...
+  const int64_t stepsPerRow = tile.getColumns() / width;
+  const int64_t threads = 32 * lowering.numWarps;
+  const int64_t steps = tile.getRows() * stepsPerRow;
+  const int64_t rowsPerPass = threads / stepsPerRow;
+  TileLayout layout = layoutOf(tile);
+  const bool regular = steps % threads == 0 && threads % stepsPerRow == 0 &&
+                       rowsPerPass % 8 == 0 && layout.rowPitch > 0;
+
+  auto copySteps = [&](OpBuilder inner, bool masked) {
+    MatrixArith s{inner, loc};
+    auto copyStep = [&](Value row, Value column, Value offset, Value at) {
+      Value inside;
+      if (masked) {
+        inside = s.both(s.inRange(s.add(firstRow, row), rows),
+                        s.inRange(s.add(firstColumn, column), columns));
+        if (valid)
+          inside = s.both(valid, inside);
+      }
+      if (async) {
+        lowering.copyAsync(inner, loc, desc.getBase(), offset, inside, buffer,
+                           at);
+        return;
+      }
+      Type element = tile.getElementType();
+      Type valueType =
+          width > 1 ? Type(VectorType::get({width}, element)) : element;
+      Value value = LoadOp::create(inner, loc, valueType, desc.getBase(),
+                                   offset, inside, Value());
+      if (width > 1)
+        vector::StoreOp::create(inner, loc, value, buffer, at,
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(width * 2));
+      else
+        memref::StoreOp::create(inner, loc, value, buffer, at);
+    };
+    Value tid = s.threadId();
+    if (regular) {
+      Value row = s.divu(tid, s.i32(stepsPerRow));
+      Value column = s.mul(s.remu(tid, s.i32(stepsPerRow)), s.i32(width));
+      Value offset =
+          s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+      Value passOffset = s.mul(s.i64(rowsPerPass), stride);
+      Value first = layout.index(inner, loc, row, column);
+      for (int64_t pass = 0; pass < steps / threads; ++pass) {
+        if (pass) {
+          row = s.add(row, s.i32(rowsPerPass));
+          offset = s.add(offset, passOffset);
+        }
+        Value at =
+            s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
+        copyStep(row, column, offset, at);
+      }
+      return;
+    }
+    auto loop = scf::ForOp::create(inner, loc, s.toIndex(tid), s.index(steps),
+                                   s.index(threads));
+    inner.setInsertionPointToStart(loop.getBody());
+    Value step = s.toI32(loop.getInductionVar());
+    Value row = s.divu(step, s.i32(stepsPerRow));
+    Value column = s.mul(s.remu(step, s.i32(stepsPerRow)), s.i32(width));
+    Value offset =
+        s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+    copyStep(row, column, offset, layout.index(inner, loc, row, column));
+  };
+  copySteps(branch.getThenBodyBuilder(), /*masked=*/false);
+  copySteps(branch.getElseBodyBuilder(), /*masked=*/true);
+  if (!async && lowering.afterCopy) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(branch);
     lowering.afterCopy(b, loc, tile);
   }
 }
@@ -334,6 +385,7 @@ TileLayout kjit::rowMajorLayout(TileType tile, int64_t padding) {
   int64_t stride = tile.getColumns() + padding;
   TileLayout layout;
   layout.elements = tile.getRows() * stride;
+  layout.rowPitch = stride;
   layout.index = [stride](OpBuilder &b, Location loc, Value row,
                           Value column) -> Value {
     MatrixArith e{b, loc};

@@ -26,6 +26,7 @@
 #include "MatrixLowerer.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -188,8 +189,10 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   });
   lowering.waitCopies(b, loc, ahead);
   if (lowering.afterCopy)
-    for (TileLoadOp load : loads)
-      lowering.afterCopy(b, loc, load.getType());
+    lowering.afterCopy(b, loc,
+                       llvm::map_to_vector(loads, [](TileLoadOp load) {
+                         return load.getType();
+                       }));
   gpu::BarrierOp::create(b, loc);
   Value stage = e.remu(iteration, constant(stages));
   for (auto [load, ring] : llvm::zip(loads, rings))
