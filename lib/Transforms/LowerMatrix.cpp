@@ -51,8 +51,9 @@ int64_t columnOffset(int64_t element) {
 } // namespace
 
 Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
-                               Operation *kernel) {
+                               Operation *kernel, int64_t count) {
   TileLayout layout = layoutOf(tile);
+  layout.elements = count * ringStride(tile);
   if (lowering.allocate)
     return lowering.allocate(b, kernel, tile, layout);
   auto workgroup =
@@ -66,6 +67,23 @@ Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
       /*alignment=*/atModule.getI64IntegerAttr(layout.alignment));
   symbols.insert(global); // renamed kjit_tile_N where taken
   return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+}
+
+int64_t MatrixLowerer::ringStride(TileType tile) const {
+  TileLayout layout = layoutOf(tile);
+  int64_t bytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+  return llvm::alignTo(layout.elements * bytes, layout.alignment) / bytes;
+}
+
+Value MatrixLowerer::ringBuffer(OpBuilder &b, Location loc, TileType tile,
+                                Value ring, Value index) {
+  MatrixArith e{b, loc};
+  int64_t elements = layoutOf(tile).elements;
+  Value offset = e.mul(index, e.index(ringStride(tile)));
+  return memref::SubViewOp::create(
+      b, loc, ring, ArrayRef<OpFoldResult>{offset},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(elements)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
 }
 
 bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {

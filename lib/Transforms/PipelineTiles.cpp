@@ -70,19 +70,6 @@ Value recompute(OpBuilder &b, Value value, scf::ForOp loop, Value at,
   return b.clone(*def, map)->getResult(0);
 }
 
-/// `choices[index]` for a value `index` in [0, choices.size()).
-Value select(OpBuilder &b, Location loc, ArrayRef<Value> choices, Value index) {
-  Value chosen = choices[0];
-  for (size_t i = 1; i < choices.size(); ++i) {
-    Value is = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, index,
-        arith::ConstantOp::create(b, loc,
-                                  b.getIntegerAttr(index.getType(), i)));
-    chosen = arith::SelectOp::create(b, loc, is, choices[i], chosen);
-  }
-  return chosen;
-}
-
 } // namespace
 
 bool MatrixLowerer::canPipeline(scf::ForOp loop,
@@ -155,10 +142,13 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     return std::pair{at, e.less(at, upper)};
   };
 
-  SmallVector<SmallVector<Value>> rings(loads.size());
-  for (auto [load, ring] : llvm::zip(loads, rings))
-    for (int64_t stage = 0; stage < stages; ++stage)
-      ring.push_back(bufferFor(b, loc, load.getType(), kernel));
+  SmallVector<Value> rings;
+  for (TileLoadOp load : loads)
+    rings.push_back(bufferFor(b, loc, load.getType(), kernel, stages));
+  auto stageOf = [&](size_t index, Value stage) {
+    return ringBuffer(b, loc, loads[index].getType(), rings[index],
+                      e.toIndex(stage));
+  };
   auto startCopies = [&](Value at, Value valid,
                          function_ref<Value(size_t)> bufferOf) {
     for (auto [index, load] : llvm::enumerate(loads)) {
@@ -175,7 +165,8 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   // Iterations 0 .. ahead - 1, each into its own stage.
   for (int64_t first = 0; first < ahead; ++first) {
     auto [at, valid] = later(lower, first);
-    startCopies(at, valid, [&](size_t index) { return rings[index][first]; });
+    startCopies(at, valid,
+                [&](size_t index) { return stageOf(index, constant(first)); });
   }
 
   // Iteration k starts k + ahead and waits for its own.
@@ -184,9 +175,8 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   gpu::BarrierOp::create(b, loc);
   auto [next, nextValid] = later(loop.getInductionVar(), ahead);
   Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
-  startCopies(next, nextValid, [&](size_t index) {
-    return select(b, loc, rings[index], nextStage);
-  });
+  startCopies(next, nextValid,
+              [&](size_t index) { return stageOf(index, nextStage); });
   lowering.waitCopies(b, loc, ahead);
   if (lowering.afterCopy)
     lowering.afterCopy(b, loc,
@@ -195,8 +185,8 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
                        }));
   gpu::BarrierOp::create(b, loc);
   Value stage = e.remu(iteration, constant(stages));
-  for (auto [load, ring] : llvm::zip(loads, rings))
-    buffers[load.getResult()] = select(b, loc, ring, stage);
+  for (auto [index, load] : llvm::enumerate(loads))
+    buffers[load.getResult()] = stageOf(index, stage);
 
   // Nothing may still write shared memory or the fragments when the loop
   // is left.

@@ -74,9 +74,11 @@ struct MatrixArith {
   mlir::Value toI32(mlir::Value indexValue) {
     return mlir::arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
   }
-  mlir::Value toIndex(mlir::Value i32Value) {
-    return mlir::arith::IndexCastOp::create(b, loc, b.getIndexType(),
-                                            i32Value);
+  /// An integer as an index (an index as it is).
+  mlir::Value toIndex(mlir::Value integer) {
+    if (integer.getType().isIndex())
+      return integer;
+    return mlir::arith::IndexCastOp::create(b, loc, b.getIndexType(), integer);
   }
   /// An i32 widened as a signed value.
   mlir::Value toI64(mlir::Value i32Value) {

@@ -79,10 +79,15 @@ TileLayout swizzledLayout(TileType tile) {
   return layout;
 }
 
-/// The shared-memory address of a tile buffer, as an i64.
+/// The shared-memory address of a tile buffer (a view into a ring, too), as
+/// an i64; tiles hold 2-byte elements.
 Value sharedAddress(OpBuilder &b, Location loc, Value buffer) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  MatrixArith e{b, loc};
+  Value address = e.add(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+      e.mul(memref::ExtractStridedMetadataOp::create(b, loc, buffer)
+                .getOffset(),
+            e.index(2)));
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
