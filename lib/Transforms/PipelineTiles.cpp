@@ -10,11 +10,14 @@
 //
 //   before the loop: start the copies of iterations 0 .. A-1 (stages
 //                    0 .. A-1), one commit group each;
-//   iteration k:     barrier (every warp is done with the stage it will
-//                    overwrite), start iteration k+A's copies into stage
-//                    (k+A) % S, commit, wait until at most A groups are in
-//                    flight (iteration k's have landed), the target's
-//                    fence, barrier; the loads read stage k % S;
+//   iteration k:     wait until at most A - 1 groups are in flight
+//                    (iteration k's have landed), the target's fence,
+//                    barrier, start iteration k+A's copies into stage
+//                    (k+A) % S, commit; the loads read stage k % S. Past
+//                    the barrier every warp has left iteration k - 1, so
+//                    no multiply reads that stage any more: it is k - 1's,
+//                    or k - 2's where a warp leaves k - 1 with only k - 1's
+//                    multiply running. One barrier an iteration.
 //   after the loop:  wait for every group (and every multiply).
 //
 // Copies past the last iteration are started with nothing to read, which
@@ -169,21 +172,21 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
                 [&](size_t index) { return stageOf(index, constant(first)); });
   }
 
-  // Iteration k starts k + ahead and waits for its own.
+  // Iteration k waits for its own copies (at most ahead - 1 newer groups
+  // are in flight), then, past the barrier, starts k + ahead's.
   b.setInsertionPoint(loads.front());
   Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
-  gpu::BarrierOp::create(b, loc);
-  auto [next, nextValid] = later(loop.getInductionVar(), ahead);
-  Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
-  startCopies(next, nextValid,
-              [&](size_t index) { return stageOf(index, nextStage); });
-  lowering.waitCopies(b, loc, ahead);
+  lowering.waitCopies(b, loc, ahead - 1);
   if (lowering.afterCopy)
     lowering.afterCopy(b, loc,
                        llvm::map_to_vector(loads, [](TileLoadOp load) {
                          return load.getType();
                        }));
   gpu::BarrierOp::create(b, loc);
+  auto [next, nextValid] = later(loop.getInductionVar(), ahead);
+  Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
+  startCopies(next, nextValid,
+              [&](size_t index) { return stageOf(index, nextStage); });
   Value stage = e.remu(iteration, constant(stages));
   for (auto [index, load] : llvm::enumerate(loads))
     buffers[load.getResult()] = stageOf(index, stage);
