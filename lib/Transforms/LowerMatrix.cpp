@@ -42,6 +42,14 @@ std::pair<Value, Value> fragmentOrigin(MatrixArith &e) {
   return {row, column};
 }
 
+/// Whether `first` .. `first + extent - 1` lie in [0, bound): in i64, where
+/// neither the sum nor a negative bound can wrap.
+Value spanInside(MatrixArith &e, Value first, int64_t extent, Value bound) {
+  Value start = e.toI64(first);
+  return e.both(e.atLeast(start, e.i64(0)),
+                e.atLeast(e.toI64(bound), e.add(start, e.i64(extent))));
+}
+
 /// The fixed offsets of fragment element `element` from the thread's origin.
 int64_t rowOffset(int64_t element) { return 8 * ((element / 2) % 2); }
 int64_t columnOffset(int64_t element) {
@@ -115,14 +123,8 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   Value rows = desc.getShape()[0], columns = desc.getShape()[1];
   Value stride = e.toI64(desc.getStrides()[0]);
   Value origin = e.add(e.mul(e.toI64(firstRow), stride), e.toI64(firstColumn));
-  // In i64, where neither the sums nor a negative shape can wrap.
-  auto fits = [&](Value first, int64_t extent, Value bound) {
-    Value start = e.toI64(first);
-    return e.both(e.atLeast(start, e.i64(0)),
-                  e.atLeast(e.toI64(bound), e.add(start, e.i64(extent))));
-  };
-  Value whole = e.both(fits(firstRow, tile.getRows(), rows),
-                       fits(firstColumn, tile.getColumns(), columns));
+  Value whole = e.both(spanInside(e, firstRow, tile.getRows(), rows),
+                       spanInside(e, firstColumn, tile.getColumns(), columns));
   if (valid)
     whole = e.both(valid, whole);
   auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
@@ -271,42 +273,57 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
 /// or, where the launch proves every pair of adjacent columns (e, e + 1)
 /// aligned to their size (base, row stride and column origin even) and
 /// the bound never splits one (an even column count), one store per pair.
+/// Where the warpgroup's whole 64 x 2n block lies inside the matrix (every
+/// block but those on its right and bottom edges), one uniform branch
+/// stores without masks; the other masks each store.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
   MatrixArith e{b, store.getLoc()};
-  auto [originRow, originColumn] = fragmentOrigin(e);
-  Value firstRow = e.add(store.getRow(), originRow);
-  Value firstColumn = e.add(store.getColumn(), originColumn);
+  const int64_t count = store.getAcc().getType().getNumElements();
+  Value whole =
+      e.both(spanInside(e, store.getRow(), 64, store.getRows()),
+             spanInside(e, store.getColumn(), 2 * count, store.getColumns()));
+  auto branch = scf::IfOp::create(b, e.loc, whole, /*withElseRegion=*/true);
   Type element = store.getBase().getType().getElementType();
   const bool pairs = provenMultiple(store.getBase(), 16) &&
                      provenMultiple(store.getStride(), 2) &&
                      provenMultiple(store.getColumn(), 2) &&
                      provenMultiple(store.getColumns(), 2);
   const int64_t width = pairs ? 2 : 1;
-  for (int64_t index = 0, n = store.getAcc().getType().getNumElements();
-       index < n; index += width) {
-    Value row = e.add(firstRow, e.i32(rowOffset(index)));
-    Value column = e.add(firstColumn, e.i32(columnOffset(index)));
-    Value inside = e.both(e.inRange(row, store.getRows()),
-                          e.inRange(column, store.getColumns()));
-    Value offset =
-        e.add(e.mul(e.toI64(row), e.toI64(store.getStride())), e.toI64(column));
-    Value value;
-    if (pairs) {
-      Value both[] = {
-          vector::ExtractOp::create(b, e.loc, store.getAcc(), index),
-          vector::ExtractOp::create(b, e.loc, store.getAcc(), index + 1)};
-      value = vector::FromElementsOp::create(
-          b, e.loc, VectorType::get({2}, b.getF32Type()), both);
-      if (element != b.getF32Type())
-        value = arith::TruncFOp::create(b, e.loc, VectorType::get({2}, element),
-                                        value);
-    } else {
-      value = vector::ExtractOp::create(b, e.loc, store.getAcc(), index);
-      if (element != value.getType())
-        value = arith::TruncFOp::create(b, e.loc, element, value);
+  auto storeAll = [&](OpBuilder inner, bool masked) {
+    MatrixArith s{inner, store.getLoc()};
+    auto [originRow, originColumn] = fragmentOrigin(s);
+    Value firstRow = s.add(store.getRow(), originRow);
+    Value firstColumn = s.add(store.getColumn(), originColumn);
+    Value stride = s.toI64(store.getStride());
+    for (int64_t index = 0; index < count; index += width) {
+      Value row = s.add(firstRow, s.i32(rowOffset(index)));
+      Value column = s.add(firstColumn, s.i32(columnOffset(index)));
+      Value inside =
+          masked ? s.both(s.inRange(row, store.getRows()),
+                          s.inRange(column, store.getColumns()))
+                 : Value();
+      Value offset = s.add(s.mul(s.toI64(row), stride), s.toI64(column));
+      Value value;
+      if (pairs) {
+        Value both[] = {
+            vector::ExtractOp::create(inner, s.loc, store.getAcc(), index),
+            vector::ExtractOp::create(inner, s.loc, store.getAcc(),
+                                      index + 1)};
+        value = vector::FromElementsOp::create(
+            inner, s.loc, VectorType::get({2}, inner.getF32Type()), both);
+        if (element != inner.getF32Type())
+          value = arith::TruncFOp::create(
+              inner, s.loc, VectorType::get({2}, element), value);
+      } else {
+        value = vector::ExtractOp::create(inner, s.loc, store.getAcc(), index);
+        if (element != value.getType())
+          value = arith::TruncFOp::create(inner, s.loc, element, value);
+      }
+      StoreOp::create(inner, s.loc, value, store.getBase(), offset, inside);
     }
-    StoreOp::create(b, e.loc, value, store.getBase(), offset, inside);
-  }
+  };
+  storeAll(branch.getThenBodyBuilder(), /*masked=*/false);
+  storeAll(branch.getElseBodyBuilder(), /*masked=*/true);
 }
 
 LogicalResult MatrixLowerer::run() {
