@@ -176,11 +176,14 @@ public:
       absl::Span<const std::pair<std::string_view, std::string_view>> options)
       const;
   void destroyOptions(void *handle) const;
-  /// Artifact bytes of `format` to loadable bytes for `device`.
+  /// Artifact bytes of `format` to loadable bytes for `device`. `info`, if
+  /// given, receives what the backend reported of the kernel (ABI 1.5): a
+  /// JSON object, or empty.
   absl::StatusOr<std::string> finalize(int32_t device, std::string_view format,
                                        std::string_view artifact,
                                        std::string_view kernelName,
-                                       void *options = nullptr) const;
+                                       void *options = nullptr,
+                                       std::string *info = nullptr) const;
   /// Loadable bytes to a kernel handle on `device`.
   absl::StatusOr<void *> load(int32_t device, std::string_view loadable,
                               std::string_view kernelName) const;
