@@ -22,11 +22,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 namespace kjit::rt {
 
@@ -185,6 +189,27 @@ struct Autotuner::Impl {
   prune(absl::Span<const Argument> positional,
         absl::Span<const KeywordArgument> keywords,
         const std::string &key) const;
+
+  /// How many threads compile `count` configurations (AutotuneSpec::
+  /// compileThreads).
+  absl::StatusOr<size_t> compileThreads(size_t count) const {
+    size_t threads = size_t(std::max(0, spec.compileThreads));
+    if (threads == 0) {
+      if (const char *text = std::getenv("KJIT_TUNE_THREADS"); text && *text) {
+        char *end = nullptr;
+        errno = 0;
+        unsigned long long value = std::strtoull(text, &end, 10);
+        if (*end || errno || value == 0 || value > 1024 || *text == '-')
+          return absl::InvalidArgumentError(
+              strCat("KJIT_TUNE_THREADS is '", text,
+                     "'; it takes a number of threads from 1 to 1024"));
+        threads = size_t(value);
+      } else {
+        threads = std::max(1u, std::thread::hardware_concurrency());
+      }
+    }
+    return std::max<size_t>(1, std::min(threads, count));
+  }
 
   /// Says once per process that a backend cannot time launches.
   void warnHostClock(const Backend &backend) const {
@@ -524,10 +549,50 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     return spent;
   };
 
-  // Each configuration once untimed (it compiles or loads), then its
-  // warm-up, which sizes its batches.
+  // The configurations' compiles, on threads of their own: joined here,
+  // before any trial (docs/Autotuning.md, "Compiling configurations in
+  // parallel"). A failure skips its configuration with the error its
+  // launch would meet.
+  absl::StatusOr<size_t> threads = compileThreads(kept->size());
+  if (!threads.ok())
+    return threads.status();
+  outcome.compileThreads = int(*threads);
+  std::vector<absl::Status> compiled(spec.configs.size());
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t at; (at = next.fetch_add(1)) < kept->size();) {
+        size_t index = (*kept)[at];
+        compiled[index] = launcher.prepareTrial(config, positional,
+                                                keywordsWith(index, keywords));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t thread = 1; thread < *threads; ++thread) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error &) {
+        outcome.compileThreads = int(thread); // the ones there are do it all
+        break;
+      }
+    }
+    work();
+    for (std::thread &thread : pool)
+      thread.join();
+  }
+  for (size_t index : *kept)
+    if (!compiled[index].ok()) {
+      outcome.results[index].skipped = std::string(compiled[index].message());
+      log(key, strCat(describe(index),
+                      " skipped: ", outcome.results[index].skipped));
+    }
+
+  // Each configuration once untimed (it loads, or finds that a cache hook
+  // skips it), then its warm-up, which sizes its batches.
   for (size_t index : *kept) {
     TuningOutcome::Result &result = outcome.results[index];
+    if (!result.skipped.empty())
+      continue;
     absl::StatusOr<uint64_t> first = runBatch(index, 1, false, nullptr);
     if (!first.ok())
       return first.status();

@@ -272,6 +272,15 @@ struct Kernel::Impl {
   /// (KJIT_LAUNCH_TIMED) under that id. `*timed` tells whether the backend
   /// was asked to time it (false also for an empty grid, which launches
   /// nothing).
+  /// The autotuner's compile of one configuration, on any thread: binds
+  /// as a launch would and runs the miss path through ensureEntry (cache
+  /// hook, disk, fleet, compiler, finalize, load), so that a launch of the
+  /// same specialization waits for it. No pre-run hook runs (the trials
+  /// do). The error a launch would meet, else OK (also when a cache hook
+  /// skipped it: the trial says so).
+  absl::Status prepareTrial(const LaunchConfig &config,
+                            absl::Span<const Argument> positional,
+                            absl::Span<const KeywordArgument> keywords);
   absl::StatusOr<LaunchResult>
   launchTrial(const LaunchConfig &config, absl::Span<const Argument> positional,
               absl::Span<const KeywordArgument> keywords,

@@ -652,6 +652,30 @@ Kernel::Impl::launchNested(const LaunchConfig &config,
                     keywords);
 }
 
+absl::Status
+Kernel::Impl::prepareTrial(const LaunchConfig &config,
+                           absl::Span<const Argument> positional,
+                           absl::Span<const KeywordArgument> keywords) {
+  Binding binding = plan->makeBinding();
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(getBackend(), config.device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          plan->bind(positional, keywords, binding, attributes);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = checkGlobals(); !globals.ok())
+    return globals;
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
+  absl::Status status;
+  ensureEntry(
+      config.device, binding.key(),
+      [&] { return plan->makeRecord(binding, attributes); },
+      /*isWarmup=*/false, status, /*compiled=*/nullptr);
+  return status;
+}
+
 absl::StatusOr<LaunchResult>
 Kernel::Impl::launchTrial(const LaunchConfig &config,
                           absl::Span<const Argument> positional,

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -536,6 +537,63 @@ TEST_F(AutotunerTest, PruningErrorsStopTheTuningWithTheirReason) {
       },
       "kernel 'count': the performance model estimated nan for config 0 "
       "(C=1, num_warps=1); an estimate is a finite number");
+}
+
+TEST_F(AutotunerTest, ConfigurationsCompileOnThreadsOfTheirOwn) {
+  // 16 configurations, one specialization each, compiled by 16 threads
+  // before the trials; the scripted winner still wins.
+  std::vector<TuningConfig> configs;
+  std::map<int, uint64_t> cost;
+  for (int c = 1; c <= 16; ++c) {
+    configs.push_back(config(c, c % 2 ? 1 : 2));
+    cost[c] = c == 11 ? 50 : 100 + uint64_t(c);
+  }
+  AutotuneSpec spec = specWithCosts(std::move(configs), cost);
+  spec.compileThreads = 16;
+  KernelStats before = kernel_->stats();
+  auto tuner = Autotuner::create(Runtime::global(), *kernel_, std::move(spec));
+  ASSERT_TRUE(tuner.ok());
+  std::vector<Argument> call = args(17);
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->compileThreads, 16);
+  EXPECT_EQ(kernel_->stats().compiles - before.compiles, 16u);
+  EXPECT_EQ(outcome->winner, 10u);
+  // Compiled once: tuning another key of the same specializations (n is
+  // neither 1 nor a multiple of 16 in both) compiles nothing.
+  std::vector<Argument> other = args(19);
+  auto again = (*tuner)->tune(LaunchConfig(), other);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(kernel_->stats().compiles - before.compiles, 16u);
+}
+
+TEST_F(AutotunerTest, KjitTuneThreadsSaysHowManyThreadsCompile) {
+  auto tuneWith = [&](const char *threads, int n) {
+    setenv("KJIT_TUNE_THREADS", threads, 1);
+    auto tuner =
+        Autotuner::create(Runtime::global(), *kernel_,
+                          specWithCosts({config(1), config(2), config(3)},
+                                        {{1, 100}, {2, 200}, {3, 300}}));
+    EXPECT_TRUE(tuner.ok());
+    std::vector<Argument> call = args(n);
+    auto outcome = (*tuner)->tune(LaunchConfig(), call);
+    unsetenv("KJIT_TUNE_THREADS");
+    return outcome;
+  };
+  auto two = tuneWith("2", 30);
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(two->compileThreads, 2);
+  // Never more than there are configurations.
+  auto many = tuneWith("64", 31);
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_EQ(many->compileThreads, 3);
+  for (const char *bad : {"0", "-2", "four", "2x", "100000"}) {
+    auto refused = tuneWith(bad, 32);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().message(),
+              std::string("KJIT_TUNE_THREADS is '") + bad +
+                  "'; it takes a number of threads from 1 to 1024");
+  }
 }
 
 } // namespace

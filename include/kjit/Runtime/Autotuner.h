@@ -91,6 +91,11 @@ struct AutotuneSpec {
                                        const NamedArguments &args)>
       perfModel;
   size_t topK = 0;
+  /// How many threads compile the configurations before their trials
+  /// (those not loaded yet; each is one specialization); 0: KJIT_TUNE_THREADS,
+  /// else the hardware's thread count. Never more than there are
+  /// configurations; 1 compiles them on the tuning thread.
+  int compileThreads = 0;
   /// A host clock for the trials, in nanoseconds, in place of the device's
   /// (tests fake it): set, trials are timed with it around their launches
   /// and a synchronize, as on a backend that cannot time launches
@@ -114,6 +119,8 @@ struct TuningOutcome {
   uint64_t trialLaunches = 0;
   /// "device clock" or "host clock".
   std::string clock;
+  /// How many threads compiled the configurations.
+  int compileThreads = 0;
   struct Result {
     /// Left out by the prune function or the performance model.
     bool pruned = false;
