@@ -384,9 +384,8 @@ Autotuner::Impl::prune(absl::Span<const Argument> positional,
                    "); an estimate is a finite number"));
       estimates.emplace_back(*estimate, index);
     }
-    std::stable_sort(
-        estimates.begin(), estimates.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
+    // By estimate, then index: a tie goes to the earlier configuration.
+    std::sort(estimates.begin(), estimates.end());
     estimates.resize(spec.topK);
     kept.clear();
     for (const auto &[estimate, index] : estimates)

@@ -473,7 +473,7 @@ TEST_F(AutotunerTest, ThePruneFunctionAndThePerformanceModelChooseWhatIsTimed) {
 }
 
 TEST_F(AutotunerTest, PruningErrorsStopTheTuningWithTheirReason) {
-  auto refuse = [&](std::function<void(AutotuneSpec &)> set,
+  auto refuse = [&](const std::function<void(AutotuneSpec &)> &set,
                     const std::string &message) {
     AutotuneSpec spec =
         specWithCosts({config(1), config(2)}, {{1, 100}, {2, 200}});

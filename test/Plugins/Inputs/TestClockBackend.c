@@ -70,10 +70,10 @@ static void *report_all(void *unused) {
 
 /*===--- the backend ----------------------------------------------------===*/
 
-static const kjit_artifact_format format = {
-    .struct_size = sizeof(kjit_artifact_format),
-    .name = "test-clock",
-    .name_len = 10};
+static const kjit_artifact_format format = {.struct_size =
+                                                sizeof(kjit_artifact_format),
+                                            .name = "test-clock",
+                                            .name_len = 10};
 static const kjit_artifact_format *const formats[] = {&format};
 
 static kjit_status *clock_describe(void *self,
