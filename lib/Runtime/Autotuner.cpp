@@ -486,6 +486,10 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       absl::StatusOr<LaunchResult> launched =
           launcher.launchTrial(config, positional, all, id, &deviceTimed);
       ++outcome.trialLaunches;
+      if (id) {
+        ids.push_back(id);
+        timedLaunch.push_back(deviceTimed);
+      }
       if (launched.ok() && !launched->launched)
         launched =
             absl::FailedPreconditionError("a cache hook skipped its launch");
@@ -495,10 +499,6 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         result.skipped = std::string(launched.status().message());
         sink.take(ids, std::chrono::nanoseconds(0));
         return uint64_t(0);
-      }
-      if (id) {
-        ids.push_back(id);
-        timedLaunch.push_back(deviceTimed);
       }
     }
     // A synchronize that fails leaves no configuration able to run.
