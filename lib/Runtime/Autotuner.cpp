@@ -515,7 +515,8 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     // Device times: each launch's report, waited for after the synchronize.
     std::vector<TrialSink::Report> reports =
         sink.take(ids, std::chrono::nanoseconds(measure.reportTimeoutNanos));
-    uint64_t spent = 0, missing = 0;
+    uint64_t spent = 0;
+    size_t missing = 0;
     for (size_t at = 0; at < reports.size(); ++at) {
       const TrialSink::Report &report = reports[at];
       if (!timedLaunch[at]) { // an empty grid: nothing ran
@@ -528,8 +529,14 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         continue;
       }
       if (report.status != KJIT_STATUS_OK) {
-        result.skipped = strCat("its launch failed on the device (status ",
-                                report.status, ")");
+        absl::Status failed(
+            absl::StatusCode(report.status),
+            strCat("its launch failed on the device (",
+                   absl::StatusCodeToString(absl::StatusCode(report.status)),
+                   ")"));
+        if (failed.code() == absl::StatusCode::kAborted)
+          return stopped(index, failed);
+        result.skipped = std::string(failed.message());
         return uint64_t(0);
       }
       spent += report.nanos;
@@ -545,6 +552,11 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
                  describe(index), " within ",
                  double(measure.reportTimeoutNanos) / 1e9,
                  " s; they are left out"));
+    // None came: the backend does not time this kernel's launches, and
+    // waiting for more would only cost a timeout per batch.
+    if (missing && missing == size_t(std::count(timedLaunch.begin(),
+                                                timedLaunch.end(), true)))
+      result.skipped = "the backend reported no device time for its trials";
     return spent;
   };
 
@@ -694,10 +706,6 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   std::vector<std::string> skipped;
   for (size_t index : *kept) {
     TuningOutcome::Result &result = outcome.results[index];
-    if (result.skipped.empty() && trials[index].samples.empty()) {
-      result.skipped = "the backend reported no device time for its trials";
-      log(key, strCat(describe(index), " skipped: ", result.skipped));
-    }
     if (!result.skipped.empty()) {
       skipped.push_back(strCat(describe(index), ": ", result.skipped));
       continue;

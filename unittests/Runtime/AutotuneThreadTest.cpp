@@ -29,15 +29,10 @@ namespace {
 
 constexpr int kConfigs = 16;
 
-/// Configuration `index`: C = index + 1, one or two warps.
-TuningConfig configAt(int index) {
-  return TuningConfig{{{"C", Argument::integer(index + 1)},
-                       {"num_warps", Argument::integer(1 + index % 2)}}};
-}
-
-TEST(AutotuneThreadTest, TuningsCompileAndTimeOnThreadsWhileOthersLaunch) {
-  std::mutex logMutex;
-  std::vector<std::string> warnings;
+/// A runtime on the test compiler and the test clock backend, its
+/// warnings kept in `warnings`.
+absl::StatusOr<std::unique_ptr<Runtime>>
+makeRuntime(std::mutex &logMutex, std::vector<std::string> &warnings) {
   RuntimeOptions options;
   options.readEnvironment = false;
   options.cacheDirectory = "";
@@ -51,7 +46,19 @@ TEST(AutotuneThreadTest, TuningsCompileAndTimeOnThreadsWhileOthersLaunch) {
       warnings.push_back(std::string(source) + ": " + std::string(message));
     }
   };
-  auto runtime = Runtime::create(std::move(options));
+  return Runtime::create(std::move(options));
+}
+
+/// Configuration `index`: C = index + 1, one or two warps.
+TuningConfig configAt(int index) {
+  return TuningConfig{{{"C", Argument::integer(index + 1)},
+                       {"num_warps", Argument::integer(1 + index % 2)}}};
+}
+
+TEST(AutotuneThreadTest, TuningsCompileAndTimeOnThreadsWhileOthersLaunch) {
+  std::mutex logMutex;
+  std::vector<std::string> warnings;
+  auto runtime = makeRuntime(logMutex, warnings);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
   auto module = Module::fromText(**runtime, "two kernels", "test.mlir");
   ASSERT_TRUE(module.ok()) << module.status();
@@ -140,6 +147,63 @@ TEST(AutotuneThreadTest, TuningsCompileAndTimeOnThreadsWhileOthersLaunch) {
   for (Kernel *kernel : kernels)
     EXPECT_EQ(kernel->stats().compiles, uint64_t(kConfigs));
   EXPECT_EQ(warnings, std::vector<std::string>());
+}
+
+/// What the device's reports say: a launch reported failed skips its
+/// configuration, ABORTED stops the tuning, and trials with no report are
+/// left out with a warning (a configuration none of whose reports came is
+/// skipped).
+TEST(AutotuneThreadTest, TheDevicesReportsSkipOrStop) {
+  std::mutex logMutex;
+  std::vector<std::string> warnings;
+  auto runtime = makeRuntime(logMutex, warnings);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, "two kernels", "test.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  auto tunerOf = [&](std::vector<int> cs) {
+    AutotuneSpec spec;
+    for (int c : cs)
+      spec.configs.push_back(TuningConfig{{{"C", Argument::integer(c)}}});
+    spec.key = {"n"};
+    spec.measure.warmupNanos = 0;
+    spec.measure.maxBatchLaunches = 2;
+    spec.measure.minSamples = 2;
+    spec.measure.reportTimeoutNanos = 1'000'000;
+    auto tuner = Autotuner::create(**runtime, **kernel, std::move(spec));
+    EXPECT_TRUE(tuner.ok()) << tuner.status();
+    return tuner.ok() ? std::move(*tuner) : nullptr;
+  };
+  alignas(16) int32_t out[2] = {0, 0};
+  std::vector<Argument> call = {
+      Argument::tensor(uint64_t(uintptr_t(out)), DType::I32),
+      Argument::integer(3)};
+
+  auto skipping = tunerOf({99, 98, 5});
+  ASSERT_TRUE(skipping);
+  auto outcome = skipping->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->winner, 2u);
+  EXPECT_EQ(outcome->results[0].skipped,
+            "its launch failed on the device (RESOURCE_EXHAUSTED)");
+  EXPECT_EQ(outcome->results[1].skipped,
+            "the backend reported no device time for its trials");
+  // Said for C = 98's first warm-up batch, after which it was skipped.
+  EXPECT_EQ(warnings,
+            std::vector<std::string>{
+                "kjit: autotune: backend 'test-clock' reported no device time "
+                "for 1 of 1 trials of count config 1 (C=98) within 0.001 s; "
+                "they are left out"});
+
+  auto stopping = tunerOf({5, 97});
+  ASSERT_TRUE(stopping);
+  outcome = stopping->tune(LaunchConfig(), call);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(outcome.status().message(),
+            "kernel 'count': autotuning stopped: config 1 (C=97) left the "
+            "device unusable (its launch failed on the device (ABORTED))");
 }
 
 } // namespace

@@ -1,13 +1,16 @@
 /*===- TestClockBackend.c - a backend of scripted device times ------------===*\
 |*                                                                            *|
-|* Backend "test-clock" for the autotuner's ThreadSanitizer test            *|
-|* (unittests/Runtime/AutotuneThreadTest.cpp): it loads any bytes, runs      *|
-|* nothing, and reports each KJIT_LAUNCH_TIMED launch's device time from a   *|
-|* thread of its own, after the launch has returned, as the cuda backend's  *|
-|* timer thread does. The time is scripted by the loadable, which           *|
-|* unittests/Runtime/Inputs/TestCompiler.cpp makes ("count C=3 ..."):       *|
-|* kernel count takes C microseconds, any other kernel 20 - C.              *|
-|* Plain C (the host backend's fibers do not run under TSan).               *|
+|* Backend "test-clock" for the autotuner's ThreadSanitizer test              *|
+|* (unittests/Runtime/AutotuneThreadTest.cpp): it loads any bytes, runs       *|
+|* nothing, and reports each KJIT_LAUNCH_TIMED launch's device time from a    *|
+|* thread of its own, after the launch has returned, as the cuda backend's    *|
+|* timer thread does; synchronize returns once every report queued is handed  *|
+|* over, so that what a test sees after it depends on no timing. The time is  *|
+|* scripted by the loadable, which unittests/Runtime/Inputs/TestCompiler.cpp  *|
+|* makes ("count C=3 ..."): kernel count takes C microseconds, any other      *|
+|* kernel 20 - C. C = 97 reports ABORTED, 98 reports nothing, 99 reports      *|
+|* RESOURCE_EXHAUSTED. Plain C (the host backend's fibers do not run under    *|
+|* TSan).                                                                     *|
 \*===----------------------------------------------------------------------===*/
 
 /* clock_gettime under -std=c99. */
@@ -44,6 +47,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static report *head, *tail;
 static int stopping;
+/* Reports queued and handed to the host: synchronize waits until they are
+ * equal, as a device's work is done when synchronize returns. */
+static uint64_t queued, delivered;
 static pthread_t reporter;
 
 static void *report_all(void *unused) {
@@ -63,6 +69,8 @@ static void *report_all(void *unused) {
     host->report_device_time(context, &r->time);
     free(r);
     pthread_mutex_lock(&lock);
+    ++delivered;
+    pthread_cond_broadcast(&changed);
   }
   pthread_mutex_unlock(&lock);
   return NULL;
@@ -109,6 +117,10 @@ static kjit_status *clock_synchronize(void *self,
                                       kjit_backend_synchronize_args *args) {
   (void)self;
   (void)args;
+  pthread_mutex_lock(&lock);
+  while (delivered != queued)
+    pthread_cond_wait(&changed, &lock);
+  pthread_mutex_unlock(&lock);
   return NULL;
 }
 
@@ -158,6 +170,7 @@ static kjit_status *clock_finalize(void *self,
 typedef struct clock_kernel {
   char name[32];
   uint64_t nanos; /* each launch's device time */
+  long c;
 } clock_kernel;
 
 static kjit_status *clock_load(void *self, kjit_backend_load_args *args) {
@@ -177,6 +190,7 @@ static kjit_status *clock_load(void *self, kjit_backend_load_args *args) {
       break;
     }
   k->nanos = 1000u * (uint64_t)(strcmp(k->name, "count") == 0 ? c : 20 - c);
+  k->c = c;
   args->kernel = k;
   return NULL;
 }
@@ -186,7 +200,7 @@ static kjit_status *clock_launch(void *self, kjit_backend_launch_args *args) {
   report *r;
   uint64_t start;
   (void)self;
-  if (!(args->flags & KJIT_LAUNCH_TIMED))
+  if (!(args->flags & KJIT_LAUNCH_TIMED) || k->c == 98)
     return NULL;
   r = calloc(1, sizeof *r);
   if (!r)
@@ -199,13 +213,17 @@ static kjit_status *clock_launch(void *self, kjit_backend_launch_args *args) {
   r->time.stream = args->stream;
   r->time.start_ns = start;
   r->time.end_ns = start + k->nanos;
+  r->time.launch_status = k->c == 97   ? KJIT_STATUS_ABORTED
+                          : k->c == 99 ? KJIT_STATUS_RESOURCE_EXHAUSTED
+                                       : KJIT_STATUS_OK;
   pthread_mutex_lock(&lock);
   if (tail)
     tail->next = r;
   else
     head = r;
   tail = r;
-  pthread_cond_signal(&changed);
+  ++queued;
+  pthread_cond_broadcast(&changed);
   pthread_mutex_unlock(&lock);
   return NULL;
 }
@@ -238,7 +256,7 @@ static void clock_fini(void *self) {
   (void)self;
   pthread_mutex_lock(&lock);
   stopping = 1;
-  pthread_cond_signal(&changed);
+  pthread_cond_broadcast(&changed);
   pthread_mutex_unlock(&lock);
   pthread_join(reporter, NULL);
 }
