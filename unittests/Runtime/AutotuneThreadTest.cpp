@@ -162,7 +162,7 @@ TEST(AutotuneThreadTest, TheDevicesReportsSkipOrStop) {
   ASSERT_TRUE(module.ok()) << module.status();
   auto kernel = (*module)->kernel("count");
   ASSERT_TRUE(kernel.ok());
-  auto tunerOf = [&](std::vector<int> cs) {
+  auto tunerOf = [&](const std::vector<int> &cs) {
     AutotuneSpec spec;
     for (int c : cs)
       spec.configs.push_back(TuningConfig{{{"C", Argument::integer(c)}}});
