@@ -1,9 +1,11 @@
 //===- Autotuner.cpp - choosing a kernel's configuration by timing --------===//
 //
-// The first milestone of docs/Autotuning.md: configurations checked against
-// the manifest, the key read from the call, trials on the host clock around
-// launches and a synchronize, interleaved in rounds, the median's minimum
-// chosen and remembered per key in the process.
+// docs/Autotuning.md's first milestone and its parallel compiles:
+// configurations checked against the manifest, the key read from the call,
+// pruning, the configurations compiled on threads of their own, trials on
+// the device clock (the backend's device-time reports) or the host clock,
+// warmed up and interleaved in rounds until each median is stable, the
+// lowest median chosen and remembered per key in the process.
 //
 //===----------------------------------------------------------------------===//
 
