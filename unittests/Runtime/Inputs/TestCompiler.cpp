@@ -14,7 +14,6 @@
 #include "kjit/Model/Specialization.h"
 #include "kjit/Runtime/CompilerService.h"
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -66,7 +65,6 @@ public:
     for (const auto &[name, value] : record.constants())
       if (name == "C")
         c = int64_t(value.asInt());
-    compiles.fetch_add(1, std::memory_order_relaxed);
     CompiledArtifact artifact;
     artifact.format = "test-clock";
     artifact.bytes = record.name + " C=" + std::to_string(c) + " " +
@@ -82,9 +80,6 @@ public:
   absl::Status extend(const CompilerExtensions &) override {
     return absl::OkStatus();
   }
-
-private:
-  std::atomic<uint64_t> compiles{0};
 };
 
 } // namespace
