@@ -226,6 +226,33 @@ struct Autotuner::Impl {
                  "sample"));
   }
 
+  /// "config 3 (C=4, num_warps=2)".
+  std::string describe(size_t index) const {
+    return strCat("config ", index, " (", spec.configs[index].text(), ")");
+  }
+
+  /// Compiles (or loads) configurations `indices` for the call on threads
+  /// of their own (docs/Autotuning.md, "Compiling configurations in
+  /// parallel"); a failure skips its configuration with the error its
+  /// launch would meet (TuningOutcome::Result::skipped).
+  absl::Status compileConfigurations(const LaunchConfig &config,
+                                     absl::Span<const Argument> positional,
+                                     absl::Span<const KeywordArgument> keywords,
+                                     const std::string &key,
+                                     const std::vector<size_t> &indices,
+                                     TuningOutcome &outcome);
+
+  /// Times configurations `indices` (those not skipped) for the call
+  /// (docs/Autotuning.md, "Timing trials"): their results' samples,
+  /// medians and intervals, or why they were skipped; an error stops the
+  /// tuning (a device left unusable, a trial callback's failure).
+  absl::Status timeConfigurations(const LaunchConfig &config,
+                                  absl::Span<const Argument> positional,
+                                  absl::Span<const KeywordArgument> keywords,
+                                  const std::string &key,
+                                  const std::vector<size_t> &indices,
+                                  TuningOutcome &outcome);
+
   /// Times the configurations for `key` and remembers the winner (the
   /// caller holds `mutex`).
   absl::StatusOr<TuningOutcome> tune(const LaunchConfig &config,
@@ -401,29 +428,57 @@ Autotuner::Impl::prune(absl::Span<const Argument> positional,
   return kept;
 }
 
-absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
+absl::Status Autotuner::Impl::compileConfigurations(
     const LaunchConfig &config, absl::Span<const Argument> positional,
-    absl::Span<const KeywordArgument> keywords, const std::string &key) {
-  const MeasureOptions &measure = spec.measure;
-  TuningOutcome outcome;
-  outcome.key = key;
-  outcome.results.resize(spec.configs.size());
-  absl::StatusOr<std::vector<size_t>> kept = prune(positional, keywords, key);
-  if (!kept.ok())
-    return kept.status();
-  for (TuningOutcome::Result &result : outcome.results)
-    result.pruned = true;
-  for (size_t index : *kept)
-    outcome.results[index].pruned = false;
-  if (kept->size() < spec.configs.size()) {
-    std::vector<std::string> names;
-    for (size_t index : *kept)
-      names.push_back(std::to_string(index));
-    log(key, strCat(spec.configs.size(), " configurations, ",
-                    spec.configs.size() - kept->size(), " pruned (kept ",
-                    join(names, ", "), ")"));
+    absl::Span<const KeywordArgument> keywords, const std::string &key,
+    const std::vector<size_t> &indices, TuningOutcome &outcome) {
+  Kernel::Impl &launcher = kernelImpl(kernel);
+  // The configurations' compiles, on threads of their own: joined here,
+  // before any trial (docs/Autotuning.md, "Compiling configurations in
+  // parallel"). A failure skips its configuration with the error its
+  // launch would meet.
+  absl::StatusOr<size_t> threads = compileThreads(indices.size());
+  if (!threads.ok())
+    return threads.status();
+  outcome.compileThreads = int(*threads);
+  std::vector<absl::Status> compiled(spec.configs.size());
+  {
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+      for (size_t at; (at = next.fetch_add(1)) < indices.size();) {
+        size_t index = indices[at];
+        compiled[index] = launcher.prepareTrial(config, positional,
+                                                keywordsWith(index, keywords));
+      }
+    };
+    std::vector<std::thread> pool;
+    for (size_t thread = 1; thread < *threads; ++thread) {
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error &) {
+        outcome.compileThreads = int(thread); // the ones there are do it all
+        break;
+      }
+    }
+    work();
+    for (std::thread &thread : pool)
+      thread.join();
   }
+  for (size_t index : indices)
+    if (!compiled[index].ok()) {
+      outcome.results[index].skipped = std::string(compiled[index].message());
+      log(key, strCat(describe(index),
+                      " skipped: ", outcome.results[index].skipped));
+    }
 
+  return absl::OkStatus();
+}
+
+absl::Status Autotuner::Impl::timeConfigurations(
+    const LaunchConfig &config, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords, const std::string &key,
+    const std::vector<size_t> &indices, TuningOutcome &outcome) {
+  const MeasureOptions &measure = spec.measure;
   absl::StatusOr<const Backend *> backend = runtime.backend();
   if (!backend.ok())
     return backend.status();
@@ -443,7 +498,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     std::vector<double> samples;
     uint64_t spent = 0;
     int batch = 1;
-    /// Rounds run: at most maxSamples, though a backend drop every report.
+    /// Rounds run: at most maxSamples, should a backend drop some reports.
     int rounds = 0;
     bool done = false;
   };
@@ -451,9 +506,6 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
 
   auto before = [&]() -> absl::Status {
     return spec.beforeTrials ? spec.beforeTrials() : absl::OkStatus();
-  };
-  auto describe = [&](size_t index) {
-    return strCat("config ", index, " (", spec.configs[index].text(), ")");
   };
   // The tuning's end after configuration `index` broke the device.
   auto stopped = [&](size_t index, const absl::Status &status) {
@@ -562,47 +614,9 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     return spent;
   };
 
-  // The configurations' compiles, on threads of their own: joined here,
-  // before any trial (docs/Autotuning.md, "Compiling configurations in
-  // parallel"). A failure skips its configuration with the error its
-  // launch would meet.
-  absl::StatusOr<size_t> threads = compileThreads(kept->size());
-  if (!threads.ok())
-    return threads.status();
-  outcome.compileThreads = int(*threads);
-  std::vector<absl::Status> compiled(spec.configs.size());
-  {
-    std::atomic<size_t> next{0};
-    auto work = [&] {
-      for (size_t at; (at = next.fetch_add(1)) < kept->size();) {
-        size_t index = (*kept)[at];
-        compiled[index] = launcher.prepareTrial(config, positional,
-                                                keywordsWith(index, keywords));
-      }
-    };
-    std::vector<std::thread> pool;
-    for (size_t thread = 1; thread < *threads; ++thread) {
-      try {
-        pool.emplace_back(work);
-      } catch (const std::system_error &) {
-        outcome.compileThreads = int(thread); // the ones there are do it all
-        break;
-      }
-    }
-    work();
-    for (std::thread &thread : pool)
-      thread.join();
-  }
-  for (size_t index : *kept)
-    if (!compiled[index].ok()) {
-      outcome.results[index].skipped = std::string(compiled[index].message());
-      log(key, strCat(describe(index),
-                      " skipped: ", outcome.results[index].skipped));
-    }
-
   // Each configuration once untimed (it loads, or finds that a cache hook
   // skips it), then its warm-up, which sizes its batches.
-  for (size_t index : *kept) {
+  for (size_t index : indices) {
     TuningOutcome::Result &result = outcome.results[index];
     if (!result.skipped.empty())
       continue;
@@ -643,7 +657,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   };
   for (bool any = true; any;) {
     any = false;
-    for (size_t index : *kept) {
+    for (size_t index : indices) {
       if (!running(index))
         continue;
       Trials &trial = trials[index];
@@ -663,7 +677,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     // The stopping rule, after the round.
     std::optional<size_t> leader;
     std::vector<Summary> summaries(spec.configs.size());
-    for (size_t index : *kept) {
+    for (size_t index : indices) {
       if (!outcome.results[index].skipped.empty() ||
           trials[index].samples.empty())
         continue;
@@ -672,7 +686,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
           (!leader || summaries[index].median < summaries[*leader].median))
         leader = index;
     }
-    for (size_t index : *kept) {
+    for (size_t index : indices) {
       if (!running(index))
         continue;
       Trials &trial = trials[index];
@@ -700,18 +714,12 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       any |= !trial.done;
     }
   }
-  if (spec.afterTrials)
-    if (absl::Status status = spec.afterTrials(); !status.ok())
-      return status;
 
-  std::optional<size_t> best;
-  std::vector<std::string> skipped;
-  for (size_t index : *kept) {
+  // Each configuration's samples, summarized.
+  for (size_t index : indices) {
     TuningOutcome::Result &result = outcome.results[index];
-    if (!result.skipped.empty()) {
-      skipped.push_back(strCat(describe(index), ": ", result.skipped));
+    if (!result.skipped.empty())
       continue;
-    }
     Summary summary = summarize(trials[index].samples);
     result.samples = int(trials[index].samples.size());
     result.medianNanos = summary.median;
@@ -726,6 +734,53 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
                  micros(summary.median), " us (p20 ", micros(summary.p20),
                  ", p80 ", micros(summary.p80), ", 95% ", micros(summary.ciLow),
                  "-", micros(summary.ciHigh), "); ", outcome.clock));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
+    const LaunchConfig &config, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords, const std::string &key) {
+  TuningOutcome outcome;
+  outcome.key = key;
+  outcome.results.resize(spec.configs.size());
+  absl::StatusOr<std::vector<size_t>> kept = prune(positional, keywords, key);
+  if (!kept.ok())
+    return kept.status();
+  for (TuningOutcome::Result &result : outcome.results)
+    result.pruned = true;
+  for (size_t index : *kept)
+    outcome.results[index].pruned = false;
+  if (kept->size() < spec.configs.size()) {
+    std::vector<std::string> names;
+    for (size_t index : *kept)
+      names.push_back(std::to_string(index));
+    log(key, strCat(spec.configs.size(), " configurations, ",
+                    spec.configs.size() - kept->size(), " pruned (kept ",
+                    join(names, ", "), ")"));
+  }
+
+  if (absl::Status status = compileConfigurations(config, positional, keywords,
+                                                  key, *kept, outcome);
+      !status.ok())
+    return status;
+  if (absl::Status status =
+          timeConfigurations(config, positional, keywords, key, *kept, outcome);
+      !status.ok())
+    return status;
+  if (spec.afterTrials)
+    if (absl::Status status = spec.afterTrials(); !status.ok())
+      return status;
+
+  // The lowest median wins; a tie goes to the earlier configuration.
+  std::optional<size_t> best;
+  std::vector<std::string> skipped;
+  for (size_t index : *kept) {
+    const TuningOutcome::Result &result = outcome.results[index];
+    if (!result.skipped.empty()) {
+      skipped.push_back(strCat(describe(index), ": ", result.skipped));
+      continue;
+    }
     if (!best || result.medianNanos < outcome.results[*best].medianNanos)
       best = index;
   }
