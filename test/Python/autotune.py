@@ -147,4 +147,15 @@ raises(lambda: kjit.autotune(
     [(1,)](np.zeros(2, np.int32), 5), kjit.Error,
     "kernel 'count': the prune function kept no configuration for key "
     "[n=5; o=i32]; it must keep at least one")
+# The native half's own checks of what the prune callable returns (the
+# Python half always returns a list of indices).
+for returned, text in (("x", "it returned no list"),
+                       (["a"], "it returned a list of other than "
+                               "configuration indices")):
+    state = count._autotuner([{"C": 1}], ["n"], None, None,
+                             lambda returned=returned: returned)
+    raises(lambda: count._autotune_launch(state, (1,),
+                                          np.zeros(2, np.int32), 5),
+           kjit.Error, "kernel 'count': the prune function failed for key "
+           "[n=5; o=i32]: " + text)
 print("ok")

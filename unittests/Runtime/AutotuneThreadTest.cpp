@@ -15,6 +15,8 @@
 #include "kjit/Runtime/Autotuner.h"
 #include "kjit/Runtime/Runtime.h"
 
+#include "absl/strings/match.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -204,6 +206,25 @@ TEST(AutotuneThreadTest, TheDevicesReportsSkipOrStop) {
   EXPECT_EQ(outcome.status().message(),
             "kernel 'count': autotuning stopped: config 1 (C=97) left the "
             "device unusable (its launch failed on the device (ABORTED))");
+
+  // A launch that fails with ABORTED stops it too.
+  auto aborting = tunerOf({96, 5});
+  ASSERT_TRUE(aborting);
+  outcome = aborting->tune(LaunchConfig(), call);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.status().code(), absl::StatusCode::kAborted);
+  // The plugin host names the plugin by its path, between these.
+  std::string message(outcome.status().message());
+  EXPECT_EQ(message.rfind("kernel 'count': autotuning stopped: config 0 "
+                          "(C=96) left the device unusable (plugin "
+                          "'test-clock' (",
+                          0),
+            0u)
+      << message;
+  EXPECT_TRUE(absl::EndsWith(
+      message, "libkjit-test-clock.so): launch failed: the device is lost "
+               "(scripted))"))
+      << message;
 }
 
 } // namespace

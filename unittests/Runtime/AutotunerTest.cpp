@@ -472,6 +472,38 @@ TEST_F(AutotunerTest, ThePruneFunctionAndThePerformanceModelChooseWhatIsTimed) {
   EXPECT_EQ(outcome->winner, 2u) << "config 0 is faster, but was pruned";
 }
 
+TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasPruned) {
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.logAutotune = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
+                        std::string_view message) {
+    if (message.rfind("autotune ", 0) == 0)
+      lines.push_back(std::string(message));
+  };
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  AutotuneSpec spec = specWithCosts({config(1), config(2), config(3)},
+                                    {{1, 100}, {2, 200}, {3, 300}});
+  spec.prune = [](const std::vector<TuningConfig> &, const NamedArguments &) {
+    return absl::StatusOr<std::vector<size_t>>(std::vector<size_t>{2, 1});
+  };
+  auto tuner = Autotuner::create(**runtime, **kernel, std::move(spec));
+  ASSERT_TRUE(tuner.ok());
+  std::vector<Argument> call = args(8);
+  ASSERT_TRUE((*tuner)->tune(LaunchConfig(), call).ok());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "autotune count [n=8; o=i32]: 3 configurations, 1 "
+                      "pruned (kept 1, 2)");
+  EXPECT_EQ(lines.back(), "autotune count [n=8; o=i32]: chose config 1 (C=2, "
+                          "num_warps=1) 0.2 us");
+  module->reset();
+}
+
 TEST_F(AutotunerTest, PruningErrorsStopTheTuningWithTheirReason) {
   auto refuse = [&](const std::function<void(AutotuneSpec &)> &set,
                     const std::string &message) {

@@ -8,9 +8,9 @@
 |* over, so that what a test sees after it depends on no timing. The time is  *|
 |* scripted by the loadable, which unittests/Runtime/Inputs/TestCompiler.cpp  *|
 |* makes ("count C=3 ..."): kernel count takes C microseconds, any other      *|
-|* kernel 20 - C. C = 97 reports ABORTED, 98 reports nothing, 99 reports      *|
-|* RESOURCE_EXHAUSTED. Plain C (the host backend's fibers do not run under    *|
-|* TSan).                                                                     *|
+|* kernel 20 - C. C = 96 fails its launch with ABORTED, 97 reports ABORTED,   *|
+|* 98 reports nothing, 99 reports RESOURCE_EXHAUSTED. Plain C (the host       *|
+|* backend's fibers do not run under TSan).                                   *|
 \*===----------------------------------------------------------------------===*/
 
 /* clock_gettime under -std=c99. */
@@ -200,6 +200,8 @@ static kjit_status *clock_launch(void *self, kjit_backend_launch_args *args) {
   report *r;
   uint64_t start;
   (void)self;
+  if (k->c == 96)
+    return fail(KJIT_STATUS_ABORTED, "the device is lost (scripted)");
   if (!(args->flags & KJIT_LAUNCH_TIMED) || k->c == 98)
     return NULL;
   r = calloc(1, sizeof *r);
