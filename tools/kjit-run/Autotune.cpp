@@ -91,7 +91,7 @@ std::string describeOutcome(const rt::AutotuneSpec &spec,
                 " configurations, ", skipped, " skipped, ",
                 outcome.trialLaunches, " trial launches; chose config ",
                 outcome.winner, " (", spec.configs[outcome.winner].text(),
-                "): ", time, " us (host clock)");
+                "): ", time, " us (", outcome.clock, ")");
 }
 
 } // namespace kjit::run
