@@ -3,7 +3,9 @@
 three panels: the launch cost of an empty kernel from Python as a ratio to
 the in-process C floor (1 tensor; 4 tensors + 4 ints), the per-launch cost
 of 1,000 launches replayed from a CUDA graph and of a torch.compile'd call,
-and bandwidth from Python.
+and bandwidth from Python. A run of matmul_bench.py (its matmul_tflops
+lines) becomes one panel instead: TFLOP/s per shape, kjit's configurations
+beside Triton and torch.matmul.
 
   bench/python/plot.py BENCH.log OUT.svg [TITLE]
 
@@ -18,6 +20,8 @@ from xml.sax.saxutils import escape
 COLORS = {"c_floor": "#9e9e9e", "python_floor": "#bdbdbd", "kjit": "#1f77b4",
           "kjit_bound": "#6baed6", "triton": "#ff7f0e", "torch": "#2ca02c",
           "copy": "#7f7f7f"}
+MATMUL_COLORS = {"kjit_s3": "#6baed6", "kjit_s4": "#1f77b4",
+                 "triton": "#ff7f0e", "torch": "#2ca02c"}
 
 
 def records(path):
@@ -58,10 +62,42 @@ def panel(x, y, width, height, title, groups, unit, svg):
                f'{escape(unit)}</text>')
 
 
+def matmul_svg(found, title):
+    """One panel of TFLOP/s per shape from matmul_bench.py's lines."""
+    shapes, impls = {}, []
+    for r in found:
+        if r.get("bench") != "matmul_tflops":
+            continue
+        shape = f'{r["M"]}x{r["N"]}x{r["K"]}'
+        shapes.setdefault(shape, {})[r["impl"]] = r["tflops"]
+        if r["impl"] not in impls:
+            impls.append(r["impl"])
+    groups = [(shape, [(i, values.get(i)) for i in impls])
+              for shape, values in shapes.items()]
+    svg = ['<svg xmlns="http://www.w3.org/2000/svg" width="760" height="360" '
+           'font-family="sans-serif">',
+           f'<text x="380" y="20" text-anchor="middle" font-size="15">{escape(title)}</text>']
+    COLORS.update(MATMUL_COLORS)
+    panel(70, 60, 660, 220, "C = A @ B, bf16, f32 accumulation", groups,
+          "TFLOP/s", svg)
+    for i, series in enumerate(impls):
+        svg.append(f'<rect x="{70 + i * 150}" y="325" width="12" height="12" '
+                   f'fill="{COLORS.get(series, "#444")}"/>')
+        svg.append(f'<text x="{86 + i * 150}" y="336" font-size="11">{series}</text>')
+    svg.append("</svg>")
+    return svg
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     found = records(sys.argv[1])
+    if any(r.get("bench") == "matmul_tflops" for r in found):
+        svg = matmul_svg(found, sys.argv[3] if len(sys.argv) > 3
+                         else "kjit's bf16 matmul")
+        with open(sys.argv[2], "w") as out:
+            out.write("\n".join(svg) + "\n")
+        return
     title = sys.argv[3] if len(sys.argv) > 3 else "kjit from Python"
     launchers = ["c_floor", "python_floor", "kjit", "kjit_bound", "triton"]
     launch = {(r["launcher"], r["kernel"]): r.get("ratio_to_c_floor")
