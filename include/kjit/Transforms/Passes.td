@@ -209,11 +209,18 @@ def KjitExpandMasks : Pass<"kjit-expand-masks", "mlir::ModuleOp"> {
 }
 
 def KjitStripAsserts : Pass<"kjit-strip-asserts", "mlir::ModuleOp"> {
-  let summary = "Erase device asserts";
+  let summary = "Erase device asserts; refuse one that always fails";
   let description = [{
     Outside debug mode (`debug=true` at launch, or `KJIT_DEBUG=1`) device
     asserts are not checked: every `kjit.assert` is erased. The values only
     the assert used become dead and canonicalization removes them.
+
+    In either mode an assert that every thread reaches (in the entry block
+    of a kernel) and whose condition folded to false, once
+    the specialization's constants and the block size are in, is an error
+    at its location: the launch could only fail it (debug) or run a kernel
+    that broke its own precondition (otherwise). `erase=false` (debug mode)
+    only checks.
 
     ```mlir
     // Before
@@ -224,6 +231,10 @@ def KjitStripAsserts : Pass<"kjit-strip-asserts", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["kjit::KjitDialect"];
+  let options = [
+    Option<"erase", "erase", "bool", /*default=*/"true",
+           "erase the asserts (false: only refuse one that always fails)">
+  ];
 }
 
 def KjitFoldBlockSize : Pass<"kjit-fold-block-size", "mlir::ModuleOp"> {

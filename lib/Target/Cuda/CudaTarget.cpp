@@ -370,11 +370,12 @@ public:
           llvm::toString(config.takeError())));
       return;
     }
-    if (!options.debug)
-      pm.addPass(createKjitStripAsserts());
     pm.addPass(createKjitBakeGlobals());
     pm.addPass(createKjitFoldBlockSize({options.numWarps}));
     pm.addPass(createCanonicalizerPass());
+    // Once the block size and the constants have folded: an assert they
+    // decide false is refused, in debug mode too.
+    pm.addPass(createKjitStripAsserts({/*erase=*/!options.debug}));
     KjitCudaLowerMatrixOptions matrix;
     matrix.numWarps = options.numWarps;
     matrix.numStages = options.numStages;

@@ -33,9 +33,10 @@ public:
     pm.addPass(createKjitLowerMatrix({options.numWarps}));
     // The host has no predicated accesses: masks become branches.
     pm.addPass(createKjitExpandMasks());
-    if (!options.debug)
-      pm.addPass(createKjitStripAsserts());
     pm.addPass(createCanonicalizerPass());
+    // Once the constants have folded: an assert they decide false is
+    // refused, in debug mode too.
+    pm.addPass(createKjitStripAsserts({/*erase=*/!options.debug}));
     // After canonicalization: accesses in branches a constexpr removed do
     // not count.
     pm.addPass(createKjitCheckNonePointers());
