@@ -1,13 +1,18 @@
 //===- Autotuner.cpp - choosing a kernel's configuration by timing --------===//
 //
-// The first milestone of docs/Autotuning.md: configurations checked against
-// the manifest, the key read from the call, trials on the host clock around
-// launches and a synchronize, interleaved in rounds, the median's minimum
-// chosen and remembered per key in the process.
+// Configurations checked against the manifest, the key read from the call,
+// trials on the host clock around launches and a synchronize, interleaved in
+// rounds, the median's minimum chosen and remembered per key in the process
+// (docs/Autotuning.md). With a disk cache, the choice and each timing are
+// records (TuningStore.h): looked up before anything is timed, stored if
+// absent after, and a choice stored first by another process adopted.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Runtime/Autotuner.h"
+
+#include "TuningStore.h"
+#include "kjit/Runtime/BuildConfig.h"
 
 #include "kjit/Model/LaunchOptions.h"
 #include "kjit/Model/Specialization.h"
@@ -57,6 +62,16 @@ std::string join(const Range &pieces, std::string_view separator) {
   return out;
 }
 
+/// A trial that a cache hook skipped: this process's hook, not the
+/// configuration, so it is not recorded.
+constexpr std::string_view kHookSkipped = "a cache hook skipped its launch";
+
+int64_t unixNanos() {
+  return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count());
+}
+
 uint64_t steadyNanos() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
@@ -81,9 +96,25 @@ struct Autotuner::Impl {
   std::mutex mutex;
   absl::flat_hash_map<std::string, size_t> chosen;
   const TuningConfig *last = nullptr;
+  /// The fake clock's time (AutotuneSpec::fakeLaunchNanos).
+  uint64_t fakeNow = 0;
 
   const std::string &kernelName() const { return kernel.manifest().name; }
-  uint64_t now() const { return spec.clock ? spec.clock() : steadyNanos(); }
+  uint64_t now() const {
+    if (!spec.fakeLaunchNanos.empty())
+      return fakeNow;
+    return spec.clock ? spec.clock() : steadyNanos();
+  }
+  /// A trial launch of configuration `index` ran.
+  void launched(size_t index) {
+    if (!spec.fakeLaunchNanos.empty())
+      fakeNow += spec.fakeLaunchNanos[index];
+  }
+  const char *clockName() const {
+    if (!spec.fakeLaunchNanos.empty())
+      return "fake";
+    return spec.clock ? "custom" : "host";
+  }
 
   void log(const std::string &key, const std::string &text) const {
     if (runtime.logsAutotune())
@@ -173,6 +204,38 @@ struct Autotuner::Impl {
     return (*backend)->ref.synchronize(config.device, config.stream);
   }
 
+  /// The records' keys and what they must echo for this call; nullopt when
+  /// there is no disk cache or the device cannot be described (the
+  /// tuning then stays in the process).
+  std::optional<TuningPlan>
+  planFor(const LaunchConfig &config, absl::Span<const Argument> positional,
+          absl::Span<const KeywordArgument> keywords, const std::string &key);
+
+  /// Completes a record of configuration `index` timed (or failed) here
+  /// and stores it if absent (no plan: nothing to store).
+  void fillRecord(const TuningPlan *found, size_t index, int64_t measured,
+                  const std::string &writer, cache::TimingRecord &record) {
+    if (!found)
+      return;
+    const TuningPlan &plan = *found;
+    record.kernel = plan.kernel;
+    record.source = plan.source;
+    record.device = plan.device;
+    record.tuningKey = plan.tuningKey;
+    record.config = plan.configs[index];
+    record.protocol = plan.protocol;
+    record.clock = plan.clock;
+    record.measuredUnixNanos = measured;
+    record.writer = writer;
+    record.kjit = kBuildVersion;
+    TuningStore(runtime.diskCache()).storeTiming(plan, index, record);
+  }
+
+  /// Takes a stored choice: the winner is the configuration under its
+  /// timing key.
+  TuningOutcome adopt(const TuningPlan &plan, const cache::ChoiceRecord &choice,
+                      TuningOutcome outcome);
+
   /// Times the configurations for `key` and remembers the winner (the
   /// caller holds `mutex`).
   absl::StatusOr<TuningOutcome> tune(const LaunchConfig &config,
@@ -181,6 +244,98 @@ struct Autotuner::Impl {
                                      const std::string &key);
 };
 
+std::optional<TuningPlan> Autotuner::Impl::planFor(
+    const LaunchConfig &config, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords, const std::string &key) {
+  if (!runtime.diskCache())
+    return std::nullopt;
+  absl::StatusOr<const Backend *> backend = runtime.backend();
+  if (!backend.ok())
+    return std::nullopt;
+  absl::StatusOr<const DeviceDescription *> described =
+      runtime.device(**backend, config.device);
+  absl::StatusOr<std::string> fingerprint =
+      runtime.fingerprint(**backend, config.device);
+  if (!described.ok() || !fingerprint.ok())
+    return std::nullopt; // the launch reports it
+  DeviceClassInputs device;
+  device.target = (*backend)->target;
+  device.arch = (*described)->arch;
+  device.formats = (*described)->formats;
+  device.compileOptions = (*described)->compileOptions;
+  device.maxThreadsPerBlock = (*described)->maxThreadsPerBlock;
+  device.fingerprint = *fingerprint;
+
+  TuningPlan plan;
+  plan.kernel = kernelName();
+  plan.source = kernel.dependencyKey();
+  plan.tuningKey = key;
+  plan.protocol = std::string(kTrialProtocol);
+  plan.clock = clockName();
+  plan.device = {(*backend)->target, (*described)->arch, deviceClass(device)};
+  // What the call fixes that no configuration sets: the constexprs (the
+  // call's or their defaults) and the launch options it passes.
+  auto setByConfigs = [&](const std::string &name) {
+    for (const TuningConfig &tuning : spec.configs)
+      for (const auto &value : tuning.values)
+        if (value.first == name)
+          return true;
+    return false;
+  };
+  std::vector<std::string> fixed;
+  const auto &params = kernel.manifest().params;
+  for (size_t index = 0; index < params.size(); ++index)
+    if (params[index].isConstexpr && !setByConfigs(params[index].name)) {
+      const Argument *value = argumentOf(index, positional, keywords);
+      fixed.push_back(strCat(params[index].name, "=",
+                             value ? valueText(*value) : "missing"));
+    }
+  for (const KeywordArgument &keyword : keywords)
+    if (findLaunchOption(keyword.name))
+      fixed.push_back(strCat(keyword.name, "=", valueText(keyword.value)));
+  std::string call = join(fixed, "; ");
+
+  TimingKeyInputs inputs;
+  inputs.protocol = plan.protocol;
+  inputs.clock = plan.clock;
+  inputs.buildIdentity = runtime.buildIdentity();
+  inputs.environment = runtime.codegenEnvironment();
+  inputs.compilerExtensions = runtime.compilerExtensions();
+  inputs.deviceClass = plan.device.deviceClass;
+  inputs.source = plan.source;
+  inputs.callSpecialization = call;
+  inputs.tuningKey = key;
+  for (const TuningConfig &tuning : spec.configs) {
+    plan.configs.push_back(tuning.text());
+    plan.timingKeys.push_back(timingKey(inputs, plan.configs.back()));
+  }
+  plan.set = plan.timingKeys;
+  std::sort(plan.set.begin(), plan.set.end());
+  plan.set.erase(std::unique(plan.set.begin(), plan.set.end()),
+                 plan.set.end());
+  plan.choiceKey =
+      choiceKey(plan.protocol, plan.device.deviceClass, key, plan.set);
+  return plan;
+}
+
+TuningOutcome Autotuner::Impl::adopt(const TuningPlan &plan,
+                                     const cache::ChoiceRecord &choice,
+                                     TuningOutcome outcome) {
+  size_t winner = 0;
+  while (plan.timingKeys[winner] != choice.winner) // the set holds it
+    ++winner;
+  outcome.winner = winner;
+  outcome.results[winner].medianNanos = choice.winnerMedianNanos;
+  outcome.choice = strCat("found (disk, by ", choice.writer, ")");
+  chosen[outcome.key] = winner;
+  log(outcome.key,
+      strCat(spec.configs.size(), " configurations; choice found (disk, by ",
+             choice.writer, "): config ", winner, " (",
+             spec.configs[winner].text(), ") ",
+             choice.winnerMedianNanos / 1000.0, " us"));
+  return outcome;
+}
+
 absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     const LaunchConfig &config, absl::Span<const Argument> positional,
     absl::Span<const KeywordArgument> keywords, const std::string &key) {
@@ -188,6 +343,44 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   TuningOutcome outcome;
   outcome.key = key;
   outcome.results.resize(spec.configs.size());
+  outcome.clock = clockName();
+
+  // The records: a stored choice decides; otherwise one process per
+  // machine tunes the set (the others wait for its choice), and the
+  // configurations with a stored timing are not timed again.
+  std::optional<TuningPlan> plan =
+      planFor(config, positional, keywords, key);
+  TuningStore store(plan ? runtime.diskCache() : nullptr);
+  cache::DiskCache::KeyLock choiceLock;
+  std::vector<bool> toTime(spec.configs.size(), true);
+  if (store.enabled()) {
+    if (std::optional<cache::ChoiceRecord> choice = store.findChoice(*plan))
+      return adopt(*plan, *choice, std::move(outcome));
+    choiceLock = store.lockChoice(*plan);
+    if (std::optional<cache::ChoiceRecord> choice = store.findChoice(*plan))
+      return adopt(*plan, *choice, std::move(outcome));
+    for (size_t index = 0; index < spec.configs.size(); ++index) {
+      std::optional<cache::TimingRecord> record =
+          store.findTiming(*plan, index);
+      if (!record)
+        continue;
+      TuningOutcome::Result &result = outcome.results[index];
+      toTime[index] = false;
+      result.from = "disk";
+      if (!record->ran) {
+        result.skipped = record->reason;
+        log(key, strCat("config ", index, " (", spec.configs[index].text(),
+                        ") skipped: ", record->reason, " (disk, by ",
+                        record->writer, ")"));
+        continue;
+      }
+      result.medianNanos = record->medianNanos;
+      result.rounds = int(record->rounds);
+      log(key, strCat("config ", index, " (", spec.configs[index].text(),
+                      ") found: ", record->medianNanos / 1000.0,
+                      " us (disk, by ", record->writer, ")"));
+    }
+  }
   auto before = [&]() -> absl::Status {
     return spec.beforeTrials ? spec.beforeTrials() : absl::OkStatus();
   };
@@ -196,6 +389,9 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   std::vector<int> batch(spec.configs.size(), 1);
   for (size_t index = 0; index < spec.configs.size(); ++index) {
     TuningOutcome::Result &result = outcome.results[index];
+    if (!toTime[index])
+      continue;
+    result.from = "timed";
     if (absl::Status status = before(); !status.ok())
       return status;
     uint64_t start = now();
@@ -210,10 +406,11 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         break;
       }
       if (!launched->launched) {
-        result.skipped = "a cache hook skipped its launch";
+        result.skipped = std::string(kHookSkipped);
         break;
       }
       ++outcome.trialLaunches;
+      this->launched(index);
     }
     if (!result.skipped.empty()) {
       log(key, strCat("config ", index, " (", spec.configs[index].text(),
@@ -234,7 +431,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   for (int round = 0; round < std::max(1, measure.rounds); ++round)
     for (size_t index = 0; index < spec.configs.size(); ++index) {
       TuningOutcome::Result &result = outcome.results[index];
-      if (!result.skipped.empty())
+      if (!toTime[index] || !result.skipped.empty())
         continue;
       if (absl::Status status = before(); !status.ok())
         return status;
@@ -247,6 +444,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
           break;
         }
         ++outcome.trialLaunches;
+        this->launched(index);
       }
       if (!result.skipped.empty())
         continue;
@@ -260,23 +458,48 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
 
   std::optional<size_t> best;
   std::vector<std::string> skipped;
+  // Ties go to the lower timing key (with records: the same in every
+  // process, whatever the list's order), else the earlier configuration.
+  auto faster = [&](size_t index, size_t than) {
+    double mine = outcome.results[index].medianNanos,
+           theirs = outcome.results[than].medianNanos;
+    if (mine != theirs)
+      return mine < theirs;
+    return plan && plan->timingKeys[index] < plan->timingKeys[than];
+  };
+  int64_t measured = unixNanos();
+  std::string writer = plan ? tuningWriter() : std::string();
   for (size_t index = 0; index < spec.configs.size(); ++index) {
     TuningOutcome::Result &result = outcome.results[index];
+    bool timedHere = toTime[index];
     if (!result.skipped.empty()) {
       skipped.push_back(strCat("config ", index, " (",
                                spec.configs[index].text(),
                                "): ", result.skipped));
+      if (timedHere && result.skipped != kHookSkipped) {
+        cache::TimingRecord record;
+        record.ran = false;
+        record.reason = result.skipped;
+        fillRecord(plan ? &*plan : nullptr, index, measured, writer, record);
+      }
       continue;
     }
-    std::vector<double> &times = samples[index];
-    std::sort(times.begin(), times.end());
-    result.rounds = int(times.size());
-    result.medianNanos = times[times.size() / 2];
-    log(key, strCat("config ", index, " (", spec.configs[index].text(),
-                    "): ", result.rounds, " rounds of ", batch[index],
-                    " launches: median ", result.medianNanos / 1000.0,
-                    " us; host clock"));
-    if (!best || result.medianNanos < outcome.results[*best].medianNanos)
+    if (timedHere) {
+      std::vector<double> &times = samples[index];
+      std::sort(times.begin(), times.end());
+      result.rounds = int(times.size());
+      result.medianNanos = times[times.size() / 2];
+      log(key, strCat("config ", index, " (", spec.configs[index].text(),
+                      "): ", result.rounds, " rounds of ", batch[index],
+                      " launches: median ", result.medianNanos / 1000.0,
+                      " us; ", outcome.clock, " clock"));
+      cache::TimingRecord record;
+      record.medianNanos = result.medianNanos;
+      record.rounds = result.rounds;
+      record.launchesPerRound = batch[index];
+      fillRecord(plan ? &*plan : nullptr, index, measured, writer, record);
+    }
+    if (!best || faster(index, *best))
       best = index;
   }
   if (!best)
@@ -285,9 +508,45 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         key, "]: ", skipped.size(), " of ", spec.configs.size(), " skipped (",
         join(skipped, "; "), ")"));
   outcome.winner = *best;
-  chosen[key] = *best;
-  log(key, strCat("chose config ", *best, " (", spec.configs[*best].text(),
-                  ") ", outcome.results[*best].medianNanos / 1000.0, " us"));
+  std::string published;
+  if (store.enabled()) {
+    cache::ChoiceRecord mine;
+    mine.kernel = plan->kernel;
+    mine.device = plan->device;
+    mine.tuningKey = key;
+    mine.timingKeys = plan->set;
+    mine.winner = plan->timingKeys[*best];
+    mine.winnerConfig = plan->configs[*best];
+    mine.winnerMedianNanos = outcome.results[*best].medianNanos;
+    mine.chosenUnixNanos = measured;
+    mine.writer = writer;
+    mine.kjit = kBuildVersion;
+    TuningStore::Published stored = store.publishChoice(*plan, mine);
+    if (stored.won) {
+      outcome.choice = "published (won)";
+    } else if (!stored.stored) {
+      outcome.choice = "not stored (the disk cache did not take it)";
+    } else {
+      // Another process chose first: its choice is everyone's.
+      size_t theirs = 0;
+      while (plan->timingKeys[theirs] != stored.choice.winner)
+        ++theirs;
+      outcome.choice = strCat("adopted (by ", stored.choice.writer, ")");
+      log(key, strCat("the stored choice kept: config ", theirs, " (",
+                      spec.configs[theirs].text(), ") ",
+                      stored.choice.winnerMedianNanos / 1000.0, " us, by ",
+                      stored.choice.writer, "; this process measured config ",
+                      *best, " (", spec.configs[*best].text(), ") fastest"));
+      outcome.winner = theirs;
+      outcome.results[theirs].medianNanos = stored.choice.winnerMedianNanos;
+    }
+    published = strCat("; ", outcome.choice);
+  }
+  chosen[key] = outcome.winner;
+  log(key, strCat("chose config ", outcome.winner, " (",
+                  spec.configs[outcome.winner].text(), ") ",
+                  outcome.results[outcome.winner].medianNanos / 1000.0, " us",
+                  published));
   return outcome;
 }
 

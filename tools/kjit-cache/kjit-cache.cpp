@@ -10,6 +10,7 @@
 
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
+#include "kjit/Cache/TuningRecord.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Support/StrCat.h"
 
@@ -56,9 +57,40 @@ std::string formatTime(int64_t nanos) {
   return text;
 }
 
+/// A median in microseconds, as the autotuner's log writes it: "11.8 us".
+std::string microseconds(double nanos) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", nanos / 1000.0);
+  return text;
+}
+
 /// What an entry's metadata says it holds: "kernel add (host/x86_64)",
-/// "file examples/vector_add.mlir (1 kernel)".
+/// "file examples/vector_add.mlir (1 kernel)", "timing of softmax [n=4;
+/// in=fp32] C=2, num_warps=2: 11.8 us (host/x86_64)", "choice of softmax
+/// [n=4; in=fp32]: C=2, num_warps=2 of 3 (host/x86_64)".
 std::string describe(const cache::EntryData &entry) {
+  if (entry.kind == cache::EntryKind::Tuning) {
+    absl::StatusOr<cache::TimingRecord> record =
+        cache::timingRecordFromJson(entry.metadata);
+    if (!record.ok())
+      return std::string(record.status().message());
+    return "timing of " + record->kernel + " [" + record->tuningKey + "] " +
+           record->config + ": " +
+           (record->ran ? microseconds(record->medianNanos)
+                        : "cannot run (" + record->reason + ")") +
+           " (" + record->device.target + "/" + record->device.arch + ")";
+  }
+  if (entry.kind == cache::EntryKind::Choice) {
+    absl::StatusOr<cache::ChoiceRecord> record =
+        cache::choiceRecordFromJson(entry.metadata);
+    if (!record.ok())
+      return std::string(record.status().message());
+    return "choice of " + record->kernel + " [" + record->tuningKey +
+           "]: " + record->winnerConfig + " of " +
+           std::to_string(record->timingKeys.size()) + " (" +
+           record->device.target + "/" + record->device.arch + ")" +
+           (record->confirmed ? "" : ", unconfirmed");
+  }
   absl::StatusOr<JsonValue> metadata = kjit::rt::parseJson(entry.metadata);
   if (!metadata.ok() || !metadata->isObject())
     return "?";
@@ -78,7 +110,8 @@ std::string describe(const cache::EntryData &entry) {
 const char kDescription[] =
     R"(kjit-cache: inspect and maintain kjit's disk cache: the compiled kernels
 and the kernel-file manifests that let a process launch without compiling,
-and without loading the compiler (docs/DiskCache.md)
+and without loading the compiler (docs/DiskCache.md), and the autotuner's
+timing and choice records (docs/Autotuning.md)
 )";
 
 const char kFooter[] =
@@ -100,8 +133,8 @@ struct Options {
   std::string dir;
   bool json = false;
   std::string command;
-  /// stats --zero, verify --delete, show KEY.
-  bool zero = false, remove = false;
+  /// stats --zero, verify --delete, show KEY, clear --tuning.
+  bool zero = false, remove = false, tuning = false;
   std::string key;
   /// prune --max-size, --stale-age.
   std::optional<uint64_t> maxSize;
@@ -204,7 +237,10 @@ Options parse(int argc, char **argv) {
       ->type_name("SECONDS")
       ->transform(cli::Count(0, std::numeric_limits<int64_t>::max(),
                              "number of seconds"));
-  command("clear", "removes every entry (the counters stay)");
+  command("clear", "removes every entry (the counters stay)")
+      ->add_flag("--tuning", options.tuning,
+                 "only the autotuner's timing and choice records (the\n"
+                 "next tuning times again)");
   command("env", "the environment variables whose values join every\n"
                  "kernel's key, and kjit's others, which do not");
   // After the commands: theirs is not repeated under each one's --help.
@@ -595,7 +631,12 @@ int clear(const Options &options) {
       openCache(options.dir, Access::Maintain);
   uint64_t removed = 0;
   if (disk) {
-    absl::StatusOr<uint64_t> cleared = disk->clear();
+    absl::StatusOr<uint64_t> cleared =
+        options.tuning ? disk->clear([](cache::EntryKind kind) {
+          return kind == cache::EntryKind::Tuning ||
+                 kind == cache::EntryKind::Choice;
+        })
+                       : disk->clear();
     if (!cleared.ok())
       fatal(std::string(cleared.status().message()));
     removed = *cleared;
@@ -603,7 +644,8 @@ int clear(const Options &options) {
   if (options.json)
     std::printf("{\"removed\":%llu}\n", (unsigned long long)removed);
   else
-    std::printf("removed %llu entries from %s\n", (unsigned long long)removed,
+    std::printf("removed %llu %s from %s\n", (unsigned long long)removed,
+                options.tuning ? "tuning records" : "entries",
                 options.dir.c_str());
   return 0;
 }

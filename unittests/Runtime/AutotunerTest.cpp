@@ -296,10 +296,10 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
       << lines[0];
   EXPECT_EQ(lines[1], "kjit: autotune count [n=8; o=i32]: config 1 (C=2, "
                       "num_warps=1): 3 rounds of 1 launches: median 4 us; "
-                      "host clock");
+                      "custom clock");
   EXPECT_EQ(lines[2], "kjit: autotune count [n=8; o=i32]: config 2 (C=3, "
                       "num_warps=1): 3 rounds of 1 launches: median 2 us; "
-                      "host clock");
+                      "custom clock");
   EXPECT_EQ(lines[3], "kjit: autotune count [n=8; o=i32]: chose config 2 "
                       "(C=3, num_warps=1) 2 us");
   module->reset();

@@ -4,10 +4,12 @@
 // A kernel with a list of configurations (constexpr values and launch
 // options) and a key (named arguments' values and every tensor's dtype):
 // the first launch of a key times each configuration on the device and
-// launches the fastest; later launches of the key use it. This is the
-// design's first milestone (docs/Autotuning.md): choices live in the
-// process; records on disk and in the fleet, parallel compiles and the
-// device clock come later.
+// launches the fastest; later launches of the key use it. Each timing and
+// each choice is a record in the disk cache (docs/Autotuning.md "The
+// records"): a process that finds the choice times nothing, one that finds
+// some configurations' timings times only the others, and the first choice
+// stored for a set is every process's. Records in the fleet, parallel
+// compiles and the device clock come later.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +63,10 @@ struct AutotuneSpec {
   /// The clock trials are read from, in nanoseconds; empty:
   /// std::chrono::steady_clock. Tests fake it.
   std::function<uint64_t()> clock;
+  /// Tests: a fake clock on which each launch of configuration i costs
+  /// fakeLaunchNanos[i] (one per configuration), instead of `clock`. Its
+  /// records name the clock "fake", so they never mix with real timings.
+  std::vector<uint64_t> fakeLaunchNanos;
   /// Front ends' reset_to_zero and restore_value (Triton's): beforeTrials
   /// runs before each batch of trial launches and before the launch that
   /// ends a tuning, to zero the accumulators and put back the values the
@@ -82,8 +88,17 @@ struct TuningOutcome {
     std::string skipped;
     double medianNanos = 0;
     int rounds = 0;
+    /// "timed" (here), "disk" (its record was found), or empty: not looked
+    /// at (the choice was found).
+    std::string from;
   };
   std::vector<Result> results;
+  /// The clock of the timings: "host", "fake", "custom".
+  std::string clock;
+  /// What became of the choice: "found (disk, by HOST:PID)", "published
+  /// (won)", "adopted (by HOST:PID)", "not stored (...)"; empty without a
+  /// disk cache.
+  std::string choice;
 };
 
 class Autotuner {
@@ -104,6 +119,7 @@ public:
          absl::Span<const KeywordArgument> keywords = {});
 
   /// Tunes the arguments' key (again, if it was) without the final launch.
+  /// With a disk cache, a stored choice for the key is taken as it is.
   absl::StatusOr<TuningOutcome>
   tune(const LaunchConfig &config, absl::Span<const Argument> positional,
        absl::Span<const KeywordArgument> keywords = {});
