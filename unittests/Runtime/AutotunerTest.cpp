@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -303,6 +304,81 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
   EXPECT_EQ(lines[3], "kjit: autotune count [n=8; o=i32]: chose config 2 "
                       "(C=3, num_warps=1) 2 us");
   module->reset();
+}
+
+TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
+  // Two tunings of one set on one disk cache, each measuring another
+  // configuration fastest: the second starts inside the first's trials
+  // (nobody waits for the choice lock: KJIT_CACHE_LOCK_TIMEOUT=0) and
+  // publishes first, so the first adopts its choice.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  ASSERT_EQ(setenv("KJIT_CACHE_LOCK_TIMEOUT", "0", 1), 0);
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  options.logAutotune = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
+                        std::string_view message) {
+    if (message.rfind("autotune ", 0) == 0)
+      lines.emplace_back(message);
+  };
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_EQ(unsetenv("KJIT_CACHE_LOCK_TIMEOUT"), 0);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+
+  AutotuneSpec second;
+  second.configs = {config(1), config(2)};
+  second.key = {"n"};
+  second.fakeLaunchNanos = {1000, 3000};
+  auto other = Autotuner::create(**runtime, **kernel, std::move(second));
+  ASSERT_TRUE(other.ok()) << other.status();
+  AutotuneSpec first;
+  first.configs = {config(1), config(2)};
+  first.key = {"n"};
+  first.fakeLaunchNanos = {3000, 1000};
+  absl::StatusOr<TuningOutcome> inner = absl::UnknownError("not started");
+  bool started = false;
+  first.beforeTrials = [&] {
+    if (!started) { // before the first trial
+      started = true;
+      inner = (*other)->tune(LaunchConfig(), call);
+    }
+    return absl::OkStatus();
+  };
+  auto tuner = Autotuner::create(**runtime, **kernel, std::move(first));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  EXPECT_EQ(inner->winner, 0u);
+  EXPECT_EQ(inner->choice, "published (won)");
+  EXPECT_EQ(outcome->winner, 0u) << "the stored choice, not the measured one";
+  EXPECT_EQ(outcome->choice.rfind("adopted (by ", 0), 0u) << outcome->choice;
+  EXPECT_EQ(outcome->results[1].from, "timed");
+  bool kept = false;
+  for (const std::string &line : lines)
+    if (line.find("the stored choice kept: config 0 (C=1, num_warps=1) 1 us, "
+                  "by ") != std::string::npos &&
+        line.find("; this process measured config 1 (C=2, num_warps=1) "
+                  "fastest") != std::string::npos)
+      kept = true;
+  EXPECT_TRUE(kept) << ::testing::PrintToString(lines);
+  // Launches from now on use the adopted choice: C=1 adds 1.
+  int32_t sum = out_[1];
+  ASSERT_TRUE((*tuner)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ(out_[1], sum + 1);
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 } // namespace
