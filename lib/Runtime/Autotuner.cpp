@@ -11,6 +11,7 @@
 
 #include "kjit/Runtime/Autotuner.h"
 
+#include "RemoteCache.h"
 #include "TuningStore.h"
 #include "kjit/Runtime/BuildConfig.h"
 
@@ -214,7 +215,8 @@ struct Autotuner::Impl {
   /// Completes a record of configuration `index` timed (or failed) here
   /// and stores it if absent (no plan: nothing to store).
   void fillRecord(const TuningPlan *found, size_t index, int64_t measured,
-                  const std::string &writer, cache::TimingRecord &record) {
+                  const std::string &writer, cache::TimingRecord &record,
+                  TuningStore &store) {
     if (!found)
       return;
     const TuningPlan &plan = *found;
@@ -228,13 +230,24 @@ struct Autotuner::Impl {
     record.measuredUnixNanos = measured;
     record.writer = writer;
     record.kjit = kBuildVersion;
-    TuningStore(runtime.diskCache()).storeTiming(plan, index, record);
+    store.storeTiming(plan, index, record);
   }
 
   /// Takes a stored choice: the winner is the configuration under its
   /// timing key.
   TuningOutcome adopt(const TuningPlan &plan, const cache::ChoiceRecord &choice,
+                      const std::string &from, TuningOutcome outcome);
+
+  /// A stored choice found: one on disk that the fleet has not confirmed
+  /// is put and read back first, when there is a store.
+  TuningOutcome found(const TuningPlan &plan, TuningStore &store,
+                      Found<cache::ChoiceRecord> choice,
                       TuningOutcome outcome);
+
+  void warn(const std::string &text) const {
+    runtime.plugins().log(plugin::LogLevel::Warning, "kjit",
+                          strCat("autotune: ", text));
+  }
 
   /// Times the configurations for `key` and remembers the winner (the
   /// caller holds `mutex`).
@@ -247,7 +260,7 @@ struct Autotuner::Impl {
 std::optional<TuningPlan> Autotuner::Impl::planFor(
     const LaunchConfig &config, absl::Span<const Argument> positional,
     absl::Span<const KeywordArgument> keywords, const std::string &key) {
-  if (!runtime.diskCache())
+  if (!runtime.diskCache() && !runtime.remoteCache())
     return std::nullopt;
   absl::StatusOr<const Backend *> backend = runtime.backend();
   if (!backend.ok())
@@ -318,19 +331,43 @@ std::optional<TuningPlan> Autotuner::Impl::planFor(
   return plan;
 }
 
+TuningOutcome Autotuner::Impl::found(const TuningPlan &plan,
+                                     TuningStore &store,
+                                     Found<cache::ChoiceRecord> choice,
+                                     TuningOutcome outcome) {
+  if (!choice.record.confirmed && runtime.remoteCache()) {
+    std::string why;
+    if (std::optional<Found<cache::ChoiceRecord>> fleet =
+            store.confirm(plan, choice.record, &why)) {
+      if (fleet->from != "disk")
+        log(outcome.key,
+            strCat("the fleet's choice replaced this machine's unconfirmed "
+                   "one (by ",
+                   choice.record.writer, ")"));
+      else
+        log(outcome.key, "the fleet confirmed this machine's choice");
+      choice = *std::move(fleet);
+    }
+  }
+  return adopt(plan, choice.record, choice.from, std::move(outcome));
+}
+
 TuningOutcome Autotuner::Impl::adopt(const TuningPlan &plan,
                                      const cache::ChoiceRecord &choice,
+                                     const std::string &from,
                                      TuningOutcome outcome) {
   size_t winner = 0;
   while (plan.timingKeys[winner] != choice.winner) // the set holds it
     ++winner;
   outcome.winner = winner;
   outcome.results[winner].medianNanos = choice.winnerMedianNanos;
-  outcome.choice = strCat("found (disk, by ", choice.writer, ")");
+  std::string where = strCat(from, ", by ", choice.writer,
+                             choice.confirmed ? "" : ", unconfirmed");
+  outcome.choice = strCat("found (", where, ")");
   chosen[outcome.key] = winner;
   log(outcome.key,
-      strCat(spec.configs.size(), " configurations; choice found (disk, by ",
-             choice.writer, "): config ", winner, " (",
+      strCat(spec.configs.size(), " configurations; choice found (", where,
+             "): config ", winner, " (",
              spec.configs[winner].text(), ") ",
              choice.winnerMedianNanos / 1000.0, " us"));
   return outcome;
@@ -350,35 +387,38 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   // configurations with a stored timing are not timed again.
   std::optional<TuningPlan> plan =
       planFor(config, positional, keywords, key);
-  TuningStore store(plan ? runtime.diskCache() : nullptr);
+  TuningStore store(plan ? runtime.diskCache() : nullptr,
+                    plan ? runtime.remoteCache() : nullptr);
   cache::DiskCache::KeyLock choiceLock;
   std::vector<bool> toTime(spec.configs.size(), true);
   if (store.enabled()) {
-    if (std::optional<cache::ChoiceRecord> choice = store.findChoice(*plan))
-      return adopt(*plan, *choice, std::move(outcome));
+    if (auto choice = store.findChoice(*plan))
+      return found(*plan, store, *std::move(choice), std::move(outcome));
     choiceLock = store.lockChoice(*plan);
-    if (std::optional<cache::ChoiceRecord> choice = store.findChoice(*plan))
-      return adopt(*plan, *choice, std::move(outcome));
+    if (auto choice = store.findChoice(*plan))
+      return found(*plan, store, *std::move(choice), std::move(outcome));
     for (size_t index = 0; index < spec.configs.size(); ++index) {
-      std::optional<cache::TimingRecord> record =
+      std::optional<Found<cache::TimingRecord>> timing =
           store.findTiming(*plan, index);
-      if (!record)
+      if (!timing)
         continue;
+      const cache::TimingRecord &record = timing->record;
       TuningOutcome::Result &result = outcome.results[index];
       toTime[index] = false;
-      result.from = "disk";
-      if (!record->ran) {
-        result.skipped = record->reason;
+      result.from = timing->from;
+      std::string where = strCat(" (", timing->from, ", by ", record.writer,
+                                 ")");
+      if (!record.ran) {
+        result.skipped = record.reason;
         log(key, strCat("config ", index, " (", spec.configs[index].text(),
-                        ") skipped: ", record->reason, " (disk, by ",
-                        record->writer, ")"));
+                        ") skipped: ", record.reason, where));
         continue;
       }
-      result.medianNanos = record->medianNanos;
-      result.rounds = int(record->rounds);
+      result.medianNanos = record.medianNanos;
+      result.rounds = int(record.rounds);
       log(key, strCat("config ", index, " (", spec.configs[index].text(),
-                      ") found: ", record->medianNanos / 1000.0,
-                      " us (disk, by ", record->writer, ")"));
+                      ") found: ", record.medianNanos / 1000.0, " us",
+                      where));
     }
   }
   auto before = [&]() -> absl::Status {
@@ -480,7 +520,8 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         cache::TimingRecord record;
         record.ran = false;
         record.reason = result.skipped;
-        fillRecord(plan ? &*plan : nullptr, index, measured, writer, record);
+        fillRecord(plan ? &*plan : nullptr, index, measured, writer, record,
+                   store);
       }
       continue;
     }
@@ -497,7 +538,8 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       record.medianNanos = result.medianNanos;
       record.rounds = result.rounds;
       record.launchesPerRound = batch[index];
-      fillRecord(plan ? &*plan : nullptr, index, measured, writer, record);
+      fillRecord(plan ? &*plan : nullptr, index, measured, writer, record,
+                   store);
     }
     if (!best || faster(index, *best))
       best = index;
@@ -522,17 +564,28 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     mine.writer = writer;
     mine.kjit = kBuildVersion;
     TuningStore::Published stored = store.publishChoice(*plan, mine);
+    if (!stored.unconfirmed.empty())
+      warn(strCat("could not confirm the fleet's choice for ", kernelName(),
+                  " [", key, "] (", stored.unconfirmed,
+                  "); using this process's choice, marked unconfirmed"));
     if (stored.won) {
-      outcome.choice = "published (won)";
+      outcome.choice = stored.unconfirmed.empty()
+                           ? "published (won)"
+                           : "published (won on this machine, unconfirmed)";
     } else if (!stored.stored) {
-      outcome.choice = "not stored (the disk cache did not take it)";
+      outcome.choice = stored.unconfirmed.empty()
+                           ? "not stored (the disk cache did not take it)"
+                           : "not stored (no store took it)";
     } else {
       // Another process chose first: its choice is everyone's.
       size_t theirs = 0;
       while (plan->timingKeys[theirs] != stored.choice.winner)
         ++theirs;
-      outcome.choice = strCat("adopted (by ", stored.choice.writer, ")");
-      log(key, strCat("the stored choice kept: config ", theirs, " (",
+      outcome.choice = strCat("adopted (", stored.from, ", by ",
+                              stored.choice.writer, ")");
+      log(key, strCat(stored.from == "remote" ? "the fleet's choice kept: "
+                                              : "the stored choice kept: ",
+                      "config ", theirs, " (",
                       spec.configs[theirs].text(), ") ",
                       stored.choice.winnerMedianNanos / 1000.0, " us, by ",
                       stored.choice.writer, "; this process measured config ",

@@ -3,6 +3,7 @@
 #include "TuningStore.h"
 
 #include "Digest.h"
+#include "RemoteCache.h"
 #include "kjit/Cache/EntryFormat.h"
 #include "kjit/Support/StrCat.h"
 
@@ -131,52 +132,119 @@ std::string TuningStore::misfit(const TuningPlan &plan,
   return {};
 }
 
+namespace {
+
+cache::EntryData entryOf(const std::string &key,
+                         const cache::ChoiceRecord &choice) {
+  cache::EntryData entry;
+  entry.kind = cache::EntryKind::Choice;
+  entry.key = key;
+  entry.createdNanos = uint64_t(choice.chosenUnixNanos);
+  entry.metadata = cache::toJson(choice);
+  return entry;
+}
+
+bool sameChoice(const cache::ChoiceRecord &a, const cache::ChoiceRecord &b) {
+  return a.writer == b.writer && a.chosenUnixNanos == b.chosenUnixNanos &&
+         a.winner == b.winner;
+}
+
+} // namespace
+
 std::optional<cache::ChoiceRecord>
-TuningStore::findChoice(const TuningPlan &plan) {
-  if (!disk_)
-    return std::nullopt;
-  cache::DiskCache::Lookup found =
-      disk_->get(cache::EntryKind::Choice, plan.choiceKey);
-  if (found.result != cache::DiskCache::Lookup::Result::Hit)
+TuningStore::remoteChoice(const TuningPlan &plan, bool *replaceable) {
+  std::optional<cache::EntryData> entry =
+      remote_->get(plan.choiceKey, replaceable, cache::EntryKind::Choice);
+  if (!entry)
     return std::nullopt;
   absl::StatusOr<cache::ChoiceRecord> choice =
-      cache::choiceRecordFromJson(found.entry.metadata);
-  if (!choice.ok()) {
-    disk_->reject(plan.choiceKey, std::string(choice.status().message()));
+      cache::choiceRecordFromJson(entry->metadata);
+  std::string why = choice.ok() ? misfit(plan, *choice)
+                                : std::string(choice.status().message());
+  if (!why.empty()) {
+    // Signed with this fleet's secret: a good value may replace it.
+    *replaceable = true;
+    remote_->reject(plan.choiceKey, why, cache::EntryKind::Choice);
     return std::nullopt;
   }
-  if (std::string why = misfit(plan, *choice); !why.empty()) {
-    disk_->reject(plan.choiceKey, why);
-    return std::nullopt;
-  }
+  remote_->hit();
   return *std::move(choice);
 }
 
-std::optional<cache::TimingRecord>
+void TuningStore::writeChoice(const TuningPlan &plan,
+                              const cache::ChoiceRecord &choice) {
+  if (disk_)
+    (void)disk_->put(entryOf(plan.choiceKey, choice));
+}
+
+std::optional<Found<cache::ChoiceRecord>>
+TuningStore::findChoice(const TuningPlan &plan) {
+  if (disk_) {
+    cache::DiskCache::Lookup found =
+        disk_->get(cache::EntryKind::Choice, plan.choiceKey);
+    if (found.result == cache::DiskCache::Lookup::Result::Hit) {
+      absl::StatusOr<cache::ChoiceRecord> choice =
+          cache::choiceRecordFromJson(found.entry.metadata);
+      std::string why = choice.ok() ? misfit(plan, *choice)
+                                    : std::string(choice.status().message());
+      if (why.empty())
+        return Found<cache::ChoiceRecord>{*std::move(choice), "disk"};
+      disk_->reject(plan.choiceKey, why);
+    }
+  }
+  if (!remote_)
+    return std::nullopt;
+  bool replaceable = false;
+  std::optional<cache::ChoiceRecord> choice = remoteChoice(plan, &replaceable);
+  replaceChoice_ = replaceable;
+  if (!choice)
+    return std::nullopt;
+  writeChoice(plan, *choice);
+  return Found<cache::ChoiceRecord>{*std::move(choice), "remote"};
+}
+
+std::optional<Found<cache::TimingRecord>>
 TuningStore::findTiming(const TuningPlan &plan, size_t index) {
-  if (!disk_)
-    return std::nullopt;
   const std::string &key = plan.timingKeys[index];
-  cache::DiskCache::Lookup found = disk_->get(cache::EntryKind::Tuning, key);
-  if (found.result != cache::DiskCache::Lookup::Result::Hit)
+  if (disk_) {
+    cache::DiskCache::Lookup found = disk_->get(cache::EntryKind::Tuning, key);
+    if (found.result == cache::DiskCache::Lookup::Result::Hit) {
+      absl::StatusOr<cache::TimingRecord> record =
+          cache::timingRecordFromJson(found.entry.metadata);
+      std::string why = record.ok() ? misfit(plan, index, *record)
+                                    : std::string(record.status().message());
+      if (why.empty())
+        return Found<cache::TimingRecord>{*std::move(record), "disk"};
+      disk_->reject(key, why);
+    }
+  }
+  if (!remote_)
     return std::nullopt;
+  bool replaceable = false;
+  std::optional<cache::EntryData> entry =
+      remote_->get(key, &replaceable, cache::EntryKind::Tuning);
+  if (!entry) {
+    if (replaceable)
+      replaceTimings_.insert(key);
+    return std::nullopt;
+  }
   absl::StatusOr<cache::TimingRecord> record =
-      cache::timingRecordFromJson(found.entry.metadata);
-  if (!record.ok()) {
-    disk_->reject(key, std::string(record.status().message()));
+      cache::timingRecordFromJson(entry->metadata);
+  std::string why = record.ok() ? misfit(plan, index, *record)
+                                : std::string(record.status().message());
+  if (!why.empty()) {
+    replaceTimings_.insert(key);
+    remote_->reject(key, why, cache::EntryKind::Tuning);
     return std::nullopt;
   }
-  if (std::string why = misfit(plan, index, *record); !why.empty()) {
-    disk_->reject(key, why);
-    return std::nullopt;
-  }
-  return *std::move(record);
+  remote_->hit();
+  if (disk_)
+    (void)disk_->putIfAbsent(*entry);
+  return Found<cache::TimingRecord>{*std::move(record), "remote"};
 }
 
 void TuningStore::storeTiming(const TuningPlan &plan, size_t index,
                               const cache::TimingRecord &record) {
-  if (!disk_)
-    return;
   cache::EntryData entry;
   entry.kind = cache::EntryKind::Tuning;
   entry.key = plan.timingKeys[index];
@@ -184,21 +252,61 @@ void TuningStore::storeTiming(const TuningPlan &plan, size_t index,
   entry.metadata = cache::toJson(record);
   // Exists: another process timed it first; its record stays (records are
   // never replaced, so that everyone who read one read the same).
-  (void)disk_->putIfAbsent(entry);
+  if (disk_)
+    (void)disk_->putIfAbsent(entry);
+  if (remote_)
+    remote_->publish(entry, replaceTimings_.count(entry.key) != 0);
+}
+
+std::optional<cache::ChoiceRecord>
+TuningStore::settle(const TuningPlan &plan, cache::ChoiceRecord choice,
+                    std::string *why) {
+  choice.confirmed = true; // the store's copy is the fleet's
+  cache::EntryData entry = entryOf(plan.choiceKey, choice);
+  // Twice at most: a bad value of ours in the store is replaced once.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (absl::Status put = remote_->publishNow(entry, replaceChoice_);
+        !put.ok()) {
+      *why = strCat("store '", remote_->storeName(), "': ", put.message());
+      return std::nullopt;
+    }
+    // The put's answer does not say who won: a store may answer "stored"
+    // for a key it kept. What it holds now does.
+    bool replaceable = false;
+    if (std::optional<cache::ChoiceRecord> held =
+            remoteChoice(plan, &replaceable))
+      return held;
+    replaceChoice_ = replaceable;
+    if (!replaceable)
+      break;
+  }
+  *why = strCat("store '", remote_->storeName(),
+                "': it holds no usable choice after the put");
+  return std::nullopt;
 }
 
 TuningStore::Published
-TuningStore::publishChoice(const TuningPlan &plan,
-                           const cache::ChoiceRecord &mine) {
+TuningStore::publishChoice(const TuningPlan &plan, cache::ChoiceRecord mine) {
   Published published;
   published.choice = mine;
+  if (remote_) {
+    std::string why;
+    if (std::optional<cache::ChoiceRecord> fleet = settle(plan, mine, &why)) {
+      published.stored = true;
+      published.won = sameChoice(*fleet, mine);
+      if (!published.won)
+        published.from = "remote";
+      published.choice = *std::move(fleet);
+      writeChoice(plan, published.choice);
+      return published;
+    }
+    published.unconfirmed = why;
+    mine.confirmed = false;
+    published.choice = mine;
+  }
   if (!disk_)
     return published;
-  cache::EntryData entry;
-  entry.kind = cache::EntryKind::Choice;
-  entry.key = plan.choiceKey;
-  entry.createdNanos = uint64_t(mine.chosenUnixNanos);
-  entry.metadata = cache::toJson(mine);
+  cache::EntryData entry = entryOf(plan.choiceKey, mine);
   // Twice at most: a stored choice that does not check is rejected
   // (removed), and the second try may store ours.
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -209,13 +317,37 @@ TuningStore::publishChoice(const TuningPlan &plan,
       published.won = published.stored = true;
       return published;
     }
-    if (std::optional<cache::ChoiceRecord> stored = findChoice(plan)) {
-      published.choice = *std::move(stored);
-      published.stored = true; // by another writer: adopted, not won
-      return published;
+    cache::DiskCache::Lookup found =
+        disk_->get(cache::EntryKind::Choice, plan.choiceKey);
+    if (found.result != cache::DiskCache::Lookup::Result::Hit)
+      continue;
+    absl::StatusOr<cache::ChoiceRecord> stored =
+        cache::choiceRecordFromJson(found.entry.metadata);
+    std::string why = stored.ok() ? misfit(plan, *stored)
+                                  : std::string(stored.status().message());
+    if (!why.empty()) {
+      disk_->reject(plan.choiceKey, why);
+      continue;
     }
+    published.choice = *std::move(stored);
+    published.stored = true; // by another writer: adopted, not won
+    published.from = "disk";
+    return published;
   }
   return published;
+}
+
+std::optional<Found<cache::ChoiceRecord>>
+TuningStore::confirm(const TuningPlan &plan,
+                     const cache::ChoiceRecord &unconfirmed, std::string *why) {
+  if (!remote_)
+    return std::nullopt;
+  std::optional<cache::ChoiceRecord> fleet = settle(plan, unconfirmed, why);
+  if (!fleet)
+    return std::nullopt;
+  writeChoice(plan, *fleet);
+  bool ours = sameChoice(*fleet, unconfirmed);
+  return Found<cache::ChoiceRecord>{*std::move(fleet), ours ? "disk" : "remote"};
 }
 
 cache::DiskCache::KeyLock TuningStore::lockChoice(const TuningPlan &plan) {

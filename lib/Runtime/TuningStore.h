@@ -1,14 +1,15 @@
 //===- TuningStore.h - the autotuner's records on disk ----------*- C++ -*-===//
 //
 // The keys of the autotuner's records (pure functions of their inputs, like
-// CacheKey.h) and their trip through the disk cache: a timing record per
-// configuration, a choice record per set, each checked against what this
-// process expects before it is used (its metadata echoes the kernel, its
-// source, the device class, the tuning key, the configuration or the set),
-// written if absent so that the first writer of a key wins
-// (docs/Autotuning.md "The records", "First published wins", "Trust rules").
-// A record that fails a check is rejected through the disk cache (counted,
-// said, removed) and its configuration timed again.
+// CacheKey.h) and their trip through the disk cache and the fleet cache: a
+// timing record per configuration, a choice record per set, each checked
+// against what this process expects before it is used (its metadata echoes
+// the kernel, its source, the device class, the tuning key, the
+// configuration or the set), written if absent so that the first writer of
+// a key wins (docs/Autotuning.md "The records", "First published wins",
+// "Trust rules"). A record that fails a check is rejected through the cache
+// it came from (counted, said; removed from disk) and its configuration
+// timed again.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +22,7 @@
 #include "absl/types/span.h"
 
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,33 +85,66 @@ struct TuningPlan {
 /// "host:pid".
 std::string tuningWriter();
 
-/// The records of one disk cache (null: none, and every call finds and
-/// stores nothing).
+class RemoteCache;
+
+/// A record found, and where: "disk" or "remote".
+template <typename Record> struct Found {
+  Record record;
+  std::string from;
+};
+
+/// The records of one disk cache and one fleet cache (either may be null:
+/// then nothing is found or stored there).
 class TuningStore {
 public:
-  explicit TuningStore(cache::DiskCache *disk) : disk_(disk) {}
-  bool enabled() const { return disk_ != nullptr; }
+  TuningStore(cache::DiskCache *disk, RemoteCache *remote)
+      : disk_(disk), remote_(remote) {}
+  bool enabled() const { return disk_ || remote_; }
 
-  /// The choice for the plan's set, if one on disk passes every check.
-  std::optional<cache::ChoiceRecord> findChoice(const TuningPlan &plan);
-  /// Configuration `index`'s timing record, if one passes every check.
-  std::optional<cache::TimingRecord> findTiming(const TuningPlan &plan,
-                                                size_t index);
-  /// Stores a timing record unless one is there already.
+  /// The choice for the plan's set, if one passes every check: on disk,
+  /// else in the fleet (then written to disk).
+  std::optional<Found<cache::ChoiceRecord>> findChoice(const TuningPlan &plan);
+  /// Configuration `index`'s timing record, if one passes every check: on
+  /// disk, else in the fleet (then written to disk).
+  std::optional<Found<cache::TimingRecord>> findTiming(const TuningPlan &plan,
+                                                       size_t index);
+  /// Stores a timing record unless one is there already: on disk now, in
+  /// the fleet through its queue.
   void storeTiming(const TuningPlan &plan, size_t index,
                    const cache::TimingRecord &record);
-  /// Publishes `mine` unless a choice is there: the stored one, valid for
-  /// the plan, is returned with whether it is ours (`won`). An invalid
-  /// stored choice is rejected and the publication tried once more; if
-  /// that cannot store, `mine` is returned with `won` false and `stored`
-  /// false.
+
+  /// What became of a choice published.
   struct Published {
+    /// The choice in force: this process's, or the one stored first.
     cache::ChoiceRecord choice;
+    /// This process's choice is the one stored (on disk, or with a store,
+    /// the fleet's).
     bool won = false;
+    /// It is stored somewhere (else `choice` is this process's, kept in
+    /// the process only).
     bool stored = false;
+    /// Where the choice in force came from when it is not ours: "disk",
+    /// "remote".
+    std::string from;
+    /// Why the fleet could not be asked (the choice is then marked
+    /// unconfirmed on disk), or empty.
+    std::string unconfirmed;
   };
-  Published publishChoice(const TuningPlan &plan,
-                          const cache::ChoiceRecord &mine);
+  /// Publishes `mine` unless a choice is there first. With a store, the
+  /// fleet decides: the choice is put if absent and read back, and the one
+  /// read (valid for the plan) is adopted and written to disk; when the
+  /// store cannot answer, the disk decides among this machine's processes
+  /// and the choice is stored with `confirmed: false`. Without one, the
+  /// disk decides (putIfAbsent; an invalid stored choice is rejected and
+  /// the publication tried once more).
+  Published publishChoice(const TuningPlan &plan, cache::ChoiceRecord mine);
+  /// A choice found on disk that is not confirmed, with a store that may
+  /// now answer: the put and the read again. The fleet's choice (ours or
+  /// another) with `confirmed` set; nullopt when the store still cannot
+  /// answer (`why`).
+  std::optional<Found<cache::ChoiceRecord>>
+  confirm(const TuningPlan &plan, const cache::ChoiceRecord &unconfirmed,
+          std::string *why);
   /// One process per machine tunes a set: the others wait here (the disk
   /// cache's lock timeout) and then find its choice.
   cache::DiskCache::KeyLock lockChoice(const TuningPlan &plan);
@@ -122,7 +157,24 @@ public:
                             const cache::ChoiceRecord &choice);
 
 private:
+  /// The choice the store holds for the plan, checked; nullopt on a miss
+  /// or a rejected value (`*replaceable`: a bad value of ours the next put
+  /// should replace).
+  std::optional<cache::ChoiceRecord> remoteChoice(const TuningPlan &plan,
+                                                  bool *replaceable);
+  /// Puts `choice` to the store if absent and reads back what it holds:
+  /// the fleet's choice, or the store's error in `why`.
+  std::optional<cache::ChoiceRecord> settle(const TuningPlan &plan,
+                                            cache::ChoiceRecord choice,
+                                            std::string *why);
+  void writeChoice(const TuningPlan &plan, const cache::ChoiceRecord &choice);
+
   cache::DiskCache *disk_;
+  RemoteCache *remote_;
+  /// Store keys whose value was bad but signed with our secret: the next
+  /// publication replaces it instead of keeping it.
+  std::set<std::string> replaceTimings_;
+  bool replaceChoice_ = false;
 };
 
 } // namespace kjit::rt

@@ -104,7 +104,7 @@ std::string describeOutcome(const rt::AutotuneSpec &spec,
   size_t skipped = 0, found = 0, timed = 0;
   for (const rt::TuningOutcome::Result &result : outcome.results) {
     skipped += !result.skipped.empty();
-    found += result.from == "disk";
+    found += result.from == "disk" || result.from == "remote";
     timed += result.from == "timed";
   }
   char time[32];

@@ -4,13 +4,19 @@ fastest (process i: configuration i), and prints each process's autotune
 lines (its log and its summary), one process after another
 (test/Autotune/one-winner-disk.test).
 
-    one-winner.py KERNEL-FILE CACHE-DIR N"""
+    one-winner.py KERNEL-FILE CACHE-DIR N [--separate] [ARGS...]
+
+--separate: each process has a disk cache of its own (CACHE-DIR.0, ...),
+as processes on separate machines do; ARGS go to every kjit-run (a store
+plugin to load)."""
 import json
 import os
 import subprocess
 import sys
 
 kernel, cache, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+separate = sys.argv[4:5] == ["--separate"]
+extra = sys.argv[5 if separate else 4:]
 work = os.path.dirname(cache.rstrip("/"))
 processes = []
 for i in range(count):
@@ -20,10 +26,11 @@ for i in range(count):
     path = os.path.join(work, "process%d.json" % i)
     with open(path, "w") as out:
         json.dump(spec, out)
-    env = dict(os.environ, KJIT_CACHE_DIR=cache, KJIT_LOG="autotune")
+    env = dict(os.environ, KJIT_LOG="autotune",
+               KJIT_CACHE_DIR=cache + (".%d" % i if separate else ""))
     processes.append(subprocess.Popen(
         ["kjit-run", kernel, "--kernel", "count", "--autotune", path,
-         "--arg", "o=i32[2]:zeros", "--arg", "n=7"],
+         "--arg", "o=i32[2]:zeros", "--arg", "n=7"] + extra,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
 failed = 0
 for i, process in enumerate(processes):
