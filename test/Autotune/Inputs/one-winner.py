@@ -6,6 +6,8 @@ lines (its log and its summary), one process after another
 
     one-winner.py KERNEL-FILE CACHE-DIR N [--separate] [ARGS...]
 
+The key is n=7, or $ONE_WINNER_N.
+
 --separate: each process has a disk cache of its own (CACHE-DIR.0, ...),
 as processes on separate machines do; ARGS go to every kjit-run (a store
 plugin to load)."""
@@ -18,6 +20,7 @@ kernel, cache, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
 separate = sys.argv[4:5] == ["--separate"]
 extra = sys.argv[5 if separate else 4:]
 work = os.path.dirname(cache.rstrip("/"))
+os.makedirs(work, exist_ok=True)
 processes = []
 for i in range(count):
     spec = {"configs": [{"C": c + 1} for c in range(8)], "key": ["n"],
@@ -30,7 +33,8 @@ for i in range(count):
                KJIT_CACHE_DIR=cache + (".%d" % i if separate else ""))
     processes.append(subprocess.Popen(
         ["kjit-run", kernel, "--kernel", "count", "--autotune", path,
-         "--arg", "o=i32[2]:zeros", "--arg", "n=7"] + extra,
+         "--arg", "o=i32[2]:zeros",
+         "--arg", "n=" + os.environ.get("ONE_WINNER_N", "7")] + extra,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
 failed = 0
 for i, process in enumerate(processes):
