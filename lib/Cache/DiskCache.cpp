@@ -1037,8 +1037,8 @@ DiskCache::PutResult DiskCache::putIfAbsent(const EntryData &entry) {
 int DiskCache::publishIfAbsent(int shard, const std::string &temp,
                                const std::string &name) {
   if (!options_.noRenameNoReplace) {
-    if (renameat2(shard, temp.c_str(), shard, name.c_str(),
-                  RENAME_NOREPLACE) == 0)
+    if (renameat2(shard, temp.c_str(), shard, name.c_str(), RENAME_NOREPLACE) ==
+        0)
       return 0;
     if (errno == EEXIST) {
       (void)unlinkat(shard, temp.c_str(), 0);
@@ -1557,8 +1557,8 @@ std::optional<EntryKind> headerKind(int shard, const std::string &name) {
   return EntryKind(kind);
 }
 
-absl::StatusOr<uint64_t> DiskCache::clear(
-    const std::function<bool(EntryKind)> &which) {
+absl::StatusOr<uint64_t>
+DiskCache::clear(const std::function<bool(EntryKind)> &which) {
   if (options_.readOnly)
     return absl::FailedPreconditionError("the cache is open read-only");
   uint64_t removed = 0, failures = 0;

@@ -108,8 +108,8 @@ public:
       return value.status();
     std::optional<double> number = (*value)->asDouble();
     if (!number || !std::isfinite(*number) ||
-        (mayBeZero ? *number != 0 : (*number <= 0 ||
-                                     *number > kMaxMedianNanos)))
+        (mayBeZero ? *number != 0
+                   : (*number <= 0 || *number > kMaxMedianNanos)))
       return error(strCat("'", name, "' is ", (*value)->text(),
                           mayBeZero ? "; a configuration that did not run "
                                       "has no median (0)"
@@ -131,8 +131,7 @@ public:
     if (absl::Status status = device.onlyKnown({"target", "arch", "class"});
         !status.ok())
       return status;
-    if (absl::Status status = device.string("target", out.target);
-        !status.ok())
+    if (absl::Status status = device.string("target", out.target); !status.ok())
       return status;
     if (absl::Status status = device.string("arch", out.arch, true);
         !status.ok())
@@ -150,8 +149,8 @@ public:
     if (absl::Status status = string("schema", schema); !status.ok())
       return status;
     if (schema != expected)
-      return error(strCat("schema '", schema, "'; this kjit reads '", expected,
-                          "'"));
+      return error(
+          strCat("schema '", schema, "'; this kjit reads '", expected, "'"));
     return absl::OkStatus();
   }
 
@@ -165,9 +164,8 @@ absl::StatusOr<JsonValue> parseObject(const char *what, std::string_view json) {
   if (!parsed.ok())
     return absl::DataLossError(strCat(what, ": ", parsed.status().message()));
   if (!parsed->isObject())
-    return absl::DataLossError(
-        strCat(what, ": ", rt::jsonKindName(parsed->kind()),
-               ", not an object"));
+    return absl::DataLossError(strCat(
+        what, ": ", rt::jsonKindName(parsed->kind()), ", not an object"));
   return parsed;
 }
 
@@ -283,14 +281,13 @@ absl::StatusOr<TimingRecord> timingRecordFromJson(std::string_view json) {
     return read.error("a configuration that ran has no 'reason'");
   KJIT_RETURN_IF_ERROR(read.median("median_ns", record.medianNanos,
                                    /*mayBeZero=*/!record.ran));
-  KJIT_RETURN_IF_ERROR(
-      read.integer("rounds", record.rounds, record.ran ? 1 : 0,
-                   record.ran ? kMaxRounds : 0));
+  KJIT_RETURN_IF_ERROR(read.integer("rounds", record.rounds, record.ran ? 1 : 0,
+                                    record.ran ? kMaxRounds : 0));
   KJIT_RETURN_IF_ERROR(read.integer("launches_per_round",
                                     record.launchesPerRound, record.ran ? 1 : 0,
                                     record.ran ? kMaxLaunchesPerRound : 0));
-  KJIT_RETURN_IF_ERROR(read.integer("measured_unix_ns",
-                                    record.measuredUnixNanos, 0, INT64_MAX));
+  KJIT_RETURN_IF_ERROR(
+      read.integer("measured_unix_ns", record.measuredUnixNanos, 0, INT64_MAX));
   KJIT_RETURN_IF_ERROR(read.string("writer", record.writer));
   KJIT_RETURN_IF_ERROR(read.string("kjit", record.kjit));
   return record;
@@ -313,8 +310,7 @@ absl::StatusOr<ChoiceRecord> choiceRecordFromJson(std::string_view json) {
       read.field("timing_keys", JsonValue::Kind::Array);
   if (!keys.ok())
     return keys.status();
-  if ((*keys)->elements().empty() ||
-      (*keys)->elements().size() > kMaxChoiceSet)
+  if ((*keys)->elements().empty() || (*keys)->elements().size() > kMaxChoiceSet)
     return read.error(strCat("'timing_keys' has ", (*keys)->elements().size(),
                              " keys; a set has 1 to ", kMaxChoiceSet));
   for (const JsonValue &key : (*keys)->elements()) {
@@ -337,11 +333,11 @@ absl::StatusOr<ChoiceRecord> choiceRecordFromJson(std::string_view json) {
                           record.winner))
     return read.error("the winner is not one of 'timing_keys'");
   KJIT_RETURN_IF_ERROR(readWinner.string("config", record.winnerConfig, true));
-  KJIT_RETURN_IF_ERROR(readWinner.median(
-      "median_ns", record.winnerMedianNanos, /*mayBeZero=*/false));
+  KJIT_RETURN_IF_ERROR(readWinner.median("median_ns", record.winnerMedianNanos,
+                                         /*mayBeZero=*/false));
   KJIT_RETURN_IF_ERROR(read.boolean("confirmed", record.confirmed));
-  KJIT_RETURN_IF_ERROR(read.integer("chosen_unix_ns", record.chosenUnixNanos,
-                                    0, INT64_MAX));
+  KJIT_RETURN_IF_ERROR(
+      read.integer("chosen_unix_ns", record.chosenUnixNanos, 0, INT64_MAX));
   KJIT_RETURN_IF_ERROR(read.string("writer", record.writer));
   KJIT_RETURN_IF_ERROR(read.string("kjit", record.kjit));
   return record;

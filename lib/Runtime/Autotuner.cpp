@@ -208,9 +208,10 @@ struct Autotuner::Impl {
   /// The records' keys and what they must echo for this call; nullopt when
   /// there is no disk cache or the device cannot be described (the
   /// tuning then stays in the process).
-  std::optional<TuningPlan>
-  planFor(const LaunchConfig &config, absl::Span<const Argument> positional,
-          absl::Span<const KeywordArgument> keywords, const std::string &key);
+  std::optional<TuningPlan> planFor(const LaunchConfig &config,
+                                    absl::Span<const Argument> positional,
+                                    absl::Span<const KeywordArgument> keywords,
+                                    const std::string &key);
 
   /// Completes a record of configuration `index` timed (or failed) here
   /// and stores it if absent (no plan: nothing to store).
@@ -241,8 +242,7 @@ struct Autotuner::Impl {
   /// A stored choice found: one on disk that the fleet has not confirmed
   /// is put and read back first, when there is a store.
   TuningOutcome found(const TuningPlan &plan, TuningStore &store,
-                      Found<cache::ChoiceRecord> choice,
-                      TuningOutcome outcome);
+                      Found<cache::ChoiceRecord> choice, TuningOutcome outcome);
 
   void warn(const std::string &text) const {
     runtime.plugins().log(plugin::LogLevel::Warning, "kjit",
@@ -324,15 +324,13 @@ std::optional<TuningPlan> Autotuner::Impl::planFor(
   }
   plan.set = plan.timingKeys;
   std::sort(plan.set.begin(), plan.set.end());
-  plan.set.erase(std::unique(plan.set.begin(), plan.set.end()),
-                 plan.set.end());
+  plan.set.erase(std::unique(plan.set.begin(), plan.set.end()), plan.set.end());
   plan.choiceKey =
       choiceKey(plan.protocol, plan.device.deviceClass, key, plan.set);
   return plan;
 }
 
-TuningOutcome Autotuner::Impl::found(const TuningPlan &plan,
-                                     TuningStore &store,
+TuningOutcome Autotuner::Impl::found(const TuningPlan &plan, TuningStore &store,
                                      Found<cache::ChoiceRecord> choice,
                                      TuningOutcome outcome) {
   if (!choice.record.confirmed && runtime.remoteCache()) {
@@ -367,8 +365,7 @@ TuningOutcome Autotuner::Impl::adopt(const TuningPlan &plan,
   chosen[outcome.key] = winner;
   log(outcome.key,
       strCat(spec.configs.size(), " configurations; choice found (", where,
-             "): config ", winner, " (",
-             spec.configs[winner].text(), ") ",
+             "): config ", winner, " (", spec.configs[winner].text(), ") ",
              choice.winnerMedianNanos / 1000.0, " us"));
   return outcome;
 }
@@ -385,8 +382,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
   // The records: a stored choice decides; otherwise one process per
   // machine tunes the set (the others wait for its choice), and the
   // configurations with a stored timing are not timed again.
-  std::optional<TuningPlan> plan =
-      planFor(config, positional, keywords, key);
+  std::optional<TuningPlan> plan = planFor(config, positional, keywords, key);
   TuningStore store(plan ? runtime.diskCache() : nullptr,
                     plan ? runtime.remoteCache() : nullptr);
   cache::DiskCache::KeyLock choiceLock;
@@ -406,8 +402,8 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       TuningOutcome::Result &result = outcome.results[index];
       toTime[index] = false;
       result.from = timing->from;
-      std::string where = strCat(" (", timing->from, ", by ", record.writer,
-                                 ")");
+      std::string where =
+          strCat(" (", timing->from, ", by ", record.writer, ")");
       if (!record.ran) {
         result.skipped = record.reason;
         log(key, strCat("config ", index, " (", spec.configs[index].text(),
@@ -417,8 +413,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       result.medianNanos = record.medianNanos;
       result.rounds = int(record.rounds);
       log(key, strCat("config ", index, " (", spec.configs[index].text(),
-                      ") found: ", record.medianNanos / 1000.0, " us",
-                      where));
+                      ") found: ", record.medianNanos / 1000.0, " us", where));
     }
   }
   auto before = [&]() -> absl::Status {
@@ -539,7 +534,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       record.rounds = result.rounds;
       record.launchesPerRound = batch[index];
       fillRecord(plan ? &*plan : nullptr, index, measured, writer, record,
-                   store);
+                 store);
     }
     if (!best || faster(index, *best))
       best = index;
@@ -581,15 +576,15 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
       size_t theirs = 0;
       while (plan->timingKeys[theirs] != stored.choice.winner)
         ++theirs;
-      outcome.choice = strCat("adopted (", stored.from, ", by ",
-                              stored.choice.writer, ")");
-      log(key, strCat(stored.from == "remote" ? "the fleet's choice kept: "
-                                              : "the stored choice kept: ",
-                      "config ", theirs, " (",
-                      spec.configs[theirs].text(), ") ",
-                      stored.choice.winnerMedianNanos / 1000.0, " us, by ",
-                      stored.choice.writer, "; this process measured config ",
-                      *best, " (", spec.configs[*best].text(), ") fastest"));
+      outcome.choice =
+          strCat("adopted (", stored.from, ", by ", stored.choice.writer, ")");
+      log(key,
+          strCat(stored.from == "remote" ? "the fleet's choice kept: "
+                                         : "the stored choice kept: ",
+                 "config ", theirs, " (", spec.configs[theirs].text(), ") ",
+                 stored.choice.winnerMedianNanos / 1000.0, " us, by ",
+                 stored.choice.writer, "; this process measured config ", *best,
+                 " (", spec.configs[*best].text(), ") fastest"));
       outcome.winner = theirs;
       outcome.results[theirs].medianNanos = stored.choice.winnerMedianNanos;
     }

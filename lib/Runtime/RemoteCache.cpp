@@ -165,9 +165,10 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
       cache::decodeEntry(opened->payload, key);
   if (!entry.ok() || entry->kind != kind) {
     replace = true;
-    reject(key, strCat("its entry (written by ", opened->writerId, ") ",
-                       entry.ok() ? strCat("is not a ", cache::kindName(kind))
-                                  : std::string(entry.status().message())),
+    reject(key,
+           strCat("its entry (written by ", opened->writerId, ") ",
+                  entry.ok() ? strCat("is not a ", cache::kindName(kind))
+                             : std::string(entry.status().message())),
            kind);
     return std::nullopt;
   }
@@ -177,8 +178,8 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
 void RemoteCache::reject(std::string_view key, std::string_view why,
                          cache::EntryKind kind) {
   add(cache::Counter::RemoteVerifyFailures);
-  bool tuning = kind == cache::EntryKind::Tuning ||
-                kind == cache::EntryKind::Choice;
+  bool tuning =
+      kind == cache::EntryKind::Tuning || kind == cache::EntryKind::Choice;
   host_.log(plugin::LogLevel::Warning, "kjit",
             strCat("remote cache: the value for ", key.substr(0, 16),
                    "... from store '", store_.name(), "' was rejected: ", why,
@@ -191,9 +192,10 @@ absl::Status RemoteCache::publishNow(const cache::EntryData &entry,
   std::string value = cache::sealEnvelope(secret_, storeKey, writerId_,
                                           cache::encodeEntry(entry));
   if (maxValueSize_ && value.size() > maxValueSize_)
-    return absl::ResourceExhaustedError(
-        strCat("the value is ", value.size(), " bytes, more than the store's "
-               "limit of ", maxValueSize_));
+    return absl::ResourceExhaustedError(strCat("the value is ", value.size(),
+                                               " bytes, more than the store's "
+                                               "limit of ",
+                                               maxValueSize_));
   plugin::CacheStoreRef::PutOptions options;
   options.flags = replace ? 0 : KJIT_CACHE_PUT_IF_ABSENT;
   options.ttlSeconds = uint32_t(std::min<int64_t>(

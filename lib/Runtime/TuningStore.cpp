@@ -93,8 +93,7 @@ std::string TuningStore::misfit(const TuningPlan &plan, size_t index,
   if (record.kernel != plan.kernel)
     return names("kernel", record.kernel, plan.kernel);
   if (record.source != plan.source)
-    return names("kernel source", record.source, plan.source,
-                 "this kernel's");
+    return names("kernel source", record.source, plan.source, "this kernel's");
   if (std::string device = deviceMisfit(record.device, plan.device);
       !device.empty())
     return device;
@@ -285,8 +284,8 @@ TuningStore::settle(const TuningPlan &plan, cache::ChoiceRecord choice,
   return std::nullopt;
 }
 
-TuningStore::Published
-TuningStore::publishChoice(const TuningPlan &plan, cache::ChoiceRecord mine) {
+TuningStore::Published TuningStore::publishChoice(const TuningPlan &plan,
+                                                  cache::ChoiceRecord mine) {
   Published published;
   published.choice = mine;
   if (remote_) {
@@ -347,7 +346,8 @@ TuningStore::confirm(const TuningPlan &plan,
     return std::nullopt;
   writeChoice(plan, *fleet);
   bool ours = sameChoice(*fleet, unconfirmed);
-  return Found<cache::ChoiceRecord>{*std::move(fleet), ours ? "disk" : "remote"};
+  return Found<cache::ChoiceRecord>{*std::move(fleet),
+                                    ours ? "disk" : "remote"};
 }
 
 cache::DiskCache::KeyLock TuningStore::lockChoice(const TuningPlan &plan) {

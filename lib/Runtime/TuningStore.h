@@ -164,9 +164,8 @@ private:
                                                   bool *replaceable);
   /// Puts `choice` to the store if absent and reads back what it holds:
   /// the fleet's choice, or the store's error in `why`.
-  std::optional<cache::ChoiceRecord> settle(const TuningPlan &plan,
-                                            cache::ChoiceRecord choice,
-                                            std::string *why);
+  std::optional<cache::ChoiceRecord>
+  settle(const TuningPlan &plan, cache::ChoiceRecord choice, std::string *why);
   void writeChoice(const TuningPlan &plan, const cache::ChoiceRecord &choice);
 
   cache::DiskCache *disk_;

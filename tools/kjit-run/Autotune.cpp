@@ -84,8 +84,9 @@ absl::StatusOr<rt::AutotuneSpec> readAutotuneFile(const std::string &path) {
         spec.fakeLaunchNanos.push_back(uint64_t(*nanos));
       }
     } else {
-      return fileError(path, strCat("unknown member '", member.key,
-                                    "' (it takes configs, key and fake_launch_ns)"));
+      return fileError(path,
+                       strCat("unknown member '", member.key,
+                              "' (it takes configs, key and fake_launch_ns)"));
     }
   }
   if (spec.configs.empty())
@@ -93,9 +94,8 @@ absl::StatusOr<rt::AutotuneSpec> readAutotuneFile(const std::string &path) {
   if (!spec.fakeLaunchNanos.empty() &&
       spec.fakeLaunchNanos.size() != spec.configs.size())
     return fileError(path, strCat("fake_launch_ns has ",
-                                  spec.fakeLaunchNanos.size(),
-                                  " costs for ", spec.configs.size(),
-                                  " configurations"));
+                                  spec.fakeLaunchNanos.size(), " costs for ",
+                                  spec.configs.size(), " configurations"));
   return spec;
 }
 

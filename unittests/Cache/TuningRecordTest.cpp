@@ -8,9 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kjit/Cache/TuningRecord.h"
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
-#include "kjit/Cache/TuningRecord.h"
 #include "kjit/Model/Json.h"
 
 #include <gtest/gtest.h>
@@ -180,8 +180,7 @@ TEST(TuningRecord, EveryFieldIsRequired) {
         timingRecordFromJson(with(json, std::string("device.") + field, ""));
     ASSERT_FALSE(back.ok()) << field;
     EXPECT_EQ(message(back.status()),
-              std::string("timing record: device: '") + field +
-                  "' is missing");
+              std::string("timing record: device: '") + field + "' is missing");
   }
   std::string chosen = toJson(choice());
   for (const char *field :
@@ -197,8 +196,8 @@ TEST(TuningRecord, EveryFieldIsRequired) {
     absl::StatusOr<ChoiceRecord> back =
         choiceRecordFromJson(with(chosen, std::string("winner.") + field, ""));
     ASSERT_FALSE(back.ok()) << field;
-    EXPECT_EQ(message(back.status()), std::string("choice record: winner: '") +
-                                          field + "' is missing");
+    EXPECT_EQ(message(back.status()),
+              std::string("choice record: winner: '") + field + "' is missing");
   }
 }
 
@@ -274,8 +273,7 @@ TEST(TuningRecord, ChoicesOutOfBoundsAreRefused) {
     EXPECT_EQ(message(back.status()), "choice record: " + expected);
   };
   std::string one(64, '1'), two(64, '2'), three(64, '3');
-  refused("timing_keys", "[]",
-          "'timing_keys' has 0 keys; a set has 1 to 4096");
+  refused("timing_keys", "[]", "'timing_keys' has 0 keys; a set has 1 to 4096");
   refused("timing_keys", "[\"" + one + "\", \"" + three + "\"]",
           "the winner is not one of 'timing_keys'");
   refused("timing_keys", "[\"" + two + "\", \"" + one + "\"]",
@@ -308,8 +306,8 @@ TEST(TuningRecord, UnknownFieldsAndOtherDocumentsAreRefused) {
   EXPECT_EQ(message(timingRecordFromJson(extra).status()),
             "timing record: unknown field 'extra'");
   std::string device = with(json, "device",
-                "{\"target\":\"host\",\"arch\":\"x\",\"class\":\"" + kClass +
-                    "\",\"uuid\":\"GPU-1\"}");
+                            "{\"target\":\"host\",\"arch\":\"x\",\"class\":\"" +
+                                kClass + "\",\"uuid\":\"GPU-1\"}");
   EXPECT_EQ(message(timingRecordFromJson(device).status()),
             "timing record: device: unknown field 'uuid'");
   std::string chosen = toJson(choice());
@@ -321,8 +319,8 @@ TEST(TuningRecord, UnknownFieldsAndOtherDocumentsAreRefused) {
             "choice record: winner: unknown field 'by'");
   EXPECT_EQ(message(timingRecordFromJson("[1]").status()),
             "timing record: an array, not an object");
-  EXPECT_EQ(message(choiceRecordFromJson("{").status()).rfind(
-                "choice record: JSON error at offset 1", 0),
+  EXPECT_EQ(message(choiceRecordFromJson("{").status())
+                .rfind("choice record: JSON error at offset 1", 0),
             0u)
       << choiceRecordFromJson("{").status();
   // A choice is not a timing, and the other way round.
@@ -346,8 +344,8 @@ TEST(TuningRecord, EntriesOfTheTuningKindsRoundTripAndOthersAreRefused) {
     EntryData data;
     data.kind = kind;
     data.key = std::string(64, 'e');
-    data.metadata = kind == EntryKind::Tuning ? toJson(timing())
-                                              : toJson(choice());
+    data.metadata =
+        kind == EntryKind::Tuning ? toJson(timing()) : toJson(choice());
     absl::StatusOr<EntryData> back = decodeEntry(encodeEntry(data), data.key);
     ASSERT_TRUE(back.ok()) << back.status();
     EXPECT_EQ(back->kind, kind);
@@ -368,8 +366,8 @@ class PutIfAbsent : public ::testing::Test {
 protected:
   void SetUp() override {
     const char *tmp = std::getenv("TMPDIR");
-    directory_ = std::string(tmp && *tmp ? tmp : "/tmp") +
-                 "/kjit-put-if-absent-XXXXXX";
+    directory_ =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-put-if-absent-XXXXXX";
     ASSERT_NE(mkdtemp(directory_.data()), nullptr);
   }
   void TearDown() override {
@@ -449,8 +447,8 @@ TEST_F(PutIfAbsent, ClearOfSomeKindsKeepsTheOthers) {
   ASSERT_TRUE(cache->put(artifact));
   ASSERT_EQ(cache->putIfAbsent(choiceEntry("first:1")),
             DiskCache::PutResult::Stored);
-  absl::StatusOr<uint64_t> removed = cache->clear(
-      [](EntryKind kind) { return kind == EntryKind::Choice; });
+  absl::StatusOr<uint64_t> removed =
+      cache->clear([](EntryKind kind) { return kind == EntryKind::Choice; });
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_EQ(*removed, 1u);
   std::vector<Listing> left = cache->list();

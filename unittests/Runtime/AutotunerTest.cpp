@@ -361,7 +361,8 @@ TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
   EXPECT_EQ(inner->winner, 0u);
   EXPECT_EQ(inner->choice, "published (won)");
   EXPECT_EQ(outcome->winner, 0u) << "the stored choice, not the measured one";
-  EXPECT_EQ(outcome->choice.rfind("adopted (disk, by ", 0), 0u) << outcome->choice;
+  EXPECT_EQ(outcome->choice.rfind("adopted (disk, by ", 0), 0u)
+      << outcome->choice;
   EXPECT_EQ(outcome->results[1].from, "timed");
   bool kept = false;
   for (const std::string &line : lines)

@@ -177,8 +177,8 @@ int renameat2(int olddirfd, const char *oldname, int newdirfd,
   return real(olddirfd, oldname, newdirfd, newname, flags);
 }
 
-int linkat(int olddirfd, const char *oldname, int newdirfd,
-           const char *newname, int flags) {
+int linkat(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+           int flags) {
   int (*real)(int, const char *, int, const char *, int) =
       dlsym(RTLD_NEXT, "linkat");
   if (is_temp(oldname) && in_entries(olddirfd) && active("rename")) {
