@@ -14,9 +14,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+
 #include <map>
 #include <string>
+#include <sys/stat.h>
 #include <vector>
 
 using namespace kjit::rt;
@@ -89,6 +92,8 @@ protected:
     };
     return spec;
   }
+
+  void raceTwoTunings(bool fleet);
 
   std::vector<Argument> args(int n) {
     return {Argument::tensor(uint64_t(uintptr_t(out_)), DType::I32),
@@ -306,11 +311,12 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
   module->reset();
 }
 
-TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
-  // Two tunings of one set on one disk cache, each measuring another
-  // configuration fastest: the second starts inside the first's trials
-  // (nobody waits for the choice lock: KJIT_CACHE_LOCK_TIMEOUT=0) and
-  // publishes first, so the first adopts its choice.
+/// Two tunings of one set, each measuring another configuration fastest:
+/// the second starts inside the first's trials (nobody waits for the choice
+/// lock: KJIT_CACHE_LOCK_TIMEOUT=0) and publishes first, so the first
+/// adopts its choice. On a disk cache, or (`fleet`) in a store alone, the
+/// test directory store (test/RemoteCache/Inputs/DirStore.c).
+void AutotunerTest::raceTwoTunings(bool fleet) {
   const char *tmp = std::getenv("TMPDIR");
   std::string directory =
       std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
@@ -318,7 +324,22 @@ TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
   ASSERT_EQ(setenv("KJIT_CACHE_LOCK_TIMEOUT", "0", 1), 0);
   std::vector<std::string> lines;
   RuntimeOptions options;
-  options.cacheDirectory = directory + "/cache";
+  if (fleet) {
+#ifdef KJIT_TEST_DIRSTORE
+    ASSERT_EQ(setenv("KJIT_TEST_STORE_DIR", directory.c_str(), 1), 0);
+    std::string key = directory + "/key";
+    std::FILE *file = std::fopen(key.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("a fleet secret of thirty-two byte\n", file);
+    std::fclose(file);
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    options.cacheDirectory = "";
+    options.plugins = {KJIT_TEST_DIRSTORE};
+    options.remoteCacheKeyFile = key;
+#endif
+  } else {
+    options.cacheDirectory = directory + "/cache";
+  }
   options.logAutotune = true;
   options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
                         std::string_view message) {
@@ -361,25 +382,40 @@ TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
   EXPECT_EQ(inner->winner, 0u);
   EXPECT_EQ(inner->choice, "published (won)");
   EXPECT_EQ(outcome->winner, 0u) << "the stored choice, not the measured one";
-  EXPECT_EQ(outcome->choice.rfind("adopted (disk, by ", 0), 0u)
+  std::string from = fleet ? "remote" : "disk";
+  EXPECT_EQ(outcome->choice.rfind("adopted (" + from + ", by ", 0), 0u)
       << outcome->choice;
   EXPECT_EQ(outcome->results[1].from, "timed");
-  bool kept = false;
+  std::string kept = fleet ? "the fleet's choice kept: config 0 (C=1, "
+                             "num_warps=1) 1 us, by "
+                           : "the stored choice kept: config 0 (C=1, "
+                             "num_warps=1) 1 us, by ";
+  bool said = false;
   for (const std::string &line : lines)
-    if (line.find("the stored choice kept: config 0 (C=1, num_warps=1) 1 us, "
-                  "by ") != std::string::npos &&
+    if (line.find(kept) != std::string::npos &&
         line.find("; this process measured config 1 (C=2, num_warps=1) "
                   "fastest") != std::string::npos)
-      kept = true;
-  EXPECT_TRUE(kept) << ::testing::PrintToString(lines);
+      said = true;
+  EXPECT_TRUE(said) << ::testing::PrintToString(lines);
   // Launches from now on use the adopted choice: C=1 adds 1.
   int32_t sum = out_[1];
   ASSERT_TRUE((*tuner)->launch(LaunchConfig(), call).ok());
   EXPECT_EQ(out_[1], sum + 1);
   module->reset();
   runtime->reset();
+  ASSERT_EQ(unsetenv("KJIT_TEST_STORE_DIR"), 0);
   std::string command = "rm -rf '" + directory + "'";
   ASSERT_EQ(std::system(command.c_str()), 0);
 }
+
+TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
+  raceTwoTunings(/*fleet=*/false);
+}
+
+#ifdef KJIT_TEST_DIRSTORE
+TEST_F(AutotunerTest, TheFleetsChoiceStoredFirstIsAdopted) {
+  raceTwoTunings(/*fleet=*/true);
+}
+#endif
 
 } // namespace
