@@ -218,7 +218,11 @@ struct Autotuner::Impl {
   void fillRecord(const TuningPlan *found, size_t index, int64_t measured,
                   const std::string &writer, cache::TimingRecord &record,
                   TuningStore &store) {
-    if (!found)
+    // A median outside the records' bounds (a clock too coarse to see a
+    // launch: 0) is used here but not stored: no reader would take it.
+    if (!found ||
+        (record.ran && !(record.medianNanos > 0 &&
+                         record.medianNanos <= cache::kMaxMedianNanos)))
       return;
     const TuningPlan &plan = *found;
     record.kernel = plan.kernel;
@@ -546,7 +550,11 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         join(skipped, "; "), ")"));
   outcome.winner = *best;
   std::string published;
-  if (store.enabled()) {
+  double winning = outcome.results[*best].medianNanos;
+  if (store.enabled() && !(winning > 0 && winning <= cache::kMaxMedianNanos)) {
+    outcome.choice = "not stored (its median is outside the records' bounds)";
+    published = strCat("; ", outcome.choice);
+  } else if (store.enabled()) {
     cache::ChoiceRecord mine;
     mine.kernel = plan->kernel;
     mine.device = plan->device;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Runtime/Autotuner.h"
+#include "kjit/Cache/DiskCache.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -417,5 +418,46 @@ TEST_F(AutotunerTest, TheFleetsChoiceStoredFirstIsAdopted) {
   raceTwoTunings(/*fleet=*/true);
 }
 #endif
+
+TEST_F(AutotunerTest, AMedianNoRecordMayHoldIsUsedButNotStored) {
+  // A clock that never moves: every median is 0, which no record may
+  // claim. The choice is made and used, and nothing is stored.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  AutotuneSpec spec;
+  spec.configs = {config(1), config(2)};
+  spec.key = {"n"};
+  spec.clock = [] { return uint64_t(5); };
+  auto tuner = Autotuner::create(**runtime, **kernel, std::move(spec));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> call = args(8);
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->results[0].medianNanos, 0);
+  EXPECT_EQ(outcome->results[1].medianNanos, 0);
+  EXPECT_EQ(outcome->clock, "custom");
+  EXPECT_EQ(outcome->choice,
+            "not stored (its median is outside the records' bounds)");
+  for (const kjit::cache::Listing &entry : (*runtime)->diskCache()->list()) {
+    auto read = (*runtime)->diskCache()->read(entry.key);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_NE(read->kind, kjit::cache::EntryKind::Tuning);
+    EXPECT_NE(read->kind, kjit::cache::EntryKind::Choice);
+  }
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
 
 } // namespace
