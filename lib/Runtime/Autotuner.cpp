@@ -599,10 +599,20 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
     published = strCat("; ", outcome.choice);
   }
   chosen[key] = outcome.winner;
+  // Why: the runner-up, the fastest of the others that ran.
+  std::optional<size_t> next;
+  for (size_t index = 0; index < spec.configs.size(); ++index)
+    if (index != outcome.winner && outcome.results[index].skipped.empty() &&
+        (!next || faster(index, *next)))
+      next = index;
+  std::string runnerUp =
+      next ? strCat("; next config ", *next, " (", spec.configs[*next].text(),
+                    ") ", outcome.results[*next].medianNanos / 1000.0, " us")
+           : std::string("; no other configuration ran");
   log(key, strCat("chose config ", outcome.winner, " (",
                   spec.configs[outcome.winner].text(), ") ",
                   outcome.results[outcome.winner].medianNanos / 1000.0, " us",
-                  published));
+                  runnerUp, published));
   return outcome;
 }
 

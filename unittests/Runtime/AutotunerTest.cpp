@@ -308,7 +308,8 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
                       "num_warps=1): 3 rounds of 1 launches: median 2 us; "
                       "custom clock");
   EXPECT_EQ(lines[3], "kjit: autotune count [n=8; o=i32]: chose config 2 "
-                      "(C=3, num_warps=1) 2 us");
+                      "(C=3, num_warps=1) 2 us; next config 1 (C=2, "
+                      "num_warps=1) 4 us");
   module->reset();
 }
 
