@@ -420,7 +420,9 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
                       ") found: ", record.medianNanos / 1000.0, " us", where));
     }
   }
+  bool trialsBegan = false; // records may leave nothing to time
   auto before = [&]() -> absl::Status {
+    trialsBegan = true;
     return spec.beforeTrials ? spec.beforeTrials() : absl::OkStatus();
   };
   // Warm-up: compiles (or loads) each configuration and finds how many
@@ -491,7 +493,7 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         return status;
       samples[index].push_back(double(now() - start) / batch[index]);
     }
-  if (spec.afterTrials)
+  if (spec.afterTrials && trialsBegan)
     if (absl::Status status = spec.afterTrials(); !status.ok())
       return status;
 
@@ -720,7 +722,8 @@ Autotuner::launch(const LaunchConfig &config,
       if (!outcome.ok())
         return outcome.status();
       winner = outcome->winner;
-      tunedNow = true;
+      // A choice found in the records ran no trial: nothing to undo.
+      tunedNow = outcome->trialLaunches > 0;
     }
   }
   // The trials left their marks in the arguments: the launch that ends a

@@ -461,4 +461,64 @@ TEST_F(AutotunerTest, AMedianNoRecordMayHoldIsUsedButNotStored) {
   ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
+TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
+  // A first tuning stores the timings and the choice; a second autotuner
+  // finds the choice, a third (the choice removed) finds every timing:
+  // neither runs a trial, so neither calls the front end's trial hooks.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+  auto spec = [&] {
+    AutotuneSpec made = specWithCosts({config(1), config(2)}, {});
+    made.clock = nullptr;
+    made.fakeLaunchNanos = {3000, 1000};
+    return made;
+  };
+  auto first = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE((*first)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ(afterCalls_, 1);
+  int before = beforeCalls_;
+  EXPECT_GT(before, 0);
+
+  auto second = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE((*second)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ((*second)->lastChosen()->text(), "C=2, num_warps=1");
+  EXPECT_EQ(beforeCalls_, before);
+  EXPECT_EQ(afterCalls_, 1);
+
+  auto removed =
+      (*runtime)->diskCache()->clear([](kjit::cache::EntryKind kind) {
+        return kind == kjit::cache::EntryKind::Choice;
+      });
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 1u);
+  auto third = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(third.ok()) << third.status();
+  auto outcome = (*third)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->trialLaunches, 0u);
+  EXPECT_EQ(outcome->results[0].from, "disk");
+  EXPECT_EQ(outcome->results[1].from, "disk");
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+  EXPECT_EQ(beforeCalls_, before);
+  EXPECT_EQ(afterCalls_, 1);
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
 } // namespace

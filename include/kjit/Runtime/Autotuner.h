@@ -71,7 +71,9 @@ struct AutotuneSpec {
   /// runs before each batch of trial launches and before the launch that
   /// ends a tuning, to zero the accumulators and put back the values the
   /// trials changed; afterTrials once when the trials end (the front end
-  /// drops what it kept). A failure stops the tuning with its status.
+  /// drops what it kept). Neither runs when no trial ran (the records gave
+  /// the choice or every timing). A failure stops the tuning with its
+  /// status.
   std::function<absl::Status()> beforeTrials, afterTrials;
 };
 
