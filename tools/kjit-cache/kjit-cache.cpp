@@ -329,7 +329,7 @@ int stats(const Options &options) {
     if (absl::Status status = disk->zeroStats(); !status.ok())
       fatal(std::string(status.message()));
   cache::Stats counters = disk ? disk->stats() : cache::Stats();
-  uint64_t artifacts = 0, manifests = 0, invalid = 0, bytes = 0;
+  uint64_t artifacts = 0, manifests = 0, records = 0, invalid = 0, bytes = 0;
   std::vector<cache::Listing> entries;
   if (disk)
     entries = disk->list();
@@ -338,8 +338,12 @@ int stats(const Options &options) {
     absl::StatusOr<cache::EntryData> data = disk->read(entry.key);
     if (!data.ok())
       ++invalid;
+    else if (data->kind == cache::EntryKind::Artifact)
+      ++artifacts;
+    else if (data->kind == cache::EntryKind::Manifest)
+      ++manifests;
     else
-      ++(data->kind == cache::EntryKind::Artifact ? artifacts : manifests);
+      ++records; // the autotuner's timing and choice records
   }
   uint64_t maxSize = disk ? disk->options().maxSize : cache::kDefaultMaxSize;
   if (!disk)
@@ -361,6 +365,8 @@ int stats(const Options &options) {
         .integer(artifacts)
         .key("manifests")
         .integer(manifests)
+        .key("tuning_records")
+        .integer(records)
         .key("invalid")
         .integer(invalid)
         .key("bytes")
@@ -396,10 +402,11 @@ int stats(const Options &options) {
   line("lock timeouts", number(value(cache::Counter::LockTimeouts)));
   line("bytes read", cache::formatSize(value(cache::Counter::BytesRead)));
   line("bytes written", cache::formatSize(value(cache::Counter::BytesWritten)));
-  line("entries", number(entries.size()) + " (" + number(artifacts) +
-                      " kernels, " + number(manifests) + " manifests" +
-                      (invalid ? ", " + number(invalid) + " invalid" : "") +
-                      ")");
+  line("entries",
+       number(entries.size()) + " (" + number(artifacts) + " kernels, " +
+           number(manifests) + " manifests" +
+           (records ? ", " + number(records) + " tuning records" : "") +
+           (invalid ? ", " + number(invalid) + " invalid" : "") + ")");
   line("size", cache::formatSize(bytes) + " of " +
                    (maxSize ? cache::formatSize(maxSize) : "no limit"));
   // The fleet cache's counters (docs/RemoteCache.md).
