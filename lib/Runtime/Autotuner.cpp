@@ -3,9 +3,10 @@
 // Configurations checked against the manifest, the key read from the call,
 // trials on the host clock around launches and a synchronize, interleaved in
 // rounds, the median's minimum chosen and remembered per key in the process
-// (docs/Autotuning.md). With a disk cache, the choice and each timing are
-// records (TuningStore.h): looked up before anything is timed, stored if
-// absent after, and a choice stored first by another process adopted.
+// (docs/Autotuning.md). With a disk or fleet cache, the choice and each
+// timing are records (TuningStore.h): looked up before anything is timed,
+// stored if absent after, and a choice stored first by another process
+// adopted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -206,8 +207,8 @@ struct Autotuner::Impl {
   }
 
   /// The records' keys and what they must echo for this call; nullopt when
-  /// there is no disk cache or the device cannot be described (the
-  /// tuning then stays in the process).
+  /// there is neither a disk nor a fleet cache, or the device cannot be
+  /// described (the tuning then stays in the process).
   std::optional<TuningPlan> planFor(const LaunchConfig &config,
                                     absl::Span<const Argument> positional,
                                     absl::Span<const KeywordArgument> keywords,

@@ -5,11 +5,11 @@
 // options) and a key (named arguments' values and every tensor's dtype):
 // the first launch of a key times each configuration on the device and
 // launches the fastest; later launches of the key use it. Each timing and
-// each choice is a record in the disk cache (docs/Autotuning.md "The
-// records"): a process that finds the choice times nothing, one that finds
-// some configurations' timings times only the others, and the first choice
-// stored for a set is every process's. Records in the fleet, parallel
-// compiles and the device clock come later.
+// each choice is a record in the disk cache and the fleet cache
+// (docs/Autotuning.md "The records"): a process that finds the choice times
+// nothing, one that finds some configurations' timings times only the
+// others, and the first choice stored for a set is every process's.
+// Parallel compiles and the device clock come later.
 //
 //===----------------------------------------------------------------------===//
 
