@@ -3,7 +3,9 @@
 // The mutation test of the autotuner's record keys (docs/Autotuning.md "The
 // records"): changing any one input of a device class, a timing key or a
 // choice key gives another key, with no two alike; the same inputs give the
-// same key; the three kinds of key never collide.
+// same key; the three kinds of key never collide. And the metadata echo: a
+// record that claims anything else than this process expects is refused,
+// with what it claims.
 //
 //===----------------------------------------------------------------------===//
 
@@ -133,6 +135,93 @@ TEST(TuningKey, EveryInputOfAChoiceKeyMovesIt) {
           .second);
   // A timing key over the same text is not a choice key.
   EXPECT_EQ(keys.count(TimingInputs().key()), 0u);
+}
+
+TuningPlan plan() {
+  TuningPlan made;
+  made.kernel = "count";
+  made.source = "d1d1";
+  made.tuningKey = "n=8; o=i32";
+  made.protocol = std::string(kTrialProtocol);
+  made.clock = "host";
+  made.device = {"host", "x86_64", std::string(64, 'c')};
+  made.configs = {"C=1", "C=2"};
+  made.timingKeys = {std::string(64, '2'), std::string(64, '1')};
+  made.set = {std::string(64, '1'), std::string(64, '2')};
+  made.choiceKey = std::string(64, '9');
+  return made;
+}
+
+kjit::cache::TimingRecord timingOf(const TuningPlan &in, size_t index) {
+  kjit::cache::TimingRecord record;
+  record.kernel = in.kernel;
+  record.source = in.source;
+  record.device = in.device;
+  record.tuningKey = in.tuningKey;
+  record.config = in.configs[index];
+  record.protocol = in.protocol;
+  record.clock = in.clock;
+  return record;
+}
+
+TEST(TuningKey, ATimingRecordThatClaimsAnythingElseIsRefused) {
+  TuningPlan in = plan();
+  EXPECT_EQ(TuningStore::misfit(in, 0, timingOf(in, 0)), "");
+  auto refused = [&](auto change, const std::string &expected) {
+    kjit::cache::TimingRecord record = timingOf(in, 0);
+    change(record);
+    EXPECT_EQ(TuningStore::misfit(in, 0, record), expected);
+  };
+  using Record = kjit::cache::TimingRecord;
+  refused([](Record &r) { r.kernel = "add"; },
+          "its metadata names kernel 'add', not 'count'");
+  refused([](Record &r) { r.source = "d2d2"; },
+          "its metadata names kernel source 'd2d2', not this kernel's 'd1d1'");
+  refused([](Record &r) { r.device.deviceClass = std::string(64, 'e'); },
+          "its metadata names device class '" + std::string(64, 'e') +
+              "', not this device's '" + std::string(64, 'c') + "'");
+  refused([](Record &r) { r.device.target = "cuda"; },
+          "its metadata names target 'cuda', not 'host'");
+  refused([](Record &r) { r.device.arch = "aarch64"; },
+          "its metadata names arch 'aarch64', not 'x86_64'");
+  refused([](Record &r) { r.tuningKey = "n=9; o=i32"; },
+          "its metadata names tuning key 'n=9; o=i32', not 'n=8; o=i32'");
+  refused([](Record &r) { r.config = "C=2"; },
+          "its metadata names configuration 'C=2', not 'C=1'");
+  refused([](Record &r) { r.protocol = "kjit-trials/1"; },
+          "its metadata names protocol 'kjit-trials/1', not "
+          "'kjit-trials/host-rounds/1'");
+  refused([](Record &r) { r.clock = "fake"; },
+          "its metadata names clock 'fake', not 'host'");
+}
+
+TEST(TuningKey, AChoiceThatClaimsAnythingElseIsRefused) {
+  TuningPlan in = plan();
+  kjit::cache::ChoiceRecord good;
+  good.kernel = in.kernel;
+  good.device = in.device;
+  good.tuningKey = in.tuningKey;
+  good.timingKeys = in.set;
+  good.winner = in.timingKeys[1];
+  good.winnerConfig = "C=2";
+  EXPECT_EQ(TuningStore::misfit(in, good), "");
+  auto refused = [&](auto change, const std::string &expected) {
+    kjit::cache::ChoiceRecord choice = good;
+    change(choice);
+    EXPECT_EQ(TuningStore::misfit(in, choice), expected);
+  };
+  using Choice = kjit::cache::ChoiceRecord;
+  refused([](Choice &c) { c.kernel = "add"; },
+          "its metadata names kernel 'add', not 'count'");
+  refused([](Choice &c) { c.device.arch = "aarch64"; },
+          "its metadata names arch 'aarch64', not 'x86_64'");
+  refused([](Choice &c) { c.tuningKey = "n=9; o=i32"; },
+          "its metadata names tuning key 'n=9; o=i32', not 'n=8; o=i32'");
+  refused([](Choice &c) { c.timingKeys.pop_back(); },
+          "its metadata names another set of configurations (1 timing "
+          "keys), not this one (2)");
+  refused([](Choice &c) { c.winnerConfig = "C=1"; },
+          "its metadata names winning configuration 'C=1', not 'C=2'");
 }
 
 } // namespace
