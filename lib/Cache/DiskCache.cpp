@@ -322,12 +322,18 @@ absl::Status claimDirectory(int root, const std::string &path, bool claim) {
           "' is not a kjit cache: its CACHEDIR.TAG is not kjit's (another "
           "program's cache?), so kjit writes nothing there; use a new or "
           "empty directory"));
-    if (!isEmptyDirectory(root))
+    if (!isEmptyDirectory(root)) {
+      // Another process may have written the tag since it was read: the
+      // directory is then being claimed, not someone else's.
+      if (readTag(root) != Tag::Absent &&
+          std::chrono::steady_clock::now() < deadline)
+        continue;
       return absl::FailedPreconditionError(strCat(
           "'", path,
           "' is not a kjit cache: it holds other files and no CACHEDIR.TAG "
           "of kjit's, so kjit writes nothing there; use a new or empty "
           "directory"));
+    }
     if (!claim)
       return absl::NotFoundError(strCat("'", path, "' holds no cache"));
     int error = writeTag(root);

@@ -262,6 +262,16 @@ TuningStore::settle(const TuningPlan &plan, cache::ChoiceRecord choice,
                     std::string *why) {
   choice.confirmed = true; // the store's copy is the fleet's
   cache::EntryData entry = entryOf(plan.choiceKey, choice);
+  // A bad value of ours was there at the lookup: another process may have
+  // replaced it with its choice since, which a put without NX would
+  // overwrite. A look first narrows that window to the put's round trip.
+  if (replaceChoice_) {
+    bool replaceable = false;
+    if (std::optional<cache::ChoiceRecord> held =
+            remoteChoice(plan, &replaceable))
+      return held;
+    replaceChoice_ = replaceable;
+  }
   // Twice at most: a bad value of ours in the store is replaced once.
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (absl::Status put = remote_->publishNow(entry, replaceChoice_);

@@ -41,7 +41,7 @@ for i, process in enumerate(processes):
     output, _ = process.communicate()
     print("== process %d (exit %d)" % (i, process.returncode))
     for line in output.splitlines():
-        if "autotune" in line:
+        if "autotune" in line or "warning" in line:
             print(line)
     failed += process.returncode != 0
 sys.exit(1 if failed else 0)
