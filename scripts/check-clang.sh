@@ -22,7 +22,7 @@ KJIT_CMAKE_OPTIONS=(-DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22
 # The unit tests that need no compiler library (KJIT_TSAN_UNITTESTS in
 # unittests/CMakeLists.txt, and kjit-run's), and what links without it.
 tests=(KjitRuntimeTests KjitCacheTests KjitBinderTests KjitBinderAllocTests
-       KjitPluginTests KjitRunTests)
+       KjitPluginTests KjitRunTests KjitAutotuneThreadTests)
 linked=(kjit-model kjit-disk-cache kjit-runtime kjit-run-support kjit-cache
         kjit-python kjit-host kjit-cuda kjit-trace kjit-redis
         kjit-plugin-driver kjit-host-driver kjit-cuda-driver

@@ -71,12 +71,14 @@ extern "C" {
  *  1.4: launches that pass only the values: load takes the kernel's
  *       argument template and may answer takes_values; such a kernel's
  *       launches may pass values in place of args.
+ *  1.5: finalize reports what it learned of the kernel (info: registers,
+ *       spills, as JSON), which the host adds to the compile metadata.
  *  After 1.4, without a new minor (neither side of a negotiation behaves
  *  differently): the backend and cache-store sections froze; the extension
  *  chain and KJIT_ARG_STRING, which nothing ever produced, were retired
  *  (ext is a reserved NULL, value 6 is never reused); parse_options and
  *  destroy_options were deprecated. */
-#define KJIT_ABI_MINOR 4
+#define KJIT_ABI_MINOR 5
 
 /** Size of struct T up to and including its field `last`: the struct_size a
  *  producer that knew T only up to `last` would have set. */
@@ -635,6 +637,14 @@ typedef struct kjit_backend_finalize_args {
    *  does not set it (struct_size): then device 0. */
   int32_t device;
   uint32_t reserved0; /**< @since 1.1. Zero. */
+  /** @since 1.5. out: what the backend learned of the kernel while
+   *  finalizing, as a JSON object of at most 64 KiB (cuda: the registers,
+   *  barriers, static shared memory, stack frame and spill bytes the
+   *  finalizer reports, as ptxas -v does); empty when it has nothing to
+   *  say. The host adds it to the compile metadata as "finalize" (the
+   *  compiled hook's metadata_json and the cached entry's). A 1.4 host does
+   *  not offer it: check KJIT_HAS_FIELD before writing it. */
+  kjit_buffer info;
 } kjit_backend_finalize_args;
 
 /** load: loadable bytes -> kernel handle on a device. */

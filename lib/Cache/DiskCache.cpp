@@ -625,8 +625,10 @@ const std::vector<std::string> &neutralEnvironment() {
       "KJIT_TEST_TARGET",      // and its target
       "KJIT_TRACE_FILE",
       "KJIT_TRACE_SUMMARY",
-      "LD_LIBRARY_PATH", // which libraries the compiler finds: their build
-                         // ids join the key instead
+      "KJIT_TUNE_THREADS", // how many threads compile an autotuner's
+                           // configurations
+      "LD_LIBRARY_PATH",   // which libraries the compiler finds: their build
+                           // ids join the key instead
       "TMPDIR",
       "XDG_CACHE_HOME",
   };

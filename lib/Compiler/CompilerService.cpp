@@ -379,6 +379,7 @@ private:
 };
 
 absl::Status Service::extend(const rt::CompilerExtensions &extensions) {
+  kjit::CommandLineReader readingOptions;
   absl::StatusOr<std::vector<kjit::DialectPluginCallback>> dialects =
       kjit::loadMlirPlugins(extensions.passPlugins, extensions.dialectPlugins);
   if (!dialects.ok())
@@ -414,6 +415,7 @@ Service::analyze(std::string_view text, std::string_view sourceName) {
   if (std::string deep = rt::checkIRNesting(text); !deep.empty())
     return absl::InvalidArgumentError(kjit::strCat(
         "cannot parse the kernel module: ", sourceName, ": ", deep));
+  kjit::CommandLineReader readingOptions;
   CompileSession session(dialectPlugins);
   OwningOpRef<ModuleOp> module =
       session.parse(text, sourceName, /*verify=*/false);
@@ -556,6 +558,9 @@ Service::compile(const rt::CompileRequest &request) {
   }
   if (!request.record)
     return absl::InternalError("a compile request without a record");
+  // LLVM's passes read its command-line options, which a link on another
+  // thread resets (Target.h).
+  kjit::CommandLineReader readingOptions;
   CompileSession session(contexts, target, dialectPlugins);
   const rt::SpecializationRecord &record = *request.record;
 

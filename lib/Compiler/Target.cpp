@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <shared_mutex>
 
 using namespace kjit;
 
@@ -133,4 +134,38 @@ std::vector<std::string> kjit::getRegisteredTargetNames() {
   }
   std::sort(names.begin(), names.end());
   return names;
+}
+
+namespace {
+/// The gate of LLVM's command-line options (Target.h), and how deep the
+/// calling thread is in readers.
+std::shared_mutex &commandLineGate() {
+  static std::shared_mutex gate;
+  return gate;
+}
+thread_local int commandLineReaders = 0;
+} // namespace
+
+kjit::CommandLineReader::CommandLineReader() {
+  if (commandLineReaders++ == 0)
+    commandLineGate().lock_shared();
+}
+
+kjit::CommandLineReader::~CommandLineReader() {
+  if (--commandLineReaders == 0)
+    commandLineGate().unlock_shared();
+}
+
+kjit::CommandLineWriter::CommandLineWriter() : readers(commandLineReaders) {
+  if (readers)
+    commandLineGate().unlock_shared();
+  commandLineReaders = 0;
+  commandLineGate().lock();
+}
+
+kjit::CommandLineWriter::~CommandLineWriter() {
+  commandLineGate().unlock();
+  commandLineReaders = readers;
+  if (readers)
+    commandLineGate().lock_shared();
 }

@@ -145,6 +145,8 @@ void Kernel::Impl::unloadAll() {
   });
 }
 
+Kernel::Impl &kernelImpl(Kernel &kernel) { return *kernel.impl_; }
+
 Kernel::Kernel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {
   Impl *self = impl_.get();
   self->shutdownToken =

@@ -41,6 +41,26 @@ dynamicSharedBytes(const JsonValue *targetMetadata) {
   return static_cast<uint32_t>(*value);
 }
 
+/// `object` (the compiler's metadata: a JSON object, or empty) with the
+/// field `key` added, its value `value` (JSON); `object` itself when
+/// `value` is empty or `object` has the field already.
+static std::string withField(const std::string &object, std::string_view key,
+                             std::string_view value) {
+  if (value.empty())
+    return object;
+  absl::StatusOr<JsonValue> parsed = parseJson(object);
+  std::string field;
+  JsonWriter(field).beginObject().key(key).raw(value).endObject();
+  if (!parsed.ok() || !parsed->isObject() || parsed->members().empty())
+    return field;
+  if (parsed->find(key))
+    return object;
+  // Both are objects: the members of one, then the other's.
+  std::string_view head(object);
+  head = head.substr(0, head.find_last_of('}'));
+  return strCat(head, ",", std::string_view(field).substr(1));
+}
+
 absl::Status Kernel::Impl::checkBlock(const SpecializationRecord &record,
                                       int32_t device) {
   const absl::StatusOr<const Backend *> &backend = getBackend();
@@ -231,10 +251,16 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
                                strCat("compiling ", repr, " failed: ",
                                       statusText(artifact.status()))));
 
+  std::string finalizeInfo;
   absl::StatusOr<std::string> loadable = (*backend)->ref.finalize(
-      device, artifact->format, artifact->bytes, manifest.name);
+      device, artifact->format, artifact->bytes, manifest.name,
+      /*options=*/nullptr, &finalizeInfo);
   if (!loadable.ok())
     return finish(Entry::State::Failed, loadable.status());
+  // What the backend learned (registers, spills) joins what the compiler
+  // said, for the compiled hook and the caches.
+  std::string metadataJson =
+      withField(artifact->metadataJson, "finalize", finalizeInfo);
   absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
       loadEntry(**backend, device, *loadable, entry);
   if (!loaded.ok())
@@ -279,10 +305,10 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
         .key("compile_ns")
         .integer(Int128(compileNanos))
         .key("compiler");
-    if (artifact->metadataJson.empty())
+    if (metadataJson.empty())
       json.null();
     else
-      json.raw(artifact->metadataJson);
+      json.raw(metadataJson);
     json.endObject();
     stored.payload = std::move(*loadable);
     if (disk)
@@ -295,7 +321,7 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
   plugin::CompiledInfo compiled;
   compiled.artifactFormat = artifact->format;
   compiled.artifact = artifact->bytes;
-  compiled.metadataJson = artifact->metadataJson;
+  compiled.metadataJson = metadataJson;
   compiled.compileNanos = compileNanos;
   host.runCompiledHook(info, compiled);
   finish(Entry::State::Ready);

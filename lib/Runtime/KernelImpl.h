@@ -265,6 +265,26 @@ struct Kernel::Impl {
   launchNested(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords);
+  /// One of the autotuner's trials: a launch as `Kernel::launch` makes it
+  /// (pre-run hooks, bind, the entry found or compiled, launch hooks),
+  /// with a binding of its own and never kept for a replay, and, when
+  /// `correlationId` is not 0 and the backend can, timed on the device
+  /// (KJIT_LAUNCH_TIMED) under that id. `*timed` tells whether the backend
+  /// was asked to time it (false also for an empty grid, which launches
+  /// nothing).
+  /// The autotuner's compile of one configuration, on any thread: binds
+  /// as a launch would and runs the miss path through ensureEntry (cache
+  /// hook, disk, fleet, compiler, finalize, load), so that a launch of the
+  /// same specialization waits for it. No pre-run hook runs (the trials
+  /// do). The error a launch would meet, else OK (also when a cache hook
+  /// skipped it: the trial says so).
+  absl::Status prepareTrial(const LaunchConfig &config,
+                            absl::Span<const Argument> positional,
+                            absl::Span<const KeywordArgument> keywords);
+  absl::StatusOr<LaunchResult>
+  launchTrial(const LaunchConfig &config, absl::Span<const Argument> positional,
+              absl::Span<const KeywordArgument> keywords,
+              uint64_t correlationId, bool *timed);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config,
                            LaunchArguments &arguments);
@@ -292,6 +312,9 @@ struct Kernel::Impl {
                   bool hooked, kjit_backend_launch_args &launch,
                   LaunchArguments &arguments);
 };
+
+/// The implementation of `kernel` (Module.h's friend).
+Kernel::Impl &kernelImpl(Kernel &kernel);
 
 } // namespace kjit::rt
 

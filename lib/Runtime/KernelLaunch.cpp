@@ -420,7 +420,9 @@ absl::Status Kernel::Impl::launchArguments(
   info.stream = config.stream;
   info.metadataJson = metadata;
   info.args = args;
-  plugin::LaunchRecord record = host->runLaunchEnter(info);
+  // A trial's launch carries the id its device time is filed under.
+  plugin::LaunchRecord record =
+      host->runLaunchEnter(info, launch.correlation_id);
   launch.correlation_id = record.correlationId();
   // A plugin wants device times: ask a backend that can measure them.
   if (host->hasLaunchCompleteHooks() &&
@@ -648,6 +650,94 @@ Kernel::Impl::launchNested(const LaunchConfig &config,
   nested->state.binding = plan->makeBinding();
   return launchWith(nested->state, nested->arguments, config, positional,
                     keywords);
+}
+
+absl::Status
+Kernel::Impl::prepareTrial(const LaunchConfig &config,
+                           absl::Span<const Argument> positional,
+                           absl::Span<const KeywordArgument> keywords) {
+  Binding binding = plan->makeBinding();
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(getBackend(), config.device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          plan->bind(positional, keywords, binding, attributes);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = checkGlobals(); !globals.ok())
+    return globals;
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
+  absl::Status status;
+  ensureEntry(
+      config.device, binding.key(),
+      [&] { return plan->makeRecord(binding, attributes); },
+      /*isWarmup=*/false, status, /*compiled=*/nullptr);
+  return status;
+}
+
+absl::StatusOr<LaunchResult>
+Kernel::Impl::launchTrial(const LaunchConfig &config,
+                          absl::Span<const Argument> positional,
+                          absl::Span<const KeywordArgument> keywords,
+                          uint64_t correlationId, bool *timed) {
+  *timed = false;
+  if (absl::Status hooks = runPreRunHooks(positional, keywords); !hooks.ok())
+    return hooks;
+  ThreadLaunchState &thread = threadLaunchState != nullptr
+                                  ? *threadLaunchState
+                                  : makeThreadLaunchState();
+  // A launch from the trial's hooks or callbacks is a nested one.
+  Depth depth(thread.depth);
+  struct Trial {
+    ThreadState state;
+    LaunchArguments arguments;
+  };
+  auto trial = std::make_unique<Trial>();
+  trial->state.binding = plan->makeBinding();
+  Binding &binding = trial->state.binding;
+  std::optional<BackendSpecializer> specializer =
+      BackendSpecializer::forBackend(getBackend(), config.device);
+  const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
+  if (absl::Status bound =
+          plan->bind(positional, keywords, binding, attributes);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = checkGlobals(); !globals.ok())
+    return globals;
+  if (absl::Status valid = checkDevice(config.device); !valid.ok())
+    return valid;
+  LaunchResult result;
+  absl::Status status;
+  Entry *entry =
+      findEntry(trial->state, config.device, dispatch.version(config.device),
+                attributes, config.mayLoad, result, status);
+  if (!entry)
+    return status.ok() ? absl::StatusOr<LaunchResult>(result)
+                       : absl::StatusOr<LaunchResult>(status);
+  const Backend &backend = *entry->backend;
+  Grid grid = config.gridFn ? config.gridFn(binding.arguments()) : config.grid;
+  const bool empty = grid[0] == 0 || grid[1] == 0 || grid[2] == 0;
+  constexpr uint32_t kMaxExtent = INT32_MAX;
+  if (grid[0] > kMaxExtent || grid[1] > kMaxExtent || grid[2] > kMaxExtent)
+    return gridTooLarge(grid);
+  kjit_backend_launch_args launch;
+  describeLaunch(*entry, binding, config.stream, grid, launch);
+  if (correlationId != 0 && !empty &&
+      (backend.launchFlags & KJIT_LAUNCH_TIMED)) {
+    launch.flags |= KJIT_LAUNCH_TIMED;
+    launch.correlation_id = correlationId;
+    *timed = true;
+  }
+  if (absl::Status launched =
+          launchArguments(*entry, binding, config, grid, empty,
+                          host->hasLaunchHooks(), launch, trial->arguments);
+      !launched.ok()) {
+    *timed = false;
+    return launched;
+  }
+  result.launched = true;
+  return result;
 }
 
 } // namespace kjit::rt

@@ -30,10 +30,10 @@
 
 namespace kjit::rt {
 
-/// How M1's autotuner times (host clock around rounds of launches and a
-/// synchronize, their median): joins every timing key, so that timings of
-/// another protocol never mix with these.
-inline constexpr std::string_view kTrialProtocol = "kjit-trials/host-rounds/1";
+/// How the autotuner times (docs/Autotuning.md "How many samples": warm-up,
+/// interleaved rounds, the stopping rule, the median): joins every timing
+/// key, so that timings of another protocol never mix with these.
+inline constexpr std::string_view kTrialProtocol = "kjit-trials/1";
 
 /// What describes a device's kind (not its identity: two GPUs of one kind
 /// share records).

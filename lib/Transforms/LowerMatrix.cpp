@@ -42,6 +42,14 @@ std::pair<Value, Value> fragmentOrigin(MatrixArith &e) {
   return {row, column};
 }
 
+/// Whether `first` .. `first + extent - 1` lie in [0, bound): in i64, where
+/// neither the sum nor a negative bound can wrap.
+Value spanInside(MatrixArith &e, Value first, int64_t extent, Value bound) {
+  Value start = e.toI64(first);
+  return e.both(e.atLeast(start, e.i64(0)),
+                e.atLeast(e.toI64(bound), e.add(start, e.i64(extent))));
+}
+
 /// The fixed offsets of fragment element `element` from the thread's origin.
 int64_t rowOffset(int64_t element) { return 8 * ((element / 2) % 2); }
 int64_t columnOffset(int64_t element) {
@@ -51,8 +59,9 @@ int64_t columnOffset(int64_t element) {
 } // namespace
 
 Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
-                               Operation *kernel) {
+                               Operation *kernel, int64_t count) {
   TileLayout layout = layoutOf(tile);
+  layout.elements = count * ringStride(tile);
   if (lowering.allocate)
     return lowering.allocate(b, kernel, tile, layout);
   auto workgroup =
@@ -68,6 +77,23 @@ Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
   return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
 }
 
+int64_t MatrixLowerer::ringStride(TileType tile) const {
+  TileLayout layout = layoutOf(tile);
+  int64_t bytes = tile.getElementType().getIntOrFloatBitWidth() / 8;
+  return llvm::alignTo(layout.elements * bytes, layout.alignment) / bytes;
+}
+
+Value MatrixLowerer::ringBuffer(OpBuilder &b, Location loc, TileType tile,
+                                Value ring, Value index) {
+  MatrixArith e{b, loc};
+  int64_t elements = layoutOf(tile).elements;
+  Value offset = e.mul(index, e.index(ringStride(tile)));
+  return memref::SubViewOp::create(
+      b, loc, ring, ArrayRef<OpFoldResult>{offset},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(elements)},
+      ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
+
 bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {
   auto desc = load.getDesc().getDefiningOp<TensorDescOp>();
   int64_t width = lowering.copyVectorWidth;
@@ -78,62 +104,107 @@ bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {
          (!andColumn || provenMultiple(load.getCoords()[1], width));
 }
 
-/// Thread `tid` takes steps tid, tid + threads, ... of the tile in
-/// row-major order.
+/// The program copies a tile; thread `tid` takes steps tid, tid + threads,
+/// ... of it in row-major order. Where the whole tile lies inside the
+/// matrix (the common case, every tile but those on its right and bottom
+/// edges), one uniform branch takes copies without masks, so that the
+/// steady state computes no per-step bounds; the other branch masks each
+/// step. A step's offset is the tile origin's (once per tile) plus its own
+/// within the tile (the same in every tile, so it leaves the loop).
 void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                              TensorDescOp desc, Value buffer, Value firstRow,
                              Value firstColumn, int64_t width, Value valid,
                              bool async) {
   MatrixArith e{b, loc};
-  int64_t stepsPerRow = tile.getColumns() / width;
-  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-  // The block is 32 * num_warps threads (every target runs it so). When
-  // they divide the steps, each thread takes the same number of them: a
-  // loop from 0 with a constant trip count, which the code generator
-  // unrolls, where a loop from tid would keep its branches.
-  const int64_t threads = 32 * lowering.numWarps;
-  const int64_t steps = tile.getRows() * stepsPerRow;
-  const bool even = steps % threads == 0;
-  auto loop =
-      even ? scf::ForOp::create(b, loc, e.index(0), e.index(steps / threads),
-                                e.index(1))
-           : scf::ForOp::create(b, loc, tid, e.index(steps), e.index(threads));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value step = even
-                   ? e.add(tid, e.mul(loop.getInductionVar(), e.index(threads)))
-                   : loop.getInductionVar();
-  Value row = e.divu(step, e.index(stepsPerRow));
-  Value column = e.mul(e.remu(step, e.index(stepsPerRow)), e.index(width));
   if (width > 1) // Known equal: lets the lowering prove the alignment.
     firstColumn =
         e.mul(arith::DivSIOp::create(b, loc, firstColumn, e.i32(width)),
               e.i32(width));
-  Value matrixRow = e.add(firstRow, e.toI32(row));
-  Value matrixColumn = e.add(firstColumn, e.toI32(column));
-  Value inside = e.both(e.inRange(matrixRow, desc.getShape()[0]),
-                        e.inRange(matrixColumn, desc.getShape()[1]));
+  Value rows = desc.getShape()[0], columns = desc.getShape()[1];
+  Value stride = e.toI64(desc.getStrides()[0]);
+  Value origin = e.add(e.mul(e.toI64(firstRow), stride), e.toI64(firstColumn));
+  Value whole = e.both(spanInside(e, firstRow, tile.getRows(), rows),
+                       spanInside(e, firstColumn, tile.getColumns(), columns));
   if (valid)
-    inside = e.both(valid, inside);
-  Value offset = e.add(e.mul(e.toI64(matrixRow), e.toI64(desc.getStrides()[0])),
-                       e.toI64(matrixColumn));
-  Value at = layoutOf(tile).index(b, loc, e.toI32(row), e.toI32(column));
-  if (async) {
-    lowering.copyAsync(b, loc, desc.getBase(), offset, inside, buffer, at);
-    return;
-  }
-  Type element = tile.getElementType();
-  Type valueType =
-      width > 1 ? Type(VectorType::get({width}, element)) : element;
-  Value value = LoadOp::create(b, loc, valueType, desc.getBase(), offset,
-                               inside, Value());
-  if (width > 1)
-    vector::StoreOp::create(b, loc, value, buffer, at,
-                            /*nontemporal=*/false, llvm::MaybeAlign(width * 2));
-  else
-    memref::StoreOp::create(b, loc, value, buffer, at);
-  if (lowering.afterCopy) {
-    b.setInsertionPointAfter(loop);
+    whole = e.both(valid, whole);
+  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
+
+  // Where the threads divide the steps and a pass of them covers whole rows
+  // a multiple of 8 apart, a thread's steps share one column and its rows
+  // are `rowsPerPass` apart: each step's source is the last one's plus a
+  // fixed offset and its place in the buffer a constant away from the
+  // first. Unrolled here, so that the code generator keeps one offset per
+  // tile live across a loop, not one per step. Otherwise thread `tid` takes
+  // steps tid, tid + threads, ...
+  const int64_t stepsPerRow = tile.getColumns() / width;
+  const int64_t threads = 32 * lowering.numWarps;
+  const int64_t steps = tile.getRows() * stepsPerRow;
+  const int64_t rowsPerPass = threads / stepsPerRow;
+  TileLayout layout = layoutOf(tile);
+  const bool regular = steps % threads == 0 && threads % stepsPerRow == 0 &&
+                       rowsPerPass % 8 == 0 && layout.rowPitch > 0;
+
+  auto copySteps = [&](OpBuilder inner, bool masked) {
+    MatrixArith s{inner, loc};
+    auto copyStep = [&](Value row, Value column, Value offset, Value at) {
+      Value inside;
+      if (masked) {
+        inside = s.both(s.inRange(s.add(firstRow, row), rows),
+                        s.inRange(s.add(firstColumn, column), columns));
+        if (valid)
+          inside = s.both(valid, inside);
+      }
+      if (async) {
+        lowering.copyAsync(inner, loc, desc.getBase(), offset, inside, buffer,
+                           at);
+        return;
+      }
+      Type element = tile.getElementType();
+      Type valueType =
+          width > 1 ? Type(VectorType::get({width}, element)) : element;
+      Value value = LoadOp::create(inner, loc, valueType, desc.getBase(),
+                                   offset, inside, Value());
+      if (width > 1)
+        vector::StoreOp::create(inner, loc, value, buffer, at,
+                                /*nontemporal=*/false,
+                                llvm::MaybeAlign(width * 2));
+      else
+        memref::StoreOp::create(inner, loc, value, buffer, at);
+    };
+    Value tid = s.threadId();
+    if (regular) {
+      Value row = s.divu(tid, s.i32(stepsPerRow));
+      Value column = s.mul(s.remu(tid, s.i32(stepsPerRow)), s.i32(width));
+      Value offset =
+          s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+      Value passOffset = s.mul(s.i64(rowsPerPass), stride);
+      Value first = layout.index(inner, loc, row, column);
+      for (int64_t pass = 0; pass < steps / threads; ++pass) {
+        if (pass) {
+          row = s.add(row, s.i32(rowsPerPass));
+          offset = s.add(offset, passOffset);
+        }
+        Value at =
+            s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
+        copyStep(row, column, offset, at);
+      }
+      return;
+    }
+    auto loop = scf::ForOp::create(inner, loc, s.toIndex(tid), s.index(steps),
+                                   s.index(threads));
+    inner.setInsertionPointToStart(loop.getBody());
+    Value step = s.toI32(loop.getInductionVar());
+    Value row = s.divu(step, s.i32(stepsPerRow));
+    Value column = s.mul(s.remu(step, s.i32(stepsPerRow)), s.i32(width));
+    Value offset =
+        s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+    copyStep(row, column, offset, layout.index(inner, loc, row, column));
+  };
+  copySteps(branch.getThenBodyBuilder(), /*masked=*/false);
+  copySteps(branch.getElseBodyBuilder(), /*masked=*/true);
+  if (!async && lowering.afterCopy) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(branch);
     lowering.afterCopy(b, loc, tile);
   }
 }
@@ -202,42 +273,57 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
 /// or, where the launch proves every pair of adjacent columns (e, e + 1)
 /// aligned to their size (base, row stride and column origin even) and
 /// the bound never splits one (an even column count), one store per pair.
+/// Where the warpgroup's whole 64 x 2n block lies inside the matrix (every
+/// block but those on its right and bottom edges), one uniform branch
+/// stores without masks; the other masks each store.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
   MatrixArith e{b, store.getLoc()};
-  auto [originRow, originColumn] = fragmentOrigin(e);
-  Value firstRow = e.add(store.getRow(), originRow);
-  Value firstColumn = e.add(store.getColumn(), originColumn);
+  const int64_t count = store.getAcc().getType().getNumElements();
+  Value whole =
+      e.both(spanInside(e, store.getRow(), 64, store.getRows()),
+             spanInside(e, store.getColumn(), 2 * count, store.getColumns()));
+  auto branch = scf::IfOp::create(b, e.loc, whole, /*withElseRegion=*/true);
   Type element = store.getBase().getType().getElementType();
   const bool pairs = provenMultiple(store.getBase(), 16) &&
                      provenMultiple(store.getStride(), 2) &&
                      provenMultiple(store.getColumn(), 2) &&
                      provenMultiple(store.getColumns(), 2);
   const int64_t width = pairs ? 2 : 1;
-  for (int64_t index = 0, n = store.getAcc().getType().getNumElements();
-       index < n; index += width) {
-    Value row = e.add(firstRow, e.i32(rowOffset(index)));
-    Value column = e.add(firstColumn, e.i32(columnOffset(index)));
-    Value inside = e.both(e.inRange(row, store.getRows()),
-                          e.inRange(column, store.getColumns()));
-    Value offset =
-        e.add(e.mul(e.toI64(row), e.toI64(store.getStride())), e.toI64(column));
-    Value value;
-    if (pairs) {
-      Value both[] = {
-          vector::ExtractOp::create(b, e.loc, store.getAcc(), index),
-          vector::ExtractOp::create(b, e.loc, store.getAcc(), index + 1)};
-      value = vector::FromElementsOp::create(
-          b, e.loc, VectorType::get({2}, b.getF32Type()), both);
-      if (element != b.getF32Type())
-        value = arith::TruncFOp::create(b, e.loc, VectorType::get({2}, element),
-                                        value);
-    } else {
-      value = vector::ExtractOp::create(b, e.loc, store.getAcc(), index);
-      if (element != value.getType())
-        value = arith::TruncFOp::create(b, e.loc, element, value);
+  auto storeAll = [&](OpBuilder inner, bool masked) {
+    MatrixArith s{inner, store.getLoc()};
+    auto [originRow, originColumn] = fragmentOrigin(s);
+    Value firstRow = s.add(store.getRow(), originRow);
+    Value firstColumn = s.add(store.getColumn(), originColumn);
+    Value stride = s.toI64(store.getStride());
+    for (int64_t index = 0; index < count; index += width) {
+      Value row = s.add(firstRow, s.i32(rowOffset(index)));
+      Value column = s.add(firstColumn, s.i32(columnOffset(index)));
+      Value inside =
+          masked ? s.both(s.inRange(row, store.getRows()),
+                          s.inRange(column, store.getColumns()))
+                 : Value();
+      Value offset = s.add(s.mul(s.toI64(row), stride), s.toI64(column));
+      Value value;
+      if (pairs) {
+        Value both[] = {
+            vector::ExtractOp::create(inner, s.loc, store.getAcc(), index),
+            vector::ExtractOp::create(inner, s.loc, store.getAcc(),
+                                      index + 1)};
+        value = vector::FromElementsOp::create(
+            inner, s.loc, VectorType::get({2}, inner.getF32Type()), both);
+        if (element != inner.getF32Type())
+          value = arith::TruncFOp::create(
+              inner, s.loc, VectorType::get({2}, element), value);
+      } else {
+        value = vector::ExtractOp::create(inner, s.loc, store.getAcc(), index);
+        if (element != value.getType())
+          value = arith::TruncFOp::create(inner, s.loc, element, value);
+      }
+      StoreOp::create(inner, s.loc, value, store.getBase(), offset, inside);
     }
-    StoreOp::create(b, e.loc, value, store.getBase(), offset, inside);
-  }
+  };
+  storeAll(branch.getThenBodyBuilder(), /*masked=*/false);
+  storeAll(branch.getElseBodyBuilder(), /*masked=*/true);
 }
 
 LogicalResult MatrixLowerer::run() {
@@ -334,6 +420,7 @@ TileLayout kjit::rowMajorLayout(TileType tile, int64_t padding) {
   int64_t stride = tile.getColumns() + padding;
   TileLayout layout;
   layout.elements = tile.getRows() * stride;
+  layout.rowPitch = stride;
   layout.index = [stride](OpBuilder &b, Location loc, Value row,
                           Value column) -> Value {
     MatrixArith e{b, loc};

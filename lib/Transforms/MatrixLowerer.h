@@ -39,10 +39,17 @@ private:
   TileLayout layoutOf(TileType tile) const {
     return lowering.layout ? lowering.layout(tile) : rowMajorLayout(tile);
   }
-  /// A buffer of its own for a tile, valid from the builder's position (or
-  /// everywhere in `kernel`, where the target places buffers).
+  /// A buffer of its own for a tile, or a ring of `count` of them one
+  /// after another (`ringStride` elements apart, each as aligned as the
+  /// layout asks), valid from the builder's position (or everywhere in
+  /// `kernel`, where the target places buffers).
   mlir::Value bufferFor(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
-                        mlir::Operation *kernel);
+                        mlir::Operation *kernel, int64_t count = 1);
+  int64_t ringStride(TileType tile) const;
+  /// The buffer at `index` (index type) of a ring: a view, so that a
+  /// pipelined loop finds its stage by arithmetic rather than by choosing.
+  mlir::Value ringBuffer(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
+                         mlir::Value ring, mlir::Value index);
   /// Whether a load's tile may be copied `copyVectorWidth` elements a step
   /// whatever its column coordinate is at run time (`andColumn`: the
   /// coordinate proven too).

@@ -10,11 +10,14 @@
 //
 //   before the loop: start the copies of iterations 0 .. A-1 (stages
 //                    0 .. A-1), one commit group each;
-//   iteration k:     barrier (every warp is done with the stage it will
-//                    overwrite), start iteration k+A's copies into stage
-//                    (k+A) % S, commit, wait until at most A groups are in
-//                    flight (iteration k's have landed), the target's
-//                    fence, barrier; the loads read stage k % S;
+//   iteration k:     wait until at most A - 1 groups are in flight
+//                    (iteration k's have landed), the target's fence,
+//                    barrier, start iteration k+A's copies into stage
+//                    (k+A) % S, commit; the loads read stage k % S. Past
+//                    the barrier every warp has left iteration k - 1, so
+//                    no multiply reads that stage any more: it is k - 1's,
+//                    or k - 2's where a warp leaves k - 1 with only k - 1's
+//                    multiply running. One barrier an iteration.
 //   after the loop:  wait for every group (and every multiply).
 //
 // Copies past the last iteration are started with nothing to read, which
@@ -26,6 +29,7 @@
 #include "MatrixLowerer.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
@@ -67,19 +71,6 @@ Value recompute(OpBuilder &b, Value value, scf::ForOp loop, Value at,
   for (Value operand : def->getOperands())
     map.map(operand, recompute(b, operand, loop, at, map));
   return b.clone(*def, map)->getResult(0);
-}
-
-/// `choices[index]` for a value `index` in [0, choices.size()).
-Value select(OpBuilder &b, Location loc, ArrayRef<Value> choices, Value index) {
-  Value chosen = choices[0];
-  for (size_t i = 1; i < choices.size(); ++i) {
-    Value is = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::eq, index,
-        arith::ConstantOp::create(b, loc,
-                                  b.getIntegerAttr(index.getType(), i)));
-    chosen = arith::SelectOp::create(b, loc, is, choices[i], chosen);
-  }
-  return chosen;
 }
 
 } // namespace
@@ -154,10 +145,13 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     return std::pair{at, e.less(at, upper)};
   };
 
-  SmallVector<SmallVector<Value>> rings(loads.size());
-  for (auto [load, ring] : llvm::zip(loads, rings))
-    for (int64_t stage = 0; stage < stages; ++stage)
-      ring.push_back(bufferFor(b, loc, load.getType(), kernel));
+  SmallVector<Value> rings;
+  for (TileLoadOp load : loads)
+    rings.push_back(bufferFor(b, loc, load.getType(), kernel, stages));
+  auto stageOf = [&](size_t index, Value stage) {
+    return ringBuffer(b, loc, loads[index].getType(), rings[index],
+                      e.toIndex(stage));
+  };
   auto startCopies = [&](Value at, Value valid,
                          function_ref<Value(size_t)> bufferOf) {
     for (auto [index, load] : llvm::enumerate(loads)) {
@@ -174,26 +168,28 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   // Iterations 0 .. ahead - 1, each into its own stage.
   for (int64_t first = 0; first < ahead; ++first) {
     auto [at, valid] = later(lower, first);
-    startCopies(at, valid, [&](size_t index) { return rings[index][first]; });
+    startCopies(at, valid,
+                [&](size_t index) { return stageOf(index, constant(first)); });
   }
 
-  // Iteration k starts k + ahead and waits for its own.
+  // Iteration k waits for its own copies (at most ahead - 1 newer groups
+  // are in flight), then, past the barrier, starts k + ahead's.
   b.setInsertionPoint(loads.front());
   Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
+  lowering.waitCopies(b, loc, ahead - 1);
+  if (lowering.afterCopy)
+    lowering.afterCopy(b, loc,
+                       llvm::map_to_vector(loads, [](TileLoadOp load) {
+                         return load.getType();
+                       }));
   gpu::BarrierOp::create(b, loc);
   auto [next, nextValid] = later(loop.getInductionVar(), ahead);
   Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
-  startCopies(next, nextValid, [&](size_t index) {
-    return select(b, loc, rings[index], nextStage);
-  });
-  lowering.waitCopies(b, loc, ahead);
-  if (lowering.afterCopy)
-    for (TileLoadOp load : loads)
-      lowering.afterCopy(b, loc, load.getType());
-  gpu::BarrierOp::create(b, loc);
+  startCopies(next, nextValid,
+              [&](size_t index) { return stageOf(index, nextStage); });
   Value stage = e.remu(iteration, constant(stages));
-  for (auto [load, ring] : llvm::zip(loads, rings))
-    buffers[load.getResult()] = select(b, loc, ring, stage);
+  for (auto [index, load] : llvm::enumerate(loads))
+    buffers[load.getResult()] = stageOf(index, stage);
 
   // Nothing may still write shared memory or the fragments when the loop
   // is left.

@@ -184,9 +184,12 @@ typedef struct CUlinkState_st *CUlinkState;
 typedef int CUjit_option;   /* cuda.h's enum CUjit_option */
 typedef int CUjitInputType; /* cuda.h's enum CUjitInputType */
 enum {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
   CU_JIT_ERROR_LOG_BUFFER = 5,
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-  CU_JIT_TARGET = 9
+  CU_JIT_TARGET = 9,
+  CU_JIT_LOG_VERBOSE = 12
 };
 enum { CU_JIT_INPUT_PTX = 1 };
 /* CUjit_target: the compute capability as a number (90), plus one of these

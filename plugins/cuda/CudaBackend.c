@@ -240,6 +240,7 @@ static kjit_status *cuda_finalize(void *self,
   cuda_device *dev;
   uint8_t *out = NULL;
   size_t out_size = 0;
+  char *report = NULL;
   if ((status = cuda_get_device(device, "finalize", &dev)))
     return status;
   if (format_is(args, fmt_ptx)) {
@@ -249,9 +250,9 @@ static kjit_status *cuda_finalize(void *self,
                         name);
     char arch[sizeof dev->arch + 2];
     ptx_arch(args->artifact, args->artifact_size, dev->arch, arch, sizeof arch);
-    if ((status = cuda_finalize_ptx(self, dev, (const char *)args->artifact,
-                                    args->artifact_size, arch, name,
-                                    (size_t)name_len, &out, &out_size)))
+    if ((status = cuda_finalize_ptx(
+             self, dev, (const char *)args->artifact, args->artifact_size, arch,
+             name, (size_t)name_len, &out, &out_size, &report)))
       return status;
   } else if (format_is(args, fmt_cubin)) {
     if (!is_elf(args->artifact, args->artifact_size))
@@ -274,6 +275,14 @@ static kjit_status *cuda_finalize(void *self,
   args->loadable.size = out_size;
   args->loadable.owner = out;
   args->loadable.release = release_malloced;
+  if (report && KJIT_HAS_FIELD(args, kjit_backend_finalize_args, info)) {
+    args->info.data = (const uint8_t *)report;
+    args->info.size = strlen(report);
+    args->info.owner = report;
+    args->info.release = release_malloced;
+  } else {
+    free(report);
+  }
   return NULL;
 }
 

@@ -42,11 +42,16 @@ static int jit_target(const char *arch) {
 kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
                               const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
-                              uint8_t **cubin, size_t *cubin_size) {
-  CUjit_option options[3] = {CU_JIT_ERROR_LOG_BUFFER,
-                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_TARGET};
-  void *values[3];
-  char *log = NULL, *text = NULL, what[512], code[64];
+                              uint8_t **cubin, size_t *cubin_size,
+                              char **info_log) {
+  CUjit_option options[6] = {CU_JIT_ERROR_LOG_BUFFER,
+                             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                             CU_JIT_TARGET,
+                             CU_JIT_INFO_LOG_BUFFER,
+                             CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES,
+                             CU_JIT_LOG_VERBOSE};
+  void *values[6];
+  char *log = NULL, *info = NULL, *text = NULL, what[512], code[64];
   CUlinkState state = NULL;
   kjit_status *status = NULL;
   const char *step = "cuLinkCreate";
@@ -62,8 +67,10 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
   if ((status = cuda_make_current(dev)))
     return status;
   /* The driver reads PTX as a C string. */
-  if (!(text = malloc(ptx_size + 1)) || !(log = calloc(1, LINK_LOG_SIZE))) {
+  if (!(text = malloc(ptx_size + 1)) || !(log = calloc(1, LINK_LOG_SIZE)) ||
+      !(info = calloc(1, LINK_LOG_SIZE))) {
     free(text);
+    free(log);
     return cuda_error(KJIT_STATUS_RESOURCE_EXHAUSTED,
                       "finalize of kernel '%s': out of memory", kernel);
   }
@@ -72,7 +79,10 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
   values[0] = log;
   values[1] = (void *)(uintptr_t)(LINK_LOG_SIZE - 1);
   values[2] = (void *)(uintptr_t)target;
-  if ((r = cu.cuLinkCreate(3, options, values, &state)) != CUDA_SUCCESS)
+  values[3] = info;
+  values[4] = (void *)(uintptr_t)(LINK_LOG_SIZE - 1);
+  values[5] = (void *)(uintptr_t)1;
+  if ((r = cu.cuLinkCreate(6, options, values, &state)) != CUDA_SUCCESS)
     goto fail;
   step = "cuLinkAddData";
   if ((r = cu.cuLinkAddData(state, CU_JIT_INPUT_PTX, text, ptx_size + 1,
@@ -89,6 +99,8 @@ kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
   }
   memcpy(*cubin, linked, linked_size);
   *cubin_size = linked_size;
+  *info_log = info; /* NUL-terminated: calloc'd, one byte never written */
+  info = NULL;
   goto out;
 fail:
   if (cuda_is_sticky(r)) {
@@ -113,6 +125,7 @@ out:
   if (state)
     cu.cuLinkDestroy(state);
   free(log);
+  free(info);
   free(text);
   return status;
 }

@@ -216,18 +216,27 @@ const char *cuda_libdevice_path(void);
 kjit_status *cuda_toolkit_fingerprint(char **text);
 
 /** PTX to cubin for `arch` ("sm_90", or a variant of the device's own
- *  such as "sm_90a") on `dev`; the result is malloc'd. */
+ *  such as "sm_90a") on `dev`; the result is malloc'd, and so is *report
+ *  (cuda_ptxas_report's JSON, or left NULL when the finalizer said
+ *  nothing of the kernel). */
 kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
                                const char *ptx, size_t ptx_size,
                                const char *arch, const char *kernel,
                                size_t kernel_len, uint8_t **cubin,
-                               size_t *cubin_size);
+                               size_t *cubin_size, char **report);
 /** The driver's JIT linker (DriverLink.c): PTX to cubin for `arch` with
- *  `dev`'s context current. */
+ *  `dev`'s context current; *info_log (malloc'd) is its verbose log. */
 kjit_status *cuda_driver_link(const cuda_instance *self, cuda_device *dev,
                               const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
-                              uint8_t **cubin, size_t *cubin_size);
+                              uint8_t **cubin, size_t *cubin_size,
+                              char **info_log);
+/** What a finalizer's verbose log (PtxasReport.c) says of `kernel`: a
+ *  malloc'd JSON object naming `finalizer` (a static name) with the
+ *  registers and, where the log has them, barriers, static shared memory,
+ *  stack frame and spill bytes; NULL when the log has no such figures. */
+char *cuda_ptxas_report(const char *log, size_t size, const char *kernel,
+                        size_t kernel_len, const char *finalizer);
 
 /*===----------------------------------------------------------------------===*\
 |* Kernels (CudaBackend.c)                                                    *|

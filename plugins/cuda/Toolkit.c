@@ -215,6 +215,8 @@ static struct {
   nvJitLinkGetBytes_fn cubin;
   nvJitLinkGetSize_fn error_log_size;
   nvJitLinkGetLog_fn error_log;
+  nvJitLinkGetSize_fn info_log_size; /* may be NULL */
+  nvJitLinkGetLog_fn info_log;       /* may be NULL */
 } nvj = {.lock = PTHREAD_MUTEX_INITIALIZER,
          .done = PTHREAD_COND_INITIALIZER,
          .state = NVJ_NOT_STARTED};
@@ -297,6 +299,11 @@ static void load_nvjitlink(void) {
       memcpy(&nvj.cubin, &fn[5], sizeof fn[5]);
       memcpy(&nvj.error_log_size, &fn[6], sizeof fn[6]);
       memcpy(&nvj.error_log, &fn[7], sizeof fn[7]);
+      /* Optional: without them finalize reports nothing. */
+      fn[0] = dlsym(dl, "__nvJitLinkGetInfoLogSize_13_0");
+      fn[1] = dlsym(dl, "__nvJitLinkGetInfoLog_13_0");
+      memcpy(&nvj.info_log_size, &fn[0], sizeof fn[0]);
+      memcpy(&nvj.info_log, &fn[1], sizeof fn[1]);
     }
   }
   pthread_mutex_lock(&nvj.lock);
@@ -492,11 +499,12 @@ static int log_len(const char *log, size_t size) {
 
 static kjit_status *run_ptxas(const char *ptx, size_t ptx_size,
                               const char *arch, const char *kernel,
-                              uint8_t **cubin, size_t *cubin_size) {
+                              uint8_t **cubin, size_t *cubin_size,
+                              char **report) {
   const char *tmp = getenv("TMPDIR");
   char dir[CUDA_PATH_MAX], in[CUDA_PATH_MAX + 16], out[CUDA_PATH_MAX + 16];
   char log[CUDA_PATH_MAX + 16], arch_flag[32];
-  char *argv[7];
+  char *argv[8];
   posix_spawn_file_actions_t actions;
   kjit_status *status = NULL;
   uint8_t *log_bytes = NULL;
@@ -524,10 +532,11 @@ static kjit_status *run_ptxas(const char *ptx, size_t ptx_size,
   argv[0] = tk.ptxas;
   argv[1] = arch_flag;
   argv[2] = "-O3";
-  argv[3] = in;
-  argv[4] = "-o";
-  argv[5] = out;
-  argv[6] = NULL;
+  argv[3] = "-v"; /* the report: registers, spills (PtxasReport.c) */
+  argv[4] = in;
+  argv[5] = "-o";
+  argv[6] = out;
+  argv[7] = NULL;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, log,
@@ -573,6 +582,9 @@ static kjit_status *run_ptxas(const char *ptx, size_t ptx_size,
                         "finalize of kernel '%s' for %s: ptxas %s exited with "
                         "0 but wrote no cubin",
                         kernel, arch, tk.ptxas);
+  } else if (log_bytes) {
+    *report = (char *)log_bytes; /* NUL-terminated by read_file */
+    log_bytes = NULL;
   }
 cleanup:
   free(log_bytes);
@@ -614,9 +626,10 @@ static const char *nvjitlink_result_name(nvJitLinkResult r) {
 
 static kjit_status *run_nvjitlink(const char *ptx, size_t ptx_size,
                                   const char *arch, const char *kernel,
-                                  uint8_t **cubin, size_t *cubin_size) {
+                                  uint8_t **cubin, size_t *cubin_size,
+                                  char **report) {
   char arch_flag[32];
-  const char *options[2];
+  const char *options[3];
   nvJitLinkHandle handle = NULL;
   nvJitLinkResult r;
   const char *step;
@@ -625,8 +638,9 @@ static kjit_status *run_nvjitlink(const char *ptx, size_t ptx_size,
   snprintf(arch_flag, sizeof arch_flag, "-arch=%s", arch);
   options[0] = arch_flag;
   options[1] = "-O3";
+  options[2] = "-verbose"; /* the report (PtxasReport.c) */
   step = "nvJitLinkCreate";
-  if ((r = nvj.create(&handle, 2, options)) != NVJITLINK_SUCCESS)
+  if ((r = nvj.create(&handle, 3, options)) != NVJITLINK_SUCCESS)
     goto fail;
   step = "nvJitLinkAddData";
   if ((r = nvj.add_data(handle, NVJITLINK_INPUT_PTX, ptx, ptx_size,
@@ -650,6 +664,13 @@ static kjit_status *run_nvjitlink(const char *ptx, size_t ptx_size,
     goto fail;
   }
   *cubin_size = size;
+  if (nvj.info_log_size && nvj.info_log &&
+      nvj.info_log_size(handle, &size) == NVJITLINK_SUCCESS && size &&
+      (*report = malloc(size + 1))) {
+    if (nvj.info_log(handle, *report) != NVJITLINK_SUCCESS)
+      (*report)[0] = '\0';
+    (*report)[size] = '\0';
+  }
   nvj.destroy(&handle);
   return NULL;
 fail: {
@@ -724,9 +745,11 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
                                const char *ptx, size_t ptx_size,
                                const char *arch, const char *kernel,
                                size_t kernel_len, uint8_t **cubin,
-                               size_t *cubin_size) {
+                               size_t *cubin_size, char **report) {
   static const char *const used_names[] = {"ptxas", "nvJitLink",
                                            "the driver's JIT linker"};
+  static const char *const report_names[] = {"ptxas", "nvJitLink", "driver"};
+  char *log = NULL;
   char name[256], why[CUDA_PATH_MAX + 128];
   kjit_status *status;
   int policy = CUDA_FINALIZER_AUTO, use = USE_PTXAS;
@@ -787,11 +810,15 @@ kjit_status *cuda_finalize_ptx(const cuda_instance *self, cuda_device *dev,
   start = cuda_now_ns();
   if (use == USE_DRIVER)
     status = cuda_driver_link(self, dev, ptx, ptx_size, arch, name, cubin,
-                              cubin_size);
+                              cubin_size, &log);
   else if (use == USE_NVJITLINK)
-    status = run_nvjitlink(ptx, ptx_size, arch, name, cubin, cubin_size);
+    status = run_nvjitlink(ptx, ptx_size, arch, name, cubin, cubin_size, &log);
   else
-    status = run_ptxas(ptx, ptx_size, arch, name, cubin, cubin_size);
+    status = run_ptxas(ptx, ptx_size, arch, name, cubin, cubin_size, &log);
+  if (log)
+    *report = cuda_ptxas_report(log, strlen(log), kernel, kernel_len,
+                                report_names[use]);
+  free(log);
   n = __atomic_add_fetch(&finalize_count, 1, __ATOMIC_RELAXED);
   ns = cuda_now_ns() - start;
   cuda_verbose(self,

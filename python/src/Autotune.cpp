@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kjit::python {
 namespace {
@@ -29,10 +30,15 @@ struct TunerState {
   rt::AutotuneSpec spec;
   std::unique_ptr<rt::Autotuner> tuners[kNumTargets];
   PyObject *before = nullptr, *after = nullptr;
+  /// prune_configs_by, as one callable of no arguments returning the
+  /// indices of the configurations to keep (the Python side reads the
+  /// call's arguments itself).
+  PyObject *prune = nullptr;
   /// With the GIL held (a capsule's destructor, or the failed creation).
   ~TunerState() {
     Py_XDECREF(before);
     Py_XDECREF(after);
+    Py_XDECREF(prune);
   }
 };
 
@@ -63,14 +69,48 @@ std::function<absl::Status()> pythonCallback(PyObject *function) {
   };
 }
 
+/// The prune function: calls `function` with the GIL; it returns a list
+/// of configuration indices. Its exception is kept for the launch to raise.
+auto pythonPrune(PyObject *function) {
+  return
+      [function](
+          const std::vector<rt::TuningConfig> &,
+          const rt::NamedArguments &) -> absl::StatusOr<std::vector<size_t>> {
+        PyGILState_STATE gil = PyGILState_Ensure();
+        absl::StatusOr<std::vector<size_t>> kept = std::vector<size_t>();
+        PyObject *result = PyObject_CallNoArgs(function);
+        if (result && PyList_Check(result)) {
+          for (Py_ssize_t i = 0; i < PyList_Size(result) && kept.ok(); ++i) {
+            size_t index = PyLong_AsSize_t(PyList_GetItem(result, i));
+            if (index == size_t(-1) && PyErr_Occurred()) {
+              PyErr_Clear();
+              kept = absl::InvalidArgumentError(
+                  "it returned a list of other than configuration indices");
+            } else {
+              kept->push_back(index);
+            }
+          }
+        } else if (result) {
+          kept = absl::InvalidArgumentError("it returned no list");
+        } else {
+          stashException();
+          kept = absl::CancelledError("it raised");
+        }
+        Py_XDECREF(result);
+        PyGILState_Release(gil);
+        return kept;
+      };
+}
+
 } // namespace
 
-/// _autotuner(configs, key, before, after) -> capsule: configs a list of
-/// dicts of int, float or bool values.
+/// _autotuner(configs, key, before, after, prune) -> capsule: configs a
+/// list of dicts of int, float or bool values; before, after and prune
+/// callables or None.
 PyObject *kernelAutotuner(PyObject *, PyObject *args) {
-  PyObject *configs, *key, *before, *after;
-  if (!PyArg_ParseTuple(args, "O!O!OO", &PyList_Type, &configs, &PyList_Type,
-                        &key, &before, &after))
+  PyObject *configs, *key, *before, *after, *prune = Py_None;
+  if (!PyArg_ParseTuple(args, "O!O!OO|O", &PyList_Type, &configs, &PyList_Type,
+                        &key, &before, &after, &prune))
     return nullptr;
   auto state = std::make_unique<TunerState>();
   for (Py_ssize_t i = 0; i < PyList_Size(configs); ++i) {
@@ -124,13 +164,16 @@ PyObject *kernelAutotuner(PyObject *, PyObject *args) {
     state->spec.key.push_back(text);
   }
   for (auto [callable, slot] :
-       {std::pair{before, &state->before}, std::pair{after, &state->after}})
+       {std::pair{before, &state->before}, std::pair{after, &state->after},
+        std::pair{prune, &state->prune}})
     if (callable != Py_None) {
       Py_INCREF(callable);
       *slot = callable;
     }
   state->spec.beforeTrials = pythonCallback(state->before);
   state->spec.afterTrials = pythonCallback(state->after);
+  if (state->prune)
+    state->spec.prune = pythonPrune(state->prune);
   // The capsule owns the state from here, or nothing does if it failed.
   TunerState *owned = state.release();
   PyObject *capsule = PyCapsule_New(owned, kTunerCapsule, tunerCapsuleDestroy);

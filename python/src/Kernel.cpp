@@ -852,7 +852,8 @@ PyMethodDef kernelMethods[] = {
     {"stats", kernelStats, METH_NOARGS,
      "Per target: compiles, disk_hits, remote_hits."},
     {"_autotuner", kernelAutotuner, METH_VARARGS | METH_STATIC,
-     "_autotuner(configs, key, before, after) -> the state of kjit.autotune."},
+     "_autotuner(configs, key, before, after, prune=None) -> the state of "
+     "kjit.autotune."},
     {"_autotune_launch", (PyCFunction)(void (*)(void))kernelAutotuneLaunch,
      METH_FASTCALL | METH_KEYWORDS,
      "_autotune_launch(tuner, grid, *args, **kwargs): kjit.autotune's "

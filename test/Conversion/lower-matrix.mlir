@@ -5,7 +5,7 @@
 // RUN: not kjit-opt %s --kjit-lower-matrix=num-warps=2 2>&1 | FileCheck %s --check-prefix=WARPS
 // RUN: not kjit-opt %s --kjit-lower-matrix=num-warps=64 2>&1 | FileCheck %s --check-prefix=RANGE
 
-// WARPS: lower-matrix.mlir:[[@LINE+35]]:8: error: 'kjit.mma' op needs whole warpgroups: num_warps = 2 is not a multiple of 4
+// WARPS: lower-matrix.mlir:[[@LINE+45]]:8: error: 'kjit.mma' op needs whole warpgroups: num_warps = 2 is not a multiple of 4
 // RANGE: error: kjit-lower-matrix: num-warps must be 1 to 32, got 64
 
 // CHECK-DAG: memref.global "private" @[[$TA:kjit_tile[_0-9]*]] : memref<1024xf16, #gpu.address_space<workgroup>> {alignment = 16 : i64}
@@ -14,18 +14,28 @@
 // CHECK-NOT: kjit.tensor_desc
 // CHECK: %[[A:.*]] = memref.get_global @[[$TA]]
 // CHECK-NEXT: gpu.barrier
-// 128 threads take 8 steps each of the tile's 1024 elements.
-// CHECK: %[[TID:.*]] = gpu.thread_id x
-// CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %c8 step %c1 {
-// CHECK-NEXT: %[[AT:.*]] = arith.muli %[[J]], %c128 : index
-// CHECK-NEXT: arith.addi %[[TID]], %[[AT]] : index
-// CHECK: %[[V:.*]] = kjit.load %a[%{{.*}}] mask %{{.*}} : !kjit.ptr<f16>, i64 -> f16
-// CHECK: memref.store %[[V]], %[[A]][%{{.*}}]
-// CHECK: gpu.barrier
+// A tile wholly inside the matrix is copied without masks, one on its edge
+// with them; 128 threads take 8 steps each of its 1024 elements, rows 8
+// apart.
+// CHECK: scf.if %{{.*}} {
+// CHECK-NOT: mask
+// CHECK-COUNT-8: kjit.load %a[%{{.*}}] : !kjit.ptr<f16>, i64 -> f16
+// CHECK-NOT: kjit.load
+// CHECK: } else {
+// CHECK-COUNT-8: kjit.load %a[%{{.*}}] mask %{{.*}} : !kjit.ptr<f16>, i64 -> f16
+// CHECK-NOT: kjit.load
+// CHECK: }
+// CHECK-NEXT: gpu.barrier
 // CHECK: %[[B:.*]] = memref.get_global @[[$TB]]
 // CHECK-COUNT-4: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args
 // CHECK: arith.extf
 // CHECK-NOT: kjit.mma
+// The store: unmasked where the warpgroup's 64 rows and 8 columns lie
+// inside C, masked elsewhere.
+// CHECK: scf.if %{{.*}} {
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: kjit.store %{{.*}}, %c[%{{.*}}] : f16, !kjit.ptr<f16>, i64
+// CHECK: } else {
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: kjit.store %{{.*}}, %c[%{{.*}}] mask %{{.*}} : f16, !kjit.ptr<f16>, i64
 kjit.kernel @mma(%a: !kjit.ptr<f16> {kjit.const}, %c: !kjit.ptr<f16>,

@@ -386,9 +386,9 @@ void BackendDriver::options(const std::string &list) {
 
 bool BackendDriver::finalize(const std::string &format, const std::string &file,
                              const std::string &kernel, std::string &loadable) {
-  std::string bytes = readFile(file);
-  absl::StatusOr<std::string> out =
-      backend.finalize(/*device=*/0, format, bytes, kernel);
+  std::string bytes = readFile(file), info;
+  absl::StatusOr<std::string> out = backend.finalize(
+      /*device=*/0, format, bytes, kernel, /*options=*/nullptr, &info);
   if (!out.ok()) {
     say("finalize error: " + str(out.status()));
     return false;
@@ -396,6 +396,8 @@ bool BackendDriver::finalize(const std::string &format, const std::string &file,
   loadable = std::move(*out);
   say("finalize ok: " + std::to_string(loadable.size()) + " bytes" +
       describeLoadable(bytes, loadable));
+  if (!info.empty())
+    say("finalize info: " + info);
   return true;
 }
 

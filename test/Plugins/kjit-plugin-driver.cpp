@@ -17,6 +17,8 @@
 //                  synchronize/unload, on the backend's last device
 //   badoptions:NAME  parse_options with an unknown option
 //   badformat:NAME   finalize a format the backend does not accept
+//   badinfo:NAME     finalize an artifact the test backend answers with an
+//                    info that is not JSON
 //   async:NAME     synchronize on stream 0xbad (the test backend then reports
 //                  an asynchronous error) and print the host's count
 //   store          get, put, put-if-absent, put with a TTL, remove and
@@ -216,14 +218,16 @@ void backend(PluginHost &host, const std::string &name,
   else
     say("fingerprint " + *fp);
   std::string_view format = variant == "badformat" ? "ptx" : "text";
-  absl::StatusOr<std::string> loadable =
-      ref.finalize(device, format, "Hello Kernel", "k", *handle);
+  std::string info;
+  absl::StatusOr<std::string> loadable = ref.finalize(
+      device, format, variant == "badinfo" ? "bad-info" : "Hello Kernel", "k",
+      *handle, &info);
   if (!loadable.ok()) {
     say("finalize error: " + str(loadable.status()));
     ref.destroyOptions(*handle);
     return;
   }
-  say("finalize -> " + *loadable);
+  say("finalize -> " + *loadable + (info.empty() ? "" : ", info " + info));
   ref.destroyOptions(*handle);
   absl::StatusOr<void *> kernel = ref.load(device, *loadable, "k");
   if (!kernel.ok()) {
@@ -354,6 +358,8 @@ int main(int argc, char **argv) {
       backend(host, rest, "badoptions");
     } else if (starts("badformat:")) {
       backend(host, rest, "badformat");
+    } else if (starts("badinfo:")) {
+      backend(host, rest, "badinfo");
     } else if (starts("async:")) {
       async(host, rest);
     } else if (arg == "store") {

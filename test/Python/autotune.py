@@ -40,6 +40,42 @@ keep[(1,)](o, 6)
 chosen = keep.best_config.kwargs["C"]
 np.testing.assert_array_equal(o, [101, 1000 + chosen])
 
+# prune_configs_by (Triton's): the early prune sees every configuration and
+# the call's arguments by name; the performance model then keeps the top_k
+# lowest estimates. Only the survivor (C = 4) is compiled, timed and
+# launched; the trials' launches are zeroed away, so o holds the one launch
+# after them.
+seen = []
+
+
+def early(configs, named):
+    seen.append((len(configs), named["n"], type(named["o"]).__name__))
+    return [c for c in configs if c.kwargs["C"] != 1]
+
+
+def model(**meta):
+    seen.append(("model", meta["C"], meta["n"]))
+    return -meta["C"]  # the largest C is thought fastest
+
+
+pruned_configs = [kjit.Config({"C": c}) for c in (1, 2, 3, 4)]
+pruned = kjit.autotune(count, configs=pruned_configs, key=["n"],
+                       reset_to_zero=["o"],
+                       prune_configs_by={"early_config_prune": early,
+                                         "perf_model": model, "top_k": 1})
+o = np.zeros(2, np.int32)
+pruned[(1,)](o, 9)
+assert pruned.best_config is pruned_configs[3], pruned.best_config
+np.testing.assert_array_equal(o, [1, 4])
+assert seen == [(4, 9, "ndarray"), ("model", 2, 9), ("model", 3, 9),
+                ("model", 4, 9)], seen
+# A fraction of the configurations.
+half = kjit.autotune(count, configs=pruned_configs, key=["n"],
+                     prune_configs_by={"perf_model": lambda **m: m["C"],
+                                       "top_k": 0.5})
+half[(1,)](np.zeros(2, np.int32), 9)
+assert half.best_config in pruned_configs[:2], half.best_config
+
 # Errors, by name, when the first launch meets the kernel.
 def raises(call, kind, text):
     try:
@@ -85,4 +121,41 @@ failing = kjit.autotune(count, configs=[{"C": 1}], key=["n"],
                         reset_to_zero=["o"])
 raises(lambda: failing[(1,)](np.zeros(2, np.int32).view(Unzeroable), 5),
        Boom, "cannot zero this array")
+# Pruning's errors: an unknown member, a prune function that raises,
+# returns a configuration of its own, or keeps none.
+raises(lambda: kjit.autotune(count, configs=[{"C": 1}],
+                             prune_configs_by={"topk": 1}),
+       ValueError, "prune_configs_by takes early_config_prune, perf_model "
+       "and top_k, not topk")
+
+
+def broken(configs, named):
+    raise Boom("no prune today")
+
+
+raises(lambda: kjit.autotune(count, configs=[{"C": 1}], key=["n"],
+                             prune_configs_by={"early_config_prune": broken})
+       [(1,)](np.zeros(2, np.int32), 5), Boom, "no prune today")
+raises(lambda: kjit.autotune(
+    count, configs=[{"C": 1}], key=["n"],
+    prune_configs_by={"early_config_prune": lambda c, n: [kjit.Config({"C": 1})]})
+    [(1,)](np.zeros(2, np.int32), 5), ValueError,
+    "the prune function returned C: 1, which is not one of the configurations")
+raises(lambda: kjit.autotune(
+    count, configs=[{"C": 1}], key=["n"],
+    prune_configs_by={"early_config_prune": lambda c, n: []})
+    [(1,)](np.zeros(2, np.int32), 5), kjit.Error,
+    "kernel 'count': the prune function kept no configuration for key "
+    "[n=5; o=i32]; it must keep at least one")
+# The native half's own checks of what the prune callable returns (the
+# Python half always returns a list of indices).
+for returned, text in (("x", "it returned no list"),
+                       (["a"], "it returned a list of other than "
+                               "configuration indices")):
+    state = count._autotuner([{"C": 1}], ["n"], None, None,
+                             lambda returned=returned: returned)
+    raises(lambda: count._autotune_launch(state, (1,),
+                                          np.zeros(2, np.int32), 5),
+           kjit.Error, "kernel 'count': the prune function failed for key "
+           "[n=5; o=i32]: " + text)
 print("ok")

@@ -115,8 +115,8 @@ std::string describeOutcome(const rt::AutotuneSpec &spec,
                 skipped, " skipped, ", outcome.trialLaunches,
                 " trial launches; chose config ", outcome.winner, " (",
                 spec.configs[outcome.winner].text(), "): ", time, " us (",
-                outcome.clock, " clock)",
-                outcome.choice.empty() ? "" : "; choice ", outcome.choice);
+                outcome.clock, ")", outcome.choice.empty() ? "" : "; choice ",
+                outcome.choice);
 }
 
 } // namespace kjit::run

@@ -22,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <dlfcn.h>
 #include <memory>
 #include <string>
@@ -560,6 +561,151 @@ TEST(TargetTest, HostLinksInProcessFromManyThreads) {
 
 /// A symbol nothing defines is lld's error, naming it, not a library that
 /// fails to load later; the next link works.
+/// A kernel with a constexpr, so that each configuration is its own
+/// specialization, as the autotuner's are.
+constexpr const char *kConfiguredKernel = R"(
+kjit.kernel @k(%x: !kjit.ptr<f32>, %n: i32, %C: i32 {kjit.constexpr}) {
+  %pid = kjit.program_id x
+  %s = arith.muli %n, %C : i32
+  %v = arith.sitofp %s : i32 to f32
+  kjit.store %v, %x[%pid] : f32, !kjit.ptr<f32>, i32
+  kjit.return
+}
+)";
+
+/// Its record with C = `c` and `warps` warps.
+std::string configuredRecord(int c, int warps) {
+  std::string options =
+      "debug=false,enable_fp_fusion=true,enable_reflect_ftz=true,"
+      "launch_cooperative_grid=false,launch_pdl=false,maxnreg=none,"
+      "num_ctas=1,num_stages=3,num_warps=" +
+      std::to_string(warps) + ",ptx_version=none,sanitize_overflow=false";
+  return R"({"version":1,"name":"k","params":["x","n","C"],"signature":)"
+         R"({"x":"*fp32","n":"i32"},"spec":{"x":"D","n":"N"},"constants":)"
+         R"({"C":)" +
+         std::to_string(c) +
+         R"(},"attrs":{"divisibility_16":["x"],"equal_to_1":[]},"options":)"
+         R"({"num_warps":)" +
+         std::to_string(warps) +
+         R"(,"num_ctas":1,"num_stages":3,"maxnreg":null,"ptx_version":null,)"
+         R"("enable_fp_fusion":true,"enable_reflect_ftz":true,)"
+         R"("launch_cooperative_grid":false,"launch_pdl":false,"debug":false,)"
+         R"("sanitize_overflow":false},"key":"x:*fp32:D,n:i32:N,C=)" +
+         std::to_string(c) + "|" + options + R"("})";
+}
+
+/// The autotuner compiles a key's configurations on threads at once
+/// (docs/Autotuning.md, "Compiling configurations in parallel"): 16
+/// specializations, host ones (which link with lld, the writer of LLVM's
+/// command-line options) and cuda ones (whose NVPTX code generation reads
+/// them) together, compiled by 16 threads at once, twice, give the bytes
+/// that compiling them one after another gives.
+TEST(TargetTest, ParallelCompilesGiveTheSerialCompilesBytes) {
+  absl::StatusOr<std::unique_ptr<kjit::rt::CompilerService>> made =
+      makeService();
+  ASSERT_TRUE(made.ok()) << made.status();
+  std::unique_ptr<kjit::rt::CompilerService> service = std::move(*made);
+  absl::StatusOr<kjit::rt::ModuleAnalysis> analysis =
+      service->analyze(kConfiguredKernel, "configured.mlir");
+  ASSERT_TRUE(analysis.ok()) << analysis.status();
+  constexpr int kConfigs = 16;
+  std::vector<kjit::rt::SpecializationRecord> records;
+  for (int config = 0; config < kConfigs; ++config) {
+    absl::StatusOr<kjit::rt::SpecializationRecord> record =
+        kjit::rt::specializationFromJson(
+            configuredRecord(config / 2 + 1, 1 << (config % 4)));
+    ASSERT_TRUE(record.ok()) << record.status();
+    records.push_back(*record);
+  }
+  const std::vector<std::string> host = {"elf-shared-object"};
+  const std::vector<std::string> ptx = {"ptx"};
+  const std::vector<std::pair<std::string, std::string>> cudaOptions = {
+      {"ptx", "80"}};
+  auto compile = [&](int config) {
+    kjit::rt::CompileRequest request;
+    request.bytecode = analysis->bytecode;
+    request.sourceName = "configured.mlir";
+    request.record = &records[size_t(config)];
+    if (config % 2) {
+      request.target = "cuda";
+      request.acceptedFormats = ptx;
+      request.arch = "sm_90";
+      request.backendOptions = cudaOptions;
+    } else {
+      request.target = "host";
+      request.acceptedFormats = host;
+      request.arch = "x86_64";
+    }
+    absl::StatusOr<kjit::rt::CompiledArtifact> artifact =
+        service->compile(request);
+    return artifact.ok() ? artifact->bytes
+                         : "error: " + std::string(artifact.status().message());
+  };
+  std::vector<std::string> serial;
+  for (int config = 0; config < kConfigs; ++config) {
+    serial.push_back(compile(config));
+    ASSERT_EQ(serial.back().rfind("error: ", 0), std::string::npos)
+        << serial.back();
+  }
+  // Different configurations give different code (or the test would
+  // prove little).
+  EXPECT_NE(serial[0], serial[2]);
+  EXPECT_NE(serial[1], serial[3]);
+  for (int pass = 0; pass < 2; ++pass) {
+    std::vector<std::string> parallel(kConfigs);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> threads;
+    for (int config = 0; config < kConfigs; ++config)
+      threads.emplace_back([&, config] {
+        // All start together, so that links meet other compiles.
+        ready.fetch_add(1);
+        while (ready.load() < kConfigs)
+          std::this_thread::yield();
+        parallel[size_t(config)] = compile(config);
+      });
+    for (std::thread &thread : threads)
+      thread.join();
+    for (int config = 0; config < kConfigs; ++config)
+      EXPECT_TRUE(parallel[size_t(config)] == serial[size_t(config)])
+          << "pass " << pass << ", config " << config << ": "
+          << parallel[size_t(config)].substr(0, 200);
+  }
+}
+
+/// The gate of LLVM's command-line options (Target.h): while a writer
+/// holds it, no reader does; a thread's writer inside its own reader does
+/// not wait for itself; readers nest.
+TEST(TargetTest, CommandLineWritersExcludeReaders) {
+  {
+    kjit::CommandLineReader outer;
+    kjit::CommandLineReader inner;
+    kjit::CommandLineWriter writer; // would wait forever for itself
+  }
+  std::atomic<int> readers{0}, overlaps{0}, writes{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 2000; ++i) {
+        kjit::CommandLineReader reading;
+        readers.fetch_add(1);
+        if (t % 2 && i % 8 == 0) {
+          readers.fetch_sub(1);
+          {
+            kjit::CommandLineWriter writing;
+            overlaps += readers.load() != 0;
+            writes.fetch_add(1);
+          }
+          readers.fetch_add(1);
+        }
+        readers.fetch_sub(1);
+      }
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(writes.load(), 4 * 250);
+  EXPECT_EQ(overlaps.load(), 0);
+}
+
 TEST(TargetTest, HostLinkErrorIsLldsMessage) {
   std::string error;
   EXPECT_EQ(linkHostModule(R"(

@@ -78,7 +78,7 @@ TEST(PluginHostTest, PluginLogsCarryItsNameAndLevel) {
   Log log;
   PluginHost host(log.sink());
   ASSERT_TRUE(host.loadPlugin(plugin("alpha")).ok());
-  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.4)"), 1u);
+  EXPECT_EQ(log.count("2 alpha: alpha: init (host ABI 1.5)"), 1u);
   EXPECT_EQ(host.pluginNames(), std::vector<std::string>{"alpha"});
 }
 

@@ -84,7 +84,7 @@ TEST(TuningKey, EveryInputOfADeviceClassMovesIt) {
 
 TEST(TuningKey, EveryInputOfATimingKeyMovesIt) {
   std::vector<std::function<void(TimingInputs &)>> mutations = {
-      [](TimingInputs &in) { in.protocol = "kjit-trials/1"; },
+      [](TimingInputs &in) { in.protocol = "kjit-trials/2"; },
       [](TimingInputs &in) { in.clock = "fake"; },
       [](TimingInputs &in) { in.build += "'"; },
       [](TimingInputs &in) { in.environment = "X=1\n"; },
@@ -116,7 +116,7 @@ TEST(TuningKey, EveryInputOfAChoiceKeyMovesIt) {
   std::set<std::string> keys = {base};
   EXPECT_EQ(choiceKey(kTrialProtocol, std::string(64, 'c'), "n=4", set), base);
   EXPECT_TRUE(
-      keys.insert(choiceKey("kjit-trials/1", std::string(64, 'c'), "n=4", set))
+      keys.insert(choiceKey("kjit-trials/2", std::string(64, 'c'), "n=4", set))
           .second);
   EXPECT_TRUE(
       keys.insert(choiceKey(kTrialProtocol, std::string(64, 'd'), "n=4", set))
@@ -188,9 +188,9 @@ TEST(TuningKey, ATimingRecordThatClaimsAnythingElseIsRefused) {
           "its metadata names tuning key 'n=9; o=i32', not 'n=8; o=i32'");
   refused([](Record &r) { r.config = "C=2"; },
           "its metadata names configuration 'C=2', not 'C=1'");
-  refused([](Record &r) { r.protocol = "kjit-trials/1"; },
-          "its metadata names protocol 'kjit-trials/1', not "
-          "'kjit-trials/host-rounds/1'");
+  refused([](Record &r) { r.protocol = "kjit-trials/2"; },
+          "its metadata names protocol 'kjit-trials/2', not "
+          "'kjit-trials/1'");
   refused([](Record &r) { r.clock = "fake"; },
           "its metadata names clock 'fake', not 'host'");
 }

@@ -127,6 +127,36 @@ const Target *lookupTarget(llvm::StringRef name);
 /// The names of the registered targets, sorted (for error messages).
 std::vector<std::string> getRegisteredTargetNames();
 
+/// LLVM's command-line options (cl::opt) are globals of the process: LLVM's
+/// passes and code generators read them during every compile, and lld's
+/// driver writes every one of them (it resets them to their defaults before
+/// each link, cl::ResetAllOptionOccurrences). A compile, an analysis and an
+/// extension of the compiler service hold a reader for their whole run on
+/// their thread; a link holds the writer, which waits until no other thread
+/// holds a reader and keeps new readers out (so links also take turns). A
+/// writer inside its own thread's reader leaves it for the write and takes
+/// it back after, so a compile that links waits for the others' readers,
+/// never for itself. Readers nest on a thread. Thread-safe.
+class CommandLineReader {
+public:
+  CommandLineReader();
+  ~CommandLineReader();
+  CommandLineReader(const CommandLineReader &) = delete;
+  CommandLineReader &operator=(const CommandLineReader &) = delete;
+};
+
+class CommandLineWriter {
+public:
+  CommandLineWriter();
+  ~CommandLineWriter();
+  CommandLineWriter(const CommandLineWriter &) = delete;
+  CommandLineWriter &operator=(const CommandLineWriter &) = delete;
+
+private:
+  /// The thread's reader depth, left for the write.
+  int readers = 0;
+};
+
 } // namespace kjit
 
 #endif // KJIT_COMPILER_TARGET_H

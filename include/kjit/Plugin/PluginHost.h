@@ -96,6 +96,18 @@ struct LaunchInfo {
 enum class CacheDecision { Continue, Skip };
 
 class PluginHost;
+
+/// A receiver of device times that backends report (report_device_time) for
+/// launches it made itself: the autotuner's timed trials. PluginHost
+/// consults its sinks before the plugins' launch_complete hooks.
+class DeviceTimeSink {
+public:
+  virtual ~DeviceTimeSink() = default;
+  /// Called on the reporting thread (a backend's timer thread, or the
+  /// launching thread) for every report while the sink is added; it
+  /// ignores reports of correlation ids it did not allocate.
+  virtual void deviceTime(const kjit_device_time &time) = 0;
+};
 struct LoadedPlugin;
 
 /// Immutable list of initialized plugins; dispatch iterates one of these
@@ -176,11 +188,14 @@ public:
       absl::Span<const std::pair<std::string_view, std::string_view>> options)
       const;
   void destroyOptions(void *handle) const;
-  /// Artifact bytes of `format` to loadable bytes for `device`.
+  /// Artifact bytes of `format` to loadable bytes for `device`. `info`, if
+  /// given, receives what the backend reported of the kernel (ABI 1.5): a
+  /// JSON object, or empty.
   absl::StatusOr<std::string> finalize(int32_t device, std::string_view format,
                                        std::string_view artifact,
                                        std::string_view kernelName,
-                                       void *options = nullptr) const;
+                                       void *options = nullptr,
+                                       std::string *info = nullptr) const;
   /// Loadable bytes to a kernel handle on `device`.
   absl::StatusOr<void *> load(int32_t device, std::string_view loadable,
                               std::string_view kernelName) const;
@@ -336,14 +351,29 @@ public:
                               absl::Span<const ArgInfo> args);
   /// Runs launch_enter hooks in load order and returns the record that
   /// runLaunchExit needs.
-  LaunchRecord runLaunchEnter(const LaunchInfo &info);
+  /// `correlationId`: the id the launch carries (allocateCorrelationId),
+  /// or 0 for a new one.
+  LaunchRecord runLaunchEnter(const LaunchInfo &info,
+                              uint64_t correlationId = 0);
   /// Runs launch_exit hooks of the plugins that saw enter, in reverse order.
   void runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
                      int32_t launchStatus = KJIT_STATUS_OK);
 
-  /// Runs every launch_complete hook in load order (a backend reported a
-  /// launch's device time).
+  /// Hands a backend's device-time report to the device-time sinks, then
+  /// to every launch_complete hook in load order. One atomic load each
+  /// while there are neither.
   void runLaunchCompleteHooks(const kjit_device_time &time);
+
+  /// A correlation id no launch of this host has had: for a launch that
+  /// asks for its device time without launch hooks (from the ids the
+  /// launch hooks see, so the two never collide).
+  uint64_t allocateCorrelationId() {
+    return nextCorrelationId.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Adds or removes a sink; `sink` outlives its addition, and a removal
+  /// returns once no report is being handed to it.
+  void addDeviceTimeSink(DeviceTimeSink *sink);
+  void removeDeviceTimeSink(DeviceTimeSink *sink);
 
   /// Cheap checks for the launch path: are there hooks of this kind at all?
   /// (launch_complete counts as a launch hook: it needs correlation ids.)
@@ -399,6 +429,11 @@ private:
   std::atomic<bool> launchCompleteHooks{false};
   std::atomic<uint64_t> nextCorrelationId{1};
   std::atomic<uint64_t> asyncErrors{0};
+  /// The device-time sinks; `deviceTimeSinkCount` is their number, read
+  /// without the lock.
+  std::mutex sinkMutex;
+  std::vector<DeviceTimeSink *> deviceTimeSinks;
+  std::atomic<size_t> deviceTimeSinkCount{0};
   /// Held while shutdown runs the callbacks; guards them.
   std::mutex callbackMutex;
   std::map<uint64_t, std::function<void()>> shutdownCallbacks;

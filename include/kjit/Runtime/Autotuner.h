@@ -4,12 +4,13 @@
 // A kernel with a list of configurations (constexpr values and launch
 // options) and a key (named arguments' values and every tensor's dtype):
 // the first launch of a key times each configuration on the device and
-// launches the fastest; later launches of the key use it. Each timing and
-// each choice is a record in the disk cache and the fleet cache
-// (docs/Autotuning.md "The records"): a process that finds the choice times
-// nothing, one that finds some configurations' timings times only the
-// others, and the first choice stored for a set is every process's.
-// Parallel compiles and the device clock come later.
+// launches the fastest; later launches of the key use it (docs/Autotuning.md).
+// Trials are timed on the device clock through the backend ABI where the
+// backend can. Each timing and each choice is a record in the disk cache
+// and the fleet cache (docs/Autotuning.md "The records"): a process that
+// finds the choice times nothing, one that finds some configurations'
+// timings times only the others, and the first choice stored for a set is
+// every process's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,18 +42,39 @@ struct TuningConfig {
   std::string text() const;
 };
 
-/// How trials are timed: each configuration is launched `warmupLaunches`
-/// times, then `rounds` rounds go over the configurations in turn, each a
-/// batch of launches that takes about `roundNanos` (at most
-/// `maxLaunchesPerRound`) timed from its first launch to the synchronize
-/// after its last. A configuration's time is the median of its rounds'
-/// per-launch times.
+/// How trials are timed (docs/Autotuning.md, "How many samples"). A
+/// configuration is launched once untimed (it compiles or loads), then
+/// warmed up: batches of 1, 2, 4, ... launches until at least
+/// `minWarmupLaunches` launches and `warmupNanos` of measured time, or
+/// `maxWarmupLaunches`. Trials then run in interleaved rounds, one batch per
+/// configuration per round, sized from the warm-up to take about
+/// `batchNanos` (at most `maxBatchLaunches`). On the device clock each
+/// launch is a sample; on the host clock a batch is one (its time per
+/// launch). A configuration stops at the first of: `minSamples` samples
+/// with the 95% confidence interval of their median (order statistics,
+/// ranks n/2 -+ 0.98 sqrt(n)) within -+`relativeInterval` of it;
+/// `budgetNanos` of measured time; `maxSamples` samples; or, with at least
+/// `minSamples`, an interval that starts more than `leaderMargin` beyond
+/// the end of the leader's (the lowest median with `minSamples`).
 struct MeasureOptions {
-  int warmupLaunches = 2;
-  int rounds = 7;
-  uint64_t roundNanos = 1'000'000;
-  int maxLaunchesPerRound = 100;
+  int minWarmupLaunches = 3;
+  uint64_t warmupNanos = 2'000'000;
+  int maxWarmupLaunches = 100;
+  uint64_t batchNanos = 1'000'000;
+  int maxBatchLaunches = 100;
+  int minSamples = 10;
+  double relativeInterval = 0.01;
+  uint64_t budgetNanos = 50'000'000;
+  int maxSamples = 1000;
+  double leaderMargin = 0.10;
+  /// How long a batch waits, after its synchronize, for the backend's
+  /// device-time reports.
+  uint64_t reportTimeoutNanos = 1'000'000'000;
 };
+
+/// The arguments of a call by parameter name (those the call gives or
+/// defaults), for the prune function and the performance model.
+using NamedArguments = std::vector<std::pair<std::string, Argument>>;
 
 struct AutotuneSpec {
   std::vector<TuningConfig> configs;
@@ -60,12 +82,34 @@ struct AutotuneSpec {
   /// dtype, all of them, as in Triton).
   std::vector<std::string> key;
   MeasureOptions measure;
-  /// The clock trials are read from, in nanoseconds; empty:
-  /// std::chrono::steady_clock. Tests fake it.
+  /// Triton's prune_configs_by. `prune` (early_config_prune) returns the
+  /// indices of the configurations to keep for a call; then, with
+  /// `perfModel` set and `topK` not 0, the `topK` of those with the lowest
+  /// estimates are kept (ties by index). Both must be deterministic (every
+  /// rank must prune alike) and keep at least one configuration; an error
+  /// of either stops the tuning with it.
+  std::function<absl::StatusOr<std::vector<size_t>>(
+      const std::vector<TuningConfig> &configs, const NamedArguments &args)>
+      prune;
+  std::function<absl::StatusOr<double>(const TuningConfig &config,
+                                       const NamedArguments &args)>
+      perfModel;
+  size_t topK = 0;
+  /// How many threads compile the configurations before their trials
+  /// (those not loaded yet; each is one specialization); 0: KJIT_TUNE_THREADS,
+  /// else the hardware's thread count. Never more than there are
+  /// configurations; 1 compiles them on the tuning thread.
+  int compileThreads = 0;
+  /// A host clock for the trials, in nanoseconds, in place of the device's
+  /// (tests fake it): set, trials are timed with it around their launches
+  /// and a synchronize, as on a backend that cannot time launches
+  /// (KJIT_LAUNCH_TIMED); empty: the device clock where the backend has
+  /// one, else std::chrono::steady_clock.
   std::function<uint64_t()> clock;
   /// Tests: a fake clock on which each launch of configuration i costs
-  /// fakeLaunchNanos[i] (one per configuration), instead of `clock`. Its
-  /// records name the clock "fake", so they never mix with real timings.
+  /// fakeLaunchNanos[i] (one per configuration), in place of `clock` and
+  /// the device's. Its records name the clock "fake", so they never mix
+  /// with real timings.
   std::vector<uint64_t> fakeLaunchNanos;
   /// Front ends' reset_to_zero and restore_value (Triton's): beforeTrials
   /// runs before each batch of trial launches and before the launch that
@@ -84,23 +128,36 @@ struct TuningOutcome {
   size_t winner = 0;
   /// The launches the trials made, warm-up included.
   uint64_t trialLaunches = 0;
+  /// "device clock", "host clock" or "fake clock".
+  std::string clock;
+  /// What became of the choice: "found (disk, by HOST:PID)", "published
+  /// (won)", "adopted (remote, by HOST:PID)", "not stored (...)"; empty
+  /// without a disk or fleet cache.
+  std::string choice;
+  /// How many threads compiled the configurations.
+  int compileThreads = 0;
   struct Result {
+    /// Left out by the prune function or the performance model.
+    bool pruned = false;
     /// Empty when it ran; else why it was skipped (its compile or launch
     /// failed).
     std::string skipped;
-    double medianNanos = 0;
-    int rounds = 0;
-    /// "timed" (here), "disk" (its record was found), or empty: not looked
-    /// at (the choice was found).
+    /// The median of the samples, their 20th and 80th percentiles and the
+    /// 95% confidence interval of the median, in nanoseconds per launch.
+    double medianNanos = 0, p20Nanos = 0, p80Nanos = 0, ciLowNanos = 0,
+           ciHighNanos = 0;
+    int samples = 0;
+    /// Launches per sample: 1 on the device clock, the batch on the host
+    /// clock.
+    int batchLaunches = 0;
+    int warmupLaunches = 0;
+    /// Stopped beyond the leader (MeasureOptions::leaderMargin).
+    bool stoppedEarly = false;
+    /// "timed" (here), "disk" or "remote" (its record was found), or
+    /// empty: not looked at (pruned, or the choice was found).
     std::string from;
   };
   std::vector<Result> results;
-  /// The clock of the timings: "host", "fake", "custom".
-  std::string clock;
-  /// What became of the choice: "found (disk, by HOST:PID)", "published
-  /// (won)", "adopted (by HOST:PID)", "not stored (...)"; empty without a
-  /// disk cache.
-  std::string choice;
 };
 
 class Autotuner {
@@ -121,7 +178,8 @@ public:
          absl::Span<const KeywordArgument> keywords = {});
 
   /// Tunes the arguments' key (again, if it was) without the final launch.
-  /// With a disk cache, a stored choice for the key is taken as it is.
+  /// With a disk or fleet cache, a stored choice for the key is taken as it
+  /// is.
   absl::StatusOr<TuningOutcome>
   tune(const LaunchConfig &config, absl::Span<const Argument> positional,
        absl::Span<const KeywordArgument> keywords = {});

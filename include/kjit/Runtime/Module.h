@@ -183,6 +183,9 @@ public:
 private:
   friend absl::StatusOr<std::unique_ptr<Kernel>>
   makeKernel(Module::Impl *module, KernelAnalysis analysis);
+  /// The runtime's own parts that launch in other ways (the autotuner's
+  /// trials) reach the implementation through this (KernelImpl.h).
+  friend Impl &kernelImpl(Kernel &kernel);
   explicit Kernel(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

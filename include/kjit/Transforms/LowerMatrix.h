@@ -74,6 +74,12 @@ struct MatrixArith {
   mlir::Value toI32(mlir::Value indexValue) {
     return mlir::arith::IndexCastOp::create(b, loc, b.getI32Type(), indexValue);
   }
+  /// An integer as an index (an index as it is).
+  mlir::Value toIndex(mlir::Value integer) {
+    if (integer.getType().isIndex())
+      return integer;
+    return mlir::arith::IndexCastOp::create(b, loc, b.getIndexType(), integer);
+  }
   /// An i32 widened as a signed value.
   mlir::Value toI64(mlir::Value i32Value) {
     return mlir::arith::ExtSIOp::create(b, loc, b.getI64Type(), i32Value);
@@ -102,6 +108,10 @@ struct TileLayout {
   int64_t elements = 0;
   /// Byte alignment of the buffer.
   int64_t alignment = 16;
+  /// Every layout repeats every 8 rows: index(row + 8k, column) is
+  /// index(row, column) + 8k * rowPitch inside the tile. Copies use it to
+  /// place rows 8k apart at constant offsets from each other.
+  int64_t rowPitch = 0;
   /// The buffer index (index type) of the tile's element (row, column),
   /// both i32.
   std::function<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value row,
@@ -123,10 +133,12 @@ struct MatrixLowering {
   /// multiples of it, and a column coordinate that is at run time): 1 copies
   /// element by element only.
   int64_t copyVectorWidth = 1;
-  /// Emitted by each thread after its part of a tile copy, before the
-  /// barrier that publishes the tile (the cuda target's proxy fence, when
-  /// an asynchronous unit reads the tile). Null: nothing.
-  std::function<void(mlir::OpBuilder &, mlir::Location, TileType)> afterCopy;
+  /// Emitted by each thread after its part of the copies of `tiles`, before
+  /// the barrier that publishes them (the cuda target's proxy fence, when an
+  /// asynchronous unit reads one). Null: nothing.
+  std::function<void(mlir::OpBuilder &, mlir::Location,
+                     llvm::ArrayRef<TileType> tiles)>
+      afterCopy;
   /// Places a tile's buffer (`layout.elements` elements of the tile's
   /// type) and returns it, a 1-D memref in workgroup memory that dominates
   /// every use in `kernel`. Null: a `memref.global` of its own.
@@ -142,7 +154,8 @@ struct MatrixLowering {
   int64_t numStages = 1;
   /// Starts an asynchronous copy of `copyVectorWidth` elements from
   /// `base[offset]` (a `!kjit.ptr`, i64 offset) into `buffer[index]`,
-  /// writing zeros instead where `inside` is false. Null: no pipelining.
+  /// writing zeros instead where `inside` is false (null where the copy is
+  /// known inside the matrix). Null: no pipelining.
   std::function<void(mlir::OpBuilder &, mlir::Location, mlir::Value base,
                      mlir::Value offset, mlir::Value inside, mlir::Value buffer,
                      mlir::Value index)>

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PluginInternal.h"
+#include "kjit/Model/Json.h"
 #include "kjit/Model/Specialization.h"
 
 #include <vector>
@@ -226,11 +227,10 @@ void BackendRef::destroyOptions(void *handle) const {
     p.call([&] { p.backend.destroy_options(p.self, handle); });
 }
 
-absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
-                                                 std::string_view format,
-                                                 std::string_view artifact,
-                                                 std::string_view kernelName,
-                                                 void *options) const {
+absl::StatusOr<std::string>
+BackendRef::finalize(int32_t device, std::string_view format,
+                     std::string_view artifact, std::string_view kernelName,
+                     void *options, std::string *info) const {
   LoadedPlugin &p = *plugin;
   if (!p.backend.finalize)
     return unsupported(p, "backend", "finalize");
@@ -248,8 +248,22 @@ absl::StatusOr<std::string> BackendRef::finalize(int32_t device,
       p, "finalize", [&] { return p.backend.finalize(p.self, &args); });
   absl::StatusOr<std::string> bytes =
       takeBuffer(p, "finalize", args.loadable, kMaxBufferBytes);
+  absl::StatusOr<std::string> report =
+      takeBuffer(p, "finalize's info", args.info, kMaxFinalizeInfoBytes);
   if (!s.ok())
     return s;
+  if (!report.ok())
+    return report.status();
+  if (!report->empty()) {
+    absl::StatusOr<rt::JsonValue> parsed = rt::parseJson(*report);
+    if (!parsed.ok() || !parsed->isObject())
+      return absl::InternalError(
+          strCat(p.describe(), ": finalize's info is not a JSON object: ",
+                 parsed.ok() ? "another JSON value"
+                             : std::string(parsed.status().message())));
+  }
+  if (info)
+    *info = std::move(*report);
   return bytes;
 }
 

@@ -8,6 +8,8 @@
 
 #include "PluginInternal.h"
 
+#include <algorithm>
+
 using namespace kjit::plugin;
 using namespace kjit::plugin::detail;
 using kjit::strCat;
@@ -179,12 +181,15 @@ absl::Status PluginHost::runPreRunHooks(std::string_view kernelName,
   return absl::OkStatus();
 }
 
-LaunchRecord PluginHost::runLaunchEnter(const LaunchInfo &info) {
+LaunchRecord PluginHost::runLaunchEnter(const LaunchInfo &info,
+                                        uint64_t correlationId) {
   LaunchRecord record;
   if (!hasLaunchHooks())
     return record;
   record.snapshot = snapshot();
-  record.id = nextCorrelationId.fetch_add(1, std::memory_order_relaxed);
+  record.id = correlationId
+                  ? correlationId
+                  : nextCorrelationId.fetch_add(1, std::memory_order_relaxed);
   record.slots.assign(record.snapshot->plugins.size(), 0);
   ArgArray cArgs(info.args);
   kjit_launch_event event = toC(info, cArgs, record.id, KJIT_STATUS_OK);
@@ -224,7 +229,28 @@ void PluginHost::runLaunchExit(LaunchRecord &record, const LaunchInfo &info,
   record.snapshot.reset();
 }
 
+void PluginHost::addDeviceTimeSink(DeviceTimeSink *sink) {
+  std::lock_guard<std::mutex> lock(sinkMutex);
+  deviceTimeSinks.push_back(sink);
+  deviceTimeSinkCount.store(deviceTimeSinks.size(), std::memory_order_release);
+}
+
+void PluginHost::removeDeviceTimeSink(DeviceTimeSink *sink) {
+  std::lock_guard<std::mutex> lock(sinkMutex);
+  deviceTimeSinks.erase(
+      std::remove(deviceTimeSinks.begin(), deviceTimeSinks.end(), sink),
+      deviceTimeSinks.end());
+  deviceTimeSinkCount.store(deviceTimeSinks.size(), std::memory_order_release);
+}
+
 void PluginHost::runLaunchCompleteHooks(const kjit_device_time &time) {
+  if (deviceTimeSinkCount.load(std::memory_order_acquire) != 0) {
+    // Under the lock, so that a removed sink is never called after its
+    // removal returned (sinks do little: they file a sample).
+    std::lock_guard<std::mutex> lock(sinkMutex);
+    for (DeviceTimeSink *sink : deviceTimeSinks)
+      sink->deviceTime(time);
+  }
   if (!hasLaunchCompleteHooks())
     return;
   auto snap = snapshot();

@@ -85,6 +85,8 @@ constexpr size_t kMaxListEntries = 1024;
 constexpr uint64_t kMaxFingerprintBytes = 65536;
 /// A loadable artifact or a cache store's value.
 constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 32;
+/// Bound on what a backend reports of a finalized kernel (ABI 1.5).
+constexpr uint64_t kMaxFinalizeInfoBytes = 65536;
 
 /// Checks a name-like string a plugin returned: not NULL when not empty, at
 /// most kMaxNameBytes, no NUL and no control byte. A NUL before `size` means

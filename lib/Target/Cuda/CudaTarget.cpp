@@ -21,6 +21,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -389,6 +390,8 @@ public:
     // Anchored on the gpu.module explicitly: a pipeline string parsed into
     // a pass manager on `any` nests one level too deep and runs nothing.
     OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+    // A pipelined loop's stage buffers are views into one ring.
+    device.addPass(memref::createExpandStridedMetadataPass());
     device.addPass(createSCFToControlFlowPass());
     device.addPass(createConvertGpuOpsToNVVMOps());
     // wgmma and the other NVVM operations that are PTX text, not

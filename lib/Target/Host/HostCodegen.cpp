@@ -2,6 +2,8 @@
 
 #include "kjit/Target/Host/HostCodegen.h"
 
+#include "kjit/Compiler/Target.h"
+
 #include "lld/Common/Driver.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -267,11 +269,11 @@ static bool linkSharedObject(llvm::StringRef object, std::string &sharedObject,
     // one process-wide context (lld::commonContext(), with the error
     // handler and the allocators) and sets llvm::parallel's process-wide
     // strategy from --threads; it also resets the process's command-line
-    // options (CommandLineShield). Compiles run on any thread, so links take
-    // turns.
-    static std::mutex lldMutex;
+    // options (CommandLineShield), which other threads' compiles read. So
+    // a link holds the options' writer (Target.h): links take turns, and
+    // wait until no other compile runs.
     static bool lldUnusable = false;
-    std::lock_guard<std::mutex> lock(lldMutex);
+    kjit::CommandLineWriter writingOptions;
     if (lldUnusable) {
       rc = -1;
       messages = "an earlier link crashed inside lld, which cannot run again "

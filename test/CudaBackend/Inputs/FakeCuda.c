@@ -778,6 +778,9 @@ typedef struct fake_link {
   int target;
   char *log;
   size_t log_size;
+  char *info; /* CU_JIT_INFO_LOG_BUFFER, written when CU_JIT_LOG_VERBOSE */
+  size_t info_size;
+  int verbose;
   char *ptx;
   unsigned char *cubin;
 } fake_link;
@@ -799,6 +802,12 @@ static CUresult fake_cuLinkCreate(unsigned n, int *options, void **values,
       l->log_size = (size_t)(uintptr_t)values[i];
     else if (options[i] == 9) /* CU_JIT_TARGET */
       l->target = (int)(uintptr_t)values[i];
+    else if (options[i] == 3) /* CU_JIT_INFO_LOG_BUFFER */
+      l->info = values[i];
+    else if (options[i] == 4) /* CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES */
+      l->info_size = (size_t)(uintptr_t)values[i];
+    else if (options[i] == 12) /* CU_JIT_LOG_VERBOSE */
+      l->verbose = (int)(uintptr_t)values[i];
   }
   *state = l;
   return OK;
@@ -839,6 +848,11 @@ static CUresult fake_cuLinkComplete(void *state, void **cubin, size_t *size) {
            l->target & 0xffff);
   l->cubin = fake_cubin(head, l->ptx, strlen(l->ptx), size);
   *cubin = l->cubin;
+  if (l->verbose && l->info && l->info_size) {
+    char *report = fake_report(l->ptx);
+    snprintf(l->info, l->info_size, "%s", report ? report : "");
+    free(report);
+  }
   return OK;
 }
 

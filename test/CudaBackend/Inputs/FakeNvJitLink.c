@@ -5,7 +5,8 @@
 |* "Links" PTX into the fake cubin format (FakeCubin.h): a header line       *|
 |* "fake-cubin by nvJitLink for <options>", then the PTX.                     *|
 |* PTX containing "fake-nvjitlink-error" fails in nvJitLinkComplete with an   *|
-|* error log, as a real PTX compile error would.                              *|
+|* error log, as a real PTX compile error would. With -verbose, its info log  *|
+|* is the PTX's report lines (fake_report).                                   *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -25,6 +26,7 @@ typedef struct fake_link {
   unsigned char *cubin;
   size_t cubin_size;
   const char *log;
+  char *report; /* -verbose */
 } fake_link;
 
 EXPORT int __nvJitLinkCreate_13_0(fake_link **h, uint32_t n,
@@ -43,6 +45,7 @@ EXPORT int __nvJitLinkDestroy_13_0(fake_link **h) {
   if (*h) {
     free((*h)->ptx);
     free((*h)->cubin);
+    free((*h)->report);
     free(*h);
     *h = NULL;
   }
@@ -69,6 +72,19 @@ EXPORT int __nvJitLinkComplete_13_0(fake_link *l) {
   }
   snprintf(head, sizeof head, "fake-cubin by nvJitLink for %s\n", l->options);
   l->cubin = fake_cubin(head, l->ptx, l->ptx_size, &l->cubin_size);
+  if (strstr(l->options, "-verbose"))
+    l->report = fake_report(l->ptx);
+  return 0;
+}
+
+EXPORT int __nvJitLinkGetInfoLogSize_13_0(fake_link *l, size_t *size) {
+  *size = l->report ? strlen(l->report) + 1 : 0;
+  return 0;
+}
+
+EXPORT int __nvJitLinkGetInfoLog_13_0(fake_link *l, char *log) {
+  if (l->report)
+    strcpy(log, l->report);
   return 0;
 }
 

@@ -2,7 +2,8 @@
 # A stand-in for ptxas (the fake toolkit's bin/ptxas): writes the fake cubin
 # format FakeCuda.c loads (\x7fELF, a 4-byte little-endian length, a header
 # line naming the options, the PTX). PTX containing "fake-ptxas-error" fails
-# as a real ptxas does: a message on stderr and exit status 255. Each run
+# as a real ptxas does: a message on stderr and exit status 255. With -v it
+# prints the report lines the PTX carries in comments. Each run
 # appends its temporary input's directory to $FAKE_PTXAS_RECORD when set, so
 # a test can check that the directory is gone afterwards.
 import os
@@ -23,6 +24,12 @@ ptx = open(source, "rb").read()
 if b"fake-ptxas-error" in ptx:
     sys.stderr.write("ptxas fatal   : Unresolved extern function '__nv_expf'\n")
     sys.exit(255)
+# With -v, the lines the PTX names after "// fake-ptxas-info: ", as a real
+# ptxas writes its report of each entry.
+if "-v" in options:
+    for line in ptx.decode(errors="replace").splitlines():
+        if line.startswith("// fake-ptxas-info: "):
+            print(line[len("// fake-ptxas-info: "):])
 body = ("fake-cubin by ptxas for " + " ".join(options) + "\n").encode() + ptx
 with open(out, "wb") as f:
     f.write(b"\x7fELF" + struct.pack("<I", len(body)) + body)

@@ -53,6 +53,7 @@
 /* A plugin of ABI 1.1 or newer: the backend and the store implement the
  * 1.1 entries and read the 1.1 fields. */
 #define TEST_HAS_1_1 (KJIT_TEST_PLUGIN_MINOR >= 1)
+#define TEST_HAS_1_5 (KJIT_TEST_PLUGIN_MINOR >= 5)
 /* Devices of the echo backend (1.1). */
 #define TEST_DEVICES 2
 
@@ -482,6 +483,22 @@ static kjit_status *echo_finalize(void *self,
   args->loadable.data = out;
   args->loadable.size = args->artifact_size;
   args->loadable.release = release_malloced;
+#if TEST_HAS_1_5
+  /* What it learned: the artifact's size, or, for an artifact that asks for
+   * it, something that is not JSON. */
+  if (KJIT_HAS_FIELD(args, kjit_backend_finalize_args, info)) {
+    char *info = malloc(64);
+    if (!info)
+      return fail(KJIT_STATUS_RESOURCE_EXHAUSTED, "out of memory");
+    if (args->artifact_size >= 8 && memcmp(args->artifact, "bad-info", 8) == 0)
+      snprintf(info, 64, "{\"echo_bytes\":");
+    else
+      snprintf(info, 64, "{\"echo_bytes\":%zu}", args->artifact_size);
+    args->info.data = (const uint8_t *)info;
+    args->info.size = strlen(info);
+    args->info.release = release_malloced;
+  }
+#endif
   return NULL;
 }
 

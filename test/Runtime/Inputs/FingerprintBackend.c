@@ -3,7 +3,8 @@
 |* A "host" backend (target host, format elf-shared-object) that accepts and  *|
 |* loads anything and launches nothing; its fingerprint is the value of       *|
 |* KJIT_TEST_FINGERPRINT. test/Runtime/fingerprint.test shows that the        *|
-|* backend's fingerprint changes the cache key and nothing else does.         *|
+|* backend's fingerprint changes the cache key and nothing else does;         *|
+|* finalize-info.test, that what finalize reports joins the metadata.         *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -42,11 +43,18 @@ static kjit_status *fingerprint(void *self,
   return 0;
 }
 
+/* What finalize reports of the kernel (ABI 1.5's info) is the value of
+ * KJIT_TEST_FINALIZE_INFO, as it is: nothing when it is unset. */
 static kjit_status *finalize(void *self, kjit_backend_finalize_args *args) {
+  const char *info = getenv("KJIT_TEST_FINALIZE_INFO");
   (void)self;
   args->loadable.data = (const uint8_t *)"test";
   args->loadable.size = 4;
   args->loadable.release = 0;
+  if (info && KJIT_HAS_FIELD(args, kjit_backend_finalize_args, info)) {
+    args->info.data = (const uint8_t *)info;
+    args->info.size = strlen(info);
+  }
   return 0;
 }
 

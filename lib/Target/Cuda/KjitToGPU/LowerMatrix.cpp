@@ -62,6 +62,8 @@ TileLayout swizzledLayout(TileType tile) {
   TileLayout layout;
   layout.elements = rows * tile.getColumns();
   layout.alignment = 1024;
+  // The 128-byte swizzle permutes chunks within each 8 rows.
+  layout.rowPitch = kSwizzleColumns;
   layout.index = [rows](OpBuilder &b, Location loc, Value row,
                         Value column) -> Value {
     MatrixArith e{b, loc};
@@ -77,10 +79,15 @@ TileLayout swizzledLayout(TileType tile) {
   return layout;
 }
 
-/// The shared-memory address of a tile buffer, as an i64.
+/// The shared-memory address of a tile buffer (a view into a ring, too), as
+/// an i64; tiles hold 2-byte elements.
 Value sharedAddress(OpBuilder &b, Location loc, Value buffer) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  MatrixArith e{b, loc};
+  Value address = e.add(
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
+      e.mul(memref::ExtractStridedMetadataOp::create(b, loc, buffer)
+                .getOffset(),
+            e.index(2)));
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
@@ -297,7 +304,10 @@ Value AsyncMultiply::emit(Value aBuffer, Value bBuffer, bool inFlight) {
 }
 
 /// One cp.async of 16 bytes from `base[offset]` (global) to `buffer[index]`
-/// (shared), reading nothing and writing zeros where `inside` is false.
+/// (shared), reading nothing and writing zeros where `inside` is false (a
+/// null `inside`: always inside, no source size). A copy outside reads from
+/// offset 0 with a source size of 0, so no address outside the matrix is
+/// formed.
 void copyChunkAsync(OpBuilder &b, Location loc, Value base, Value offset,
                     Value inside, Value buffer, Value index) {
   MLIRContext *context = b.getContext();
@@ -307,14 +317,22 @@ void copyChunkAsync(OpBuilder &b, Location loc, Value base, Value offset,
   Value pointer =
       UnrealizedConversionCastOp::create(b, loc, global, base).getResult(0);
   auto element = cast<MemRefType>(buffer.getType()).getElementType();
-  Value safeOffset = arith::SelectOp::create(b, loc, inside, offset, e.i64(0));
-  Value source = LLVM::GEPOp::create(b, loc, global, element, pointer,
-                                     ValueRange{safeOffset});
+  if (inside)
+    offset = arith::SelectOp::create(b, loc, inside, offset, e.i64(0));
+  Value source =
+      LLVM::GEPOp::create(b, loc, global, element, pointer, ValueRange{offset});
   Value at = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  Value bytes = e.add(sharedAddress(b, loc, buffer), e.mul(at, e.i64(2)));
-  Value target = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(context, /*shared=*/3), bytes);
-  Value size = arith::SelectOp::create(b, loc, inside, e.i32(16), e.i32(0));
+  // An element offset from the buffer (rather than integer arithmetic on its
+  // address) lets the code generator fold the constant part of it into the
+  // instruction's address.
+  auto shared = LLVM::LLVMPointerType::get(context, /*shared=*/3);
+  Value target = LLVM::GEPOp::create(
+      b, loc, shared, element,
+      LLVM::IntToPtrOp::create(b, loc, shared, sharedAddress(b, loc, buffer)),
+      ValueRange{at});
+  Value size = inside ? Value(arith::SelectOp::create(b, loc, inside,
+                                                      e.i32(16), e.i32(0)))
+                      : Value();
   NVVM::CpAsyncOp::create(b, loc, target, source, b.getI32IntegerAttr(16),
                           NVVM::LoadCacheModifierKindAttr::get(
                               context, NVVM::LoadCacheModifierKind::CG),
@@ -407,10 +425,12 @@ struct CudaLowerMatrixPass
       };
     }
     lowering.afterCopy = [version, hasWgmma](OpBuilder &b, Location loc,
-                                             TileType tile) {
+                                             ArrayRef<TileType> tiles) {
       // wgmma reads through the async proxy, which sees the copy's
       // generic-proxy stores only after this fence (then the barrier).
-      if (hasWgmma && isSwizzled(tile, version))
+      if (hasWgmma && llvm::any_of(tiles, [&](TileType tile) {
+            return isSwizzled(tile, version);
+          }))
         NVVM::FenceProxyOp::create(
             b, loc, NVVM::ProxyKind::async_shared,
             NVVM::SharedSpaceAttr::get(b.getContext(),
