@@ -844,4 +844,64 @@ TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
   ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
+TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
+  // The set of a choice is what the prune function kept: keeping one
+  // configuration more is another set, whose tuning finds the timings of
+  // the others and times only the new one.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+  auto spec = [&](std::vector<size_t> keep) {
+    AutotuneSpec made = specWithCosts({config(1), config(2), config(3)}, {});
+    made.clock = nullptr;
+    made.fakeLaunchNanos = {3000, 2000, 1000};
+    made.prune = [keep](const std::vector<TuningConfig> &,
+                        const NamedArguments &) {
+      return absl::StatusOr<std::vector<size_t>>(keep);
+    };
+    return made;
+  };
+  auto first = Autotuner::create(**runtime, **kernel, spec({0, 1}));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto outcome = (*first)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+  EXPECT_TRUE(outcome->results[2].from.empty()) << "pruned: not looked at";
+
+  auto second = Autotuner::create(**runtime, **kernel, spec({0, 1, 2}));
+  ASSERT_TRUE(second.ok()) << second.status();
+  outcome = (*second)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->results[0].from, "disk");
+  EXPECT_EQ(outcome->results[1].from, "disk");
+  EXPECT_EQ(outcome->results[2].from, "timed");
+  EXPECT_EQ(outcome->winner, 2u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+
+  // The first set again: its choice, nothing timed.
+  auto third = Autotuner::create(**runtime, **kernel, spec({1, 0}));
+  ASSERT_TRUE(third.ok()) << third.status();
+  outcome = (*third)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->trialLaunches, 0u);
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice.rfind("found (disk, by ", 0), 0u)
+      << outcome->choice;
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
 } // namespace
