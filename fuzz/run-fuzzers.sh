@@ -3,18 +3,18 @@
 #
 #   fuzz/run-fuzzers.sh [SECONDS [BUILD_DIR]]   (60 per fuzzer, build)
 #
-# Builds kjit-entry-fuzzer and kjit-manifest-fuzzer in BUILD_DIR (configured
-# where a clang++ that links libFuzzer was found) under the shared build
-# lock, then runs each from its seed corpus (fuzz/corpus/entry, .../manifest)
-# with its dictionary. What they find goes to a scratch directory, printed at
+# Builds kjit-entry-fuzzer, kjit-manifest-fuzzer and kjit-tuning-fuzzer in
+# BUILD_DIR (configured where a clang++ that links libFuzzer was found)
+# under the shared build lock, then runs each from its seed corpus
+# (fuzz/corpus/entry, .../manifest, .../tuning) with its dictionary. What they find goes to a scratch directory, printed at
 # the end, never into the tree; so does a crashing input (entry-crash-*,
-# manifest-crash-*), which the fuzzer replays when given as its argument.
-# Exits 1 if either fuzzer found something.
+# manifest-crash-*, tuning-crash-*), which the fuzzer replays when given as
+# its argument. Exits 1 if a fuzzer found something.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 seconds=${1:-60}
 build=${2:-$here/../build}
-fuzzers=(entry manifest)
+fuzzers=(entry manifest tuning)
 for name in "${fuzzers[@]}"; do
   if ! ninja -C "$build" -t query "kjit-$name-fuzzer" > /dev/null 2>&1; then
     echo "run-fuzzers.sh: $build has no fuzzer targets: configure it where a" \
@@ -24,7 +24,7 @@ for name in "${fuzzers[@]}"; do
   fi
 done
 flock /tmp/kjit-build.lock ninja -C "$build" kjit-entry-fuzzer \
-  kjit-manifest-fuzzer
+  kjit-manifest-fuzzer kjit-tuning-fuzzer
 work=$(mktemp -d "${TMPDIR:-/tmp}/kjit-cache-fuzz.XXXXXX")
 status=0
 for name in "${fuzzers[@]}"; do

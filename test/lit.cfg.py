@@ -84,6 +84,8 @@ remote_bin = os.path.join(config.kjit_binary_dir, "test", "RemoteCache", "bin")
 config.substitutions.append(("%dirstore", os.path.join(remote_bin, "libkjit-test-dirstore.so")))
 config.substitutions.append(("%checked-host", os.path.join(remote_bin, "libkjit-test-checked-host.so")))
 config.substitutions.append(("%remote-tamper", os.path.join(remote_bin, "kjit-remote-tamper")))
+config.substitutions.append(("%tuning-tamper", os.path.join(
+    config.kjit_binary_dir, "test", "Autotune", "bin", "kjit-tuning-tamper")))
 import shutil
 if shutil.which("redis-server") and os.path.exists(
         os.path.join(config.kjit_lib_dir, "libkjit-redis.so")):

@@ -322,12 +322,18 @@ absl::Status claimDirectory(int root, const std::string &path, bool claim) {
           "' is not a kjit cache: its CACHEDIR.TAG is not kjit's (another "
           "program's cache?), so kjit writes nothing there; use a new or "
           "empty directory"));
-    if (!isEmptyDirectory(root))
+    if (!isEmptyDirectory(root)) {
+      // Another process may have written the tag since it was read: the
+      // directory is then being claimed, not someone else's.
+      if (readTag(root) != Tag::Absent &&
+          std::chrono::steady_clock::now() < deadline)
+        continue;
       return absl::FailedPreconditionError(strCat(
           "'", path,
           "' is not a kjit cache: it holds other files and no CACHEDIR.TAG "
           "of kjit's, so kjit writes nothing there; use a new or empty "
           "directory"));
+    }
     if (!claim)
       return absl::NotFoundError(strCat("'", path, "' holds no cache"));
     int error = writeTag(root);
@@ -858,8 +864,11 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
                                  bool countMiss) {
   Lookup lookup;
   const bool artifact = kind == EntryKind::Artifact;
+  // Tuning records and choices have no hit and miss counters of their own:
+  // the autotuner's log says what it found.
+  const bool counted = artifact || kind == EntryKind::Manifest;
   auto miss = [&] {
-    if (countMiss)
+    if (countMiss && counted)
       count(artifact ? Counter::ArtifactMisses : Counter::ManifestMisses);
     note(strCat("disk cache: miss: ", kindName(kind), " ", key));
     return lookup;
@@ -931,7 +940,8 @@ DiskCache::Lookup DiskCache::get(EntryKind kind, std::string_view key,
         ::close(shard);
         lookup.result = Lookup::Result::Hit;
         lookup.entry = std::move(*entry);
-        count(artifact ? Counter::ArtifactHits : Counter::ManifestHits);
+        if (counted)
+          count(artifact ? Counter::ArtifactHits : Counter::ManifestHits);
         count(Counter::BytesRead, uint64_t(st.st_size));
         note(strCat("disk cache: hit: ", kindName(kind), " ", key));
         return lookup;
@@ -1019,8 +1029,57 @@ absl::StatusOr<EntryData> DiskCache::read(std::string_view key,
 //===----------------------------------------------------------------------===//
 
 bool DiskCache::put(const EntryData &entry) {
+  return store(entry, /*ifAbsent=*/false) == PutResult::Stored;
+}
+
+DiskCache::PutResult DiskCache::putIfAbsent(const EntryData &entry) {
+  return store(entry, /*ifAbsent=*/true);
+}
+
+/// Moves `temp` to `name` in `shard` unless `name` exists: renameat2's
+/// RENAME_NOREPLACE, else (a file system without it) a hard link, which
+/// never replaces either, else a look and a rename, which can race with
+/// another writer between the two (a file system without hard links). 0,
+/// EEXIST when `name` exists, or the errno that stopped it; `temp` is gone
+/// unless an error other than EEXIST is returned.
+int DiskCache::publishIfAbsent(int shard, const std::string &temp,
+                               const std::string &name) {
+  if (!options_.noRenameNoReplace) {
+    if (renameat2(shard, temp.c_str(), shard, name.c_str(), RENAME_NOREPLACE) ==
+        0)
+      return 0;
+    if (errno == EEXIST) {
+      (void)unlinkat(shard, temp.c_str(), 0);
+      return EEXIST;
+    }
+    if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+      return errno;
+  }
+  if (!options_.noHardLinks) {
+    if (linkat(shard, temp.c_str(), shard, name.c_str(), 0) == 0) {
+      (void)unlinkat(shard, temp.c_str(), 0);
+      return 0;
+    }
+    int error = errno;
+    if (error == EEXIST) {
+      (void)unlinkat(shard, temp.c_str(), 0);
+      return EEXIST;
+    }
+    if (error != EPERM && error != ENOTSUP && error != ENOSYS &&
+        error != EMLINK)
+      return error;
+  }
+  struct stat st;
+  if (fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+    (void)unlinkat(shard, temp.c_str(), 0);
+    return EEXIST;
+  }
+  return renameat(shard, temp.c_str(), shard, name.c_str()) == 0 ? 0 : errno;
+}
+
+DiskCache::PutResult DiskCache::store(const EntryData &entry, bool ifAbsent) {
   if (!isValidKey(entry.key) || options_.readOnly)
-    return false;
+    return PutResult::Failed;
   auto failed = [&](const std::string &why) {
     count(Counter::WriteErrors);
     warnOnce(kWarnWrite,
@@ -1029,7 +1088,7 @@ bool DiskCache::put(const EntryData &entry) {
                     "; the kernel still runs (later write errors are only "
                     "counted: kjit-cache stats)"));
     flushStats();
-    return false;
+    return PutResult::Failed;
   };
   std::string bytes = encodeEntry(entry);
   int shard = openShard(entry.key, /*create=*/true);
@@ -1059,7 +1118,16 @@ bool DiskCache::put(const EntryData &entry) {
   }
   std::string name = entry.key;
   int64_t replaced = 0;
-  if (ok) {
+  if (ok && ifAbsent) {
+    error = publishIfAbsent(shard, temp, name);
+    if (error == EEXIST) {
+      ::close(shard);
+      note(strCat("disk cache: kept: ", kindName(entry.kind), " ", entry.key,
+                  " (another writer's)"));
+      return PutResult::Exists;
+    }
+    ok = error == 0;
+  } else if (ok) {
     struct stat old;
     if (fstatat(shard, name.c_str(), &old, AT_SYMLINK_NOFOLLOW) == 0 &&
         S_ISREG(old.st_mode))
@@ -1088,10 +1156,11 @@ bool DiskCache::put(const EntryData &entry) {
               " (", bytes.size(), " bytes)"));
   flushStats();
   maybeEvict();
-  return true;
+  return PutResult::Stored;
 }
 
-DiskCache::KeyLock DiskCache::lock(std::string_view key) {
+DiskCache::KeyLock DiskCache::lock(std::string_view key,
+                                   std::string_view doing) {
   KeyLock lock;
   if (!isValidKey(key) || options_.readOnly)
     return lock;
@@ -1109,8 +1178,8 @@ DiskCache::KeyLock DiskCache::lock(std::string_view key) {
   if (error == EWOULDBLOCK) {
     count(Counter::LockTimeouts);
     warn(strCat("disk cache: waited ", lock.waited.count(),
-                " ms for another process compiling ", key,
-                "; compiling it here as well"));
+                " ms for another process ", doing, " ", key, "; ", doing,
+                " it here as well"));
     ::close(fd);
     flushStats();
     return lock;
@@ -1474,7 +1543,30 @@ DiskCache::PruneResult DiskCache::prune(uint64_t maxSize, int64_t staleSeconds,
   return result;
 }
 
-absl::StatusOr<uint64_t> DiskCache::clear() {
+/// The kind of the entry file `name` in `shard` from its header alone, or
+/// nullopt: not a valid entry of that key (too short, a link, ...).
+std::optional<EntryKind> headerKind(int shard, const std::string &name) {
+  int fd = openat(shard, name.c_str(),
+                  O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return std::nullopt;
+  struct stat st;
+  std::string header;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      uint64_t(st.st_size) >= kHeaderSize)
+    header = readAll(fd, kHeaderSize);
+  ::close(fd);
+  if (header.size() != kHeaderSize ||
+      !checkEntryHeader(header, uint64_t(st.st_size), name).ok())
+    return std::nullopt;
+  uint32_t kind = 0;
+  for (int byte = 3; byte >= 0; --byte) // little-endian, at offset 12
+    kind = (kind << 8) | uint8_t(header[12 + byte]);
+  return EntryKind(kind);
+}
+
+absl::StatusOr<uint64_t>
+DiskCache::clear(const std::function<bool(EntryKind)> &which) {
   if (options_.readOnly)
     return absl::FailedPreconditionError("the cache is open read-only");
   uint64_t removed = 0, failures = 0;
@@ -1510,6 +1602,14 @@ absl::StatusOr<uint64_t> DiskCache::clear() {
       if ((!isEntryName(shardName, name) && !isTemporaryName(name)) ||
           fstatat(shard, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         continue;
+      if (which) { // only the valid entries of those kinds
+        std::optional<EntryKind> kind =
+            isEntryName(shardName, name) && S_ISREG(st.st_mode)
+                ? headerKind(shard, name)
+                : std::nullopt;
+        if (!kind || !which(*kind))
+          continue;
+      }
       // A directory goes only when it is empty: what is in it is not kjit's.
       if (removeName(shard, shardPath, name,
                      S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) &&
@@ -1521,14 +1621,17 @@ absl::StatusOr<uint64_t> DiskCache::clear() {
     (void)unlinkat(entries_, shardName.c_str(), AT_REMOVEDIR);
   }
   const std::string locksPath = strCat(options_.directory, "/locks");
-  for (const std::string &name : listDirectory(locks_))
-    if (isValidKey(name))
-      removeName(locks_, locksPath, name, 0);
+  if (!which)
+    for (const std::string &name : listDirectory(locks_))
+      if (isValidKey(name))
+        removeName(locks_, locksPath, name, 0);
   {
     std::lock_guard<std::mutex> guard(statsMutex_);
     pendingSize_.store(0);
-    (void)updateStats([](Stats &stats) {
-      stats.sizeKnown = true;
+    // Some entries stay: their size is counted again by the next eviction.
+    bool emptied = !which;
+    (void)updateStats([emptied](Stats &stats) {
+      stats.sizeKnown = emptied;
       stats.sizeEstimate = 0;
     });
   }

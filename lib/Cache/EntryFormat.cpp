@@ -73,6 +73,10 @@ const char *kindName(EntryKind kind) {
     return "artifact";
   case EntryKind::Manifest:
     return "manifest";
+  case EntryKind::Tuning:
+    return "tuning";
+  case EntryKind::Choice:
+    return "choice";
   }
   return "unknown";
 }
@@ -149,8 +153,8 @@ absl::Status checkEntryHeader(std::string_view bytes, uint64_t fileSize,
     return bad(strCat("format version ", version, " (this kjit reads ",
                       kFormatVersion, ")"));
   uint32_t kind = get32(bytes, kOffKind);
-  if (kind != uint32_t(EntryKind::Artifact) &&
-      kind != uint32_t(EntryKind::Manifest))
+  if (kind < uint32_t(EntryKind::Artifact) ||
+      kind > uint32_t(EntryKind::Choice))
     return bad(strCat("unknown entry kind ", kind));
   uint32_t flags = get32(bytes, kOffFlags);
   if (flags & ~kFlagZstd)

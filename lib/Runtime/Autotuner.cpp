@@ -5,13 +5,19 @@
 // pruning, the configurations compiled on threads of their own, trials on
 // the device clock (the backend's device-time reports) or the host clock,
 // warmed up and interleaved in rounds until each median is stable, the
-// lowest median chosen and remembered per key in the process.
+// lowest median chosen and remembered per key in the process. With a disk
+// or fleet cache, the choice and each timing are records (TuningStore.h):
+// looked up before anything is compiled or timed, stored if absent after,
+// and a choice stored first by another process adopted.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Runtime/Autotuner.h"
 
 #include "KernelImpl.h"
+#include "RemoteCache.h"
+#include "TuningStore.h"
+#include "kjit/Runtime/BuildConfig.h"
 
 #include "kjit/Model/LaunchOptions.h"
 #include "kjit/Model/Specialization.h"
@@ -69,6 +75,16 @@ std::string join(const Range &pieces, std::string_view separator) {
   return out;
 }
 
+/// A trial that a cache hook skipped: this process's hook, not the
+/// configuration, so it is not recorded.
+constexpr std::string_view kHookSkipped = "a cache hook skipped its launch";
+
+int64_t unixNanos() {
+  return int64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count());
+}
+
 uint64_t steadyNanos() {
   return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
@@ -93,9 +109,29 @@ struct Autotuner::Impl {
   std::mutex mutex;
   absl::flat_hash_map<std::string, size_t> chosen;
   const TuningConfig *last = nullptr;
+  /// The fake clock's time (AutotuneSpec::fakeLaunchNanos).
+  uint64_t fakeNow = 0;
 
   const std::string &kernelName() const { return kernel.manifest().name; }
-  uint64_t now() const { return spec.clock ? spec.clock() : steadyNanos(); }
+  uint64_t now() const {
+    if (!spec.fakeLaunchNanos.empty())
+      return fakeNow;
+    return spec.clock ? spec.clock() : steadyNanos();
+  }
+  /// A trial launch of configuration `index` ran.
+  void launched(size_t index) {
+    if (!spec.fakeLaunchNanos.empty())
+      fakeNow += spec.fakeLaunchNanos[index];
+  }
+  /// The clock the records name: "device", "host", "fake" or "custom" (a
+  /// test's `clock`).
+  std::string clockName(const Backend &backend) const {
+    if (!spec.fakeLaunchNanos.empty())
+      return "fake";
+    if (spec.clock)
+      return "custom";
+    return (backend.launchFlags & KJIT_LAUNCH_TIMED) ? "device" : "host";
+  }
 
   void log(const std::string &key, const std::string &text) const {
     if (runtime.logsAutotune())
@@ -252,6 +288,56 @@ struct Autotuner::Impl {
                                   const std::string &key,
                                   const std::vector<size_t> &indices,
                                   TuningOutcome &outcome);
+
+  /// The records' keys and what they must echo for this call, over the
+  /// configurations `kept`; nullopt when there is neither a disk nor a
+  /// fleet cache, or the device cannot be described (the tuning then stays
+  /// in the process).
+  std::optional<TuningPlan> planFor(const LaunchConfig &config,
+                                    absl::Span<const Argument> positional,
+                                    absl::Span<const KeywordArgument> keywords,
+                                    const std::string &key,
+                                    const std::vector<size_t> &kept);
+
+  /// Completes a record of configuration `index` timed (or failed) here
+  /// and stores it if absent (no plan: nothing to store).
+  void fillRecord(const TuningPlan *found, size_t index, int64_t measured,
+                  const std::string &writer, cache::TimingRecord &record,
+                  TuningStore &store) {
+    // A median outside the records' bounds (a clock too coarse to see a
+    // launch: 0) is used here but not stored: no reader would take it.
+    if (!found ||
+        (record.ran && !(record.medianNanos > 0 &&
+                         record.medianNanos <= cache::kMaxMedianNanos)))
+      return;
+    const TuningPlan &plan = *found;
+    record.kernel = plan.kernel;
+    record.source = plan.source;
+    record.device = plan.device;
+    record.tuningKey = plan.tuningKey;
+    record.config = plan.configs[index];
+    record.protocol = plan.protocol;
+    record.clock = plan.clock;
+    record.measuredUnixNanos = measured;
+    record.writer = writer;
+    record.kjit = kBuildVersion;
+    store.storeTiming(plan, index, record);
+  }
+
+  /// Takes a stored choice: the winner is the configuration under its
+  /// timing key.
+  TuningOutcome adopt(const TuningPlan &plan, const cache::ChoiceRecord &choice,
+                      const std::string &from, TuningOutcome outcome);
+
+  /// A stored choice found: one on disk that the fleet has not confirmed
+  /// is put and read back first, when there is a store.
+  TuningOutcome found(const TuningPlan &plan, TuningStore &store,
+                      Found<cache::ChoiceRecord> choice, TuningOutcome outcome);
+
+  void warn(const std::string &text) const {
+    runtime.plugins().log(plugin::LogLevel::Warning, "kjit",
+                          strCat("autotune: ", text));
+  }
 
   /// Times the configurations for `key` and remembers the winner (the
   /// caller holds `mutex`).
@@ -483,10 +569,13 @@ absl::Status Autotuner::Impl::timeConfigurations(
   if (!backend.ok())
     return backend.status();
   plugin::PluginHost &host = runtime.plugins();
+  const bool fake = !spec.fakeLaunchNanos.empty();
   const bool deviceClock =
-      !spec.clock && ((*backend)->launchFlags & KJIT_LAUNCH_TIMED);
-  outcome.clock = deviceClock ? "device clock" : "host clock";
-  if (!deviceClock && !spec.clock)
+      !spec.clock && !fake && ((*backend)->launchFlags & KJIT_LAUNCH_TIMED);
+  outcome.clock = fake          ? "fake clock"
+                  : deviceClock ? "device clock"
+                                : "host clock";
+  if (!deviceClock && !spec.clock && !fake)
     warnHostClock(**backend);
   Kernel::Impl &launcher = kernelImpl(kernel);
   TrialSink sink;
@@ -554,6 +643,7 @@ absl::Status Autotuner::Impl::timeConfigurations(
         sink.take(ids, std::chrono::nanoseconds(0));
         return uint64_t(0);
       }
+      this->launched(index);
     }
     // A synchronize that fails leaves no configuration able to run.
     if (absl::Status status = synchronize(config); !status.ok())
@@ -722,6 +812,7 @@ absl::Status Autotuner::Impl::timeConfigurations(
       continue;
     Summary summary = summarize(trials[index].samples);
     result.samples = int(trials[index].samples.size());
+    result.batchLaunches = deviceClock ? 1 : trials[index].batch;
     result.medianNanos = summary.median;
     result.p20Nanos = summary.p20;
     result.p80Nanos = summary.p80;
@@ -736,6 +827,123 @@ absl::Status Autotuner::Impl::timeConfigurations(
                  "-", micros(summary.ciHigh), "); ", outcome.clock));
   }
   return absl::OkStatus();
+}
+
+std::optional<TuningPlan> Autotuner::Impl::planFor(
+    const LaunchConfig &config, absl::Span<const Argument> positional,
+    absl::Span<const KeywordArgument> keywords, const std::string &key,
+    const std::vector<size_t> &kept) {
+  if (!runtime.diskCache() && !runtime.remoteCache())
+    return std::nullopt;
+  absl::StatusOr<const Backend *> backend = runtime.backend();
+  if (!backend.ok())
+    return std::nullopt;
+  absl::StatusOr<const DeviceDescription *> described =
+      runtime.device(**backend, config.device);
+  absl::StatusOr<std::string> fingerprint =
+      runtime.fingerprint(**backend, config.device);
+  if (!described.ok() || !fingerprint.ok())
+    return std::nullopt; // the launch reports it
+  DeviceClassInputs device;
+  device.target = (*backend)->target;
+  device.arch = (*described)->arch;
+  device.formats = (*described)->formats;
+  device.compileOptions = (*described)->compileOptions;
+  device.maxThreadsPerBlock = (*described)->maxThreadsPerBlock;
+  device.fingerprint = *fingerprint;
+
+  TuningPlan plan;
+  plan.kernel = kernelName();
+  plan.source = kernel.dependencyKey();
+  plan.tuningKey = key;
+  plan.protocol = std::string(kTrialProtocol);
+  plan.clock = clockName(**backend);
+  plan.device = {(*backend)->target, (*described)->arch, deviceClass(device)};
+  // What the call fixes that no configuration sets: the constexprs (the
+  // call's or their defaults) and the launch options it passes.
+  auto setByConfigs = [&](const std::string &name) {
+    for (const TuningConfig &tuning : spec.configs)
+      for (const auto &value : tuning.values)
+        if (value.first == name)
+          return true;
+    return false;
+  };
+  std::vector<std::string> fixed;
+  const auto &params = kernel.manifest().params;
+  for (size_t index = 0; index < params.size(); ++index)
+    if (params[index].isConstexpr && !setByConfigs(params[index].name)) {
+      const Argument *value = argumentOf(index, positional, keywords);
+      fixed.push_back(strCat(params[index].name, "=",
+                             value ? valueText(*value) : "missing"));
+    }
+  for (const KeywordArgument &keyword : keywords)
+    if (findLaunchOption(keyword.name))
+      fixed.push_back(strCat(keyword.name, "=", valueText(keyword.value)));
+  std::string call = join(fixed, "; ");
+
+  TimingKeyInputs inputs;
+  inputs.protocol = plan.protocol;
+  inputs.clock = plan.clock;
+  inputs.buildIdentity = runtime.buildIdentity();
+  inputs.environment = runtime.codegenEnvironment();
+  inputs.compilerExtensions = runtime.compilerExtensions();
+  inputs.deviceClass = plan.device.deviceClass;
+  inputs.source = plan.source;
+  inputs.callSpecialization = call;
+  inputs.tuningKey = key;
+  for (const TuningConfig &tuning : spec.configs) {
+    plan.configs.push_back(tuning.text());
+    plan.timingKeys.push_back(timingKey(inputs, plan.configs.back()));
+  }
+  // The set is what the prune function kept: another prune is another set.
+  for (size_t index : kept)
+    plan.set.push_back(plan.timingKeys[index]);
+  std::sort(plan.set.begin(), plan.set.end());
+  plan.set.erase(std::unique(plan.set.begin(), plan.set.end()), plan.set.end());
+  plan.choiceKey =
+      choiceKey(plan.protocol, plan.device.deviceClass, key, plan.set);
+  return plan;
+}
+
+TuningOutcome Autotuner::Impl::found(const TuningPlan &plan, TuningStore &store,
+                                     Found<cache::ChoiceRecord> choice,
+                                     TuningOutcome outcome) {
+  if (!choice.record.confirmed && runtime.remoteCache()) {
+    std::string why;
+    if (std::optional<Found<cache::ChoiceRecord>> fleet =
+            store.confirm(plan, choice.record, &why)) {
+      if (fleet->from != "disk")
+        log(outcome.key,
+            strCat("the fleet's choice replaced this machine's unconfirmed "
+                   "one (by ",
+                   choice.record.writer, ")"));
+      else
+        log(outcome.key, "the fleet confirmed this machine's choice");
+      choice = *std::move(fleet);
+    }
+  }
+  return adopt(plan, choice.record, choice.from, std::move(outcome));
+}
+
+TuningOutcome Autotuner::Impl::adopt(const TuningPlan &plan,
+                                     const cache::ChoiceRecord &choice,
+                                     const std::string &from,
+                                     TuningOutcome outcome) {
+  size_t winner = 0;
+  while (plan.timingKeys[winner] != choice.winner) // the set holds it
+    ++winner;
+  outcome.winner = winner;
+  outcome.results[winner].medianNanos = choice.winnerMedianNanos;
+  std::string where = strCat(from, ", by ", choice.writer,
+                             choice.confirmed ? "" : ", unconfirmed");
+  outcome.choice = strCat("found (", where, ")");
+  outcome.clock = plan.clock + " clock";
+  chosen[outcome.key] = winner;
+  log(outcome.key,
+      strCat(spec.configs.size(), " configurations; choice found (", where,
+             "): ", describe(winner), " ", micros(choice.winnerMedianNanos),
+             " us"));
+  return outcome;
 }
 
 absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
@@ -760,28 +968,99 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
                     join(names, ", "), ")"));
   }
 
-  if (absl::Status status = compileConfigurations(config, positional, keywords,
-                                                  key, *kept, outcome);
-      !status.ok())
-    return status;
-  if (absl::Status status =
-          timeConfigurations(config, positional, keywords, key, *kept, outcome);
-      !status.ok())
-    return status;
-  if (spec.afterTrials)
-    if (absl::Status status = spec.afterTrials(); !status.ok())
-      return status;
+  // The records: a stored choice decides; otherwise one process per
+  // machine tunes the set (the others wait for its choice), and the
+  // configurations with a stored timing are neither compiled nor timed.
+  std::optional<TuningPlan> plan =
+      planFor(config, positional, keywords, key, *kept);
+  TuningStore store(plan ? runtime.diskCache() : nullptr,
+                    plan ? runtime.remoteCache() : nullptr);
+  cache::DiskCache::KeyLock choiceLock;
+  std::vector<size_t> toTime;
+  if (store.enabled()) {
+    if (auto choice = store.findChoice(*plan))
+      return found(*plan, store, *std::move(choice), std::move(outcome));
+    choiceLock = store.lockChoice(*plan);
+    if (auto choice = store.findChoice(*plan))
+      return found(*plan, store, *std::move(choice), std::move(outcome));
+  }
+  for (size_t index : *kept) {
+    std::optional<Found<cache::TimingRecord>> timing =
+        store.enabled() ? store.findTiming(*plan, index) : std::nullopt;
+    if (!timing) {
+      toTime.push_back(index);
+      outcome.results[index].from = "timed";
+      continue;
+    }
+    const cache::TimingRecord &record = timing->record;
+    TuningOutcome::Result &result = outcome.results[index];
+    result.from = timing->from;
+    std::string where = strCat(" (", timing->from, ", by ", record.writer, ")");
+    if (!record.ran) {
+      result.skipped = record.reason;
+      log(key, strCat(describe(index), " skipped: ", record.reason, where));
+      continue;
+    }
+    result.medianNanos = record.medianNanos;
+    result.samples = int(record.rounds);
+    result.batchLaunches = int(record.launchesPerRound);
+    log(key, strCat(describe(index), " found: ", micros(record.medianNanos),
+                    " us", where));
+  }
 
-  // The lowest median wins; a tie goes to the earlier configuration.
+  if (!toTime.empty()) {
+    if (absl::Status status = compileConfigurations(
+            config, positional, keywords, key, toTime, outcome);
+        !status.ok())
+      return status;
+    if (absl::Status status = timeConfigurations(config, positional, keywords,
+                                                 key, toTime, outcome);
+        !status.ok())
+      return status;
+    if (spec.afterTrials)
+      if (absl::Status status = spec.afterTrials(); !status.ok())
+        return status;
+  } else {
+    outcome.clock = plan ? plan->clock + " clock" : std::string();
+  }
+
+  // The lowest median wins; a tie goes to the lower timing key (with
+  // records: the same in every process, whatever the list's order), else
+  // the earlier configuration.
+  auto faster = [&](size_t index, size_t than) {
+    double mine = outcome.results[index].medianNanos,
+           theirs = outcome.results[than].medianNanos;
+    if (mine != theirs)
+      return mine < theirs;
+    return plan && plan->timingKeys[index] < plan->timingKeys[than];
+  };
+  int64_t measured = unixNanos();
+  std::string writer = plan ? tuningWriter() : std::string();
   std::optional<size_t> best;
   std::vector<std::string> skipped;
   for (size_t index : *kept) {
     const TuningOutcome::Result &result = outcome.results[index];
+    bool timedHere = result.from == "timed";
     if (!result.skipped.empty()) {
       skipped.push_back(strCat(describe(index), ": ", result.skipped));
+      if (timedHere && result.skipped != kHookSkipped) {
+        cache::TimingRecord record;
+        record.ran = false;
+        record.reason = result.skipped;
+        fillRecord(plan ? &*plan : nullptr, index, measured, writer, record,
+                   store);
+      }
       continue;
     }
-    if (!best || result.medianNanos < outcome.results[*best].medianNanos)
+    if (timedHere) {
+      cache::TimingRecord record;
+      record.medianNanos = result.medianNanos;
+      record.rounds = std::max(1, result.samples);
+      record.launchesPerRound = std::max(1, result.batchLaunches);
+      fillRecord(plan ? &*plan : nullptr, index, measured, writer, record,
+                 store);
+    }
+    if (!best || faster(index, *best))
       best = index;
   }
   if (!best)
@@ -790,9 +1069,68 @@ absl::StatusOr<TuningOutcome> Autotuner::Impl::tune(
         key, "]: ", skipped.size(), " of ", kept->size(), " skipped (",
         join(skipped, "; "), ")"));
   outcome.winner = *best;
-  chosen[key] = *best;
-  log(key, strCat("chose ", describe(*best), " ",
-                  micros(outcome.results[*best].medianNanos), " us"));
+  std::string published;
+  double winning = outcome.results[*best].medianNanos;
+  if (store.enabled() && !(winning > 0 && winning <= cache::kMaxMedianNanos)) {
+    outcome.choice = "not stored (its median is outside the records' bounds)";
+    published = strCat("; ", outcome.choice);
+  } else if (store.enabled()) {
+    cache::ChoiceRecord mine;
+    mine.kernel = plan->kernel;
+    mine.device = plan->device;
+    mine.tuningKey = key;
+    mine.timingKeys = plan->set;
+    mine.winner = plan->timingKeys[*best];
+    mine.winnerConfig = plan->configs[*best];
+    mine.winnerMedianNanos = winning;
+    mine.chosenUnixNanos = measured;
+    mine.writer = writer;
+    mine.kjit = kBuildVersion;
+    TuningStore::Published stored = store.publishChoice(*plan, mine);
+    if (!stored.unconfirmed.empty())
+      warn(strCat("could not confirm the fleet's choice for ", kernelName(),
+                  " [", key, "] (", stored.unconfirmed,
+                  "); using this process's choice, marked unconfirmed"));
+    if (stored.won) {
+      outcome.choice = stored.unconfirmed.empty()
+                           ? "published (won)"
+                           : "published (won on this machine, unconfirmed)";
+    } else if (!stored.stored) {
+      outcome.choice = stored.unconfirmed.empty()
+                           ? "not stored (the disk cache did not take it)"
+                           : "not stored (no store took it)";
+    } else {
+      // Another process chose first: its choice is everyone's.
+      size_t theirs = 0;
+      while (plan->timingKeys[theirs] != stored.choice.winner)
+        ++theirs;
+      outcome.choice =
+          strCat("adopted (", stored.from, ", by ", stored.choice.writer, ")");
+      log(key,
+          strCat(stored.from == "remote" ? "the fleet's choice kept: "
+                                         : "the stored choice kept: ",
+                 describe(theirs), " ", micros(stored.choice.winnerMedianNanos),
+                 " us, by ", stored.choice.writer, "; this process measured ",
+                 describe(*best), " fastest"));
+      outcome.winner = theirs;
+      outcome.results[theirs].medianNanos = stored.choice.winnerMedianNanos;
+    }
+    published = strCat("; ", outcome.choice);
+  }
+  chosen[key] = outcome.winner;
+  // Why: the runner-up, the fastest of the others that ran.
+  std::optional<size_t> next;
+  for (size_t index : *kept)
+    if (index != outcome.winner && outcome.results[index].skipped.empty() &&
+        (!next || faster(index, *next)))
+      next = index;
+  std::string runnerUp =
+      next ? strCat("; next ", describe(*next), " ",
+                    micros(outcome.results[*next].medianNanos), " us")
+           : std::string("; no other configuration ran");
+  log(key, strCat("chose ", describe(outcome.winner), " ",
+                  micros(outcome.results[outcome.winner].medianNanos), " us",
+                  runnerUp, published));
   return outcome;
 }
 
@@ -900,7 +1238,8 @@ Autotuner::launch(const LaunchConfig &config,
       if (!outcome.ok())
         return outcome.status();
       winner = outcome->winner;
-      tunedNow = true;
+      // A choice found in the records ran no trial: nothing to undo.
+      tunedNow = outcome->trialLaunches > 0;
     }
   }
   // The trials left their marks in the arguments: the launch that ends a

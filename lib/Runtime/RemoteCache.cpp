@@ -32,8 +32,22 @@ bool isRemoteCounter(cache::Counter counter) {
 } // namespace
 
 std::string RemoteCache::storeKey(std::string_view key, cache::EntryKind kind) {
-  return strCat("kjit-", kBuildVersion, "/e", cache::kEnvelopeVersion,
-                kind == cache::EntryKind::Manifest ? "/m/" : "/a/", key);
+  const char *part = "/a/";
+  switch (kind) {
+  case cache::EntryKind::Artifact:
+    break;
+  case cache::EntryKind::Manifest:
+    part = "/m/";
+    break;
+  case cache::EntryKind::Tuning:
+    part = "/t/";
+    break;
+  case cache::EntryKind::Choice:
+    part = "/c/";
+    break;
+  }
+  return strCat("kjit-", kBuildVersion, "/e", cache::kEnvelopeVersion, part,
+                key);
 }
 
 std::unique_ptr<RemoteCache>
@@ -123,7 +137,7 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
     // not hand it over. That is a bad value, as one that fails the checks
     // below is, not a failing store: count it as a rejection.
     if (value.status().code() == absl::StatusCode::kOutOfRange)
-      reject(key, std::string(value.status().message()));
+      reject(key, std::string(value.status().message()), kind);
     else
       storeError(value.status(), "get");
     return std::nullopt;
@@ -136,34 +150,72 @@ std::optional<cache::EntryData> RemoteCache::get(std::string_view key,
   if (maxValueSize_ && (*value)->size() > maxValueSize_) {
     reject(key,
            strCat("it is ", (*value)->size(),
-                  " bytes, more than the store's limit of ", maxValueSize_));
+                  " bytes, more than the store's limit of ", maxValueSize_),
+           kind);
     return std::nullopt;
   }
   absl::StatusOr<cache::OpenedEnvelope> opened =
       cache::openEnvelope(secret_, storeKey, **value);
   if (!opened.ok()) {
     replace = opened.status().code() != absl::StatusCode::kUnauthenticated;
-    reject(key, std::string(opened.status().message()));
+    reject(key, std::string(opened.status().message()), kind);
     return std::nullopt;
   }
   absl::StatusOr<cache::EntryData> entry =
       cache::decodeEntry(opened->payload, key);
   if (!entry.ok() || entry->kind != kind) {
     replace = true;
-    reject(key, strCat("its entry (written by ", opened->writerId, ") ",
-                       entry.ok() ? strCat("is not a ", cache::kindName(kind))
-                                  : std::string(entry.status().message())));
+    reject(key,
+           strCat("its entry (written by ", opened->writerId, ") ",
+                  entry.ok() ? strCat("is not a ", cache::kindName(kind))
+                             : std::string(entry.status().message())),
+           kind);
     return std::nullopt;
   }
   return *std::move(entry);
 }
 
-void RemoteCache::reject(std::string_view key, std::string_view why) {
+void RemoteCache::reject(std::string_view key, std::string_view why,
+                         cache::EntryKind kind) {
   add(cache::Counter::RemoteVerifyFailures);
+  bool tuning =
+      kind == cache::EntryKind::Tuning || kind == cache::EntryKind::Choice;
   host_.log(plugin::LogLevel::Warning, "kjit",
             strCat("remote cache: the value for ", key.substr(0, 16),
                    "... from store '", store_.name(), "' was rejected: ", why,
-                   "; compiling instead"));
+                   tuning ? "; timing instead" : "; compiling instead"));
+}
+
+absl::Status RemoteCache::publishNow(const cache::EntryData &entry,
+                                     bool replace) {
+  std::string storeKey = RemoteCache::storeKey(entry.key, entry.kind);
+  std::string value = cache::sealEnvelope(secret_, storeKey, writerId_,
+                                          cache::encodeEntry(entry));
+  if (maxValueSize_ && value.size() > maxValueSize_)
+    return absl::ResourceExhaustedError(strCat("the value is ", value.size(),
+                                               " bytes, more than the store's "
+                                               "limit of ",
+                                               maxValueSize_));
+  plugin::CacheStoreRef::PutOptions options;
+  options.flags = replace ? 0 : KJIT_CACHE_PUT_IF_ABSENT;
+  options.ttlSeconds = uint32_t(std::min<int64_t>(
+      settings_.ttl.count(), std::numeric_limits<uint32_t>::max()));
+  options.timeoutMs = 0; // the store's own bound
+  absl::StatusOr<plugin::CacheStoreRef::PutResult> put =
+      store_.put(storeKey, value, options);
+  if (!put.ok()) {
+    add(put.status().code() == absl::StatusCode::kDeadlineExceeded
+            ? cache::Counter::RemoteTimeouts
+        : put.status().code() == absl::StatusCode::kCancelled
+            ? cache::Counter::RemoteSkipped
+            : cache::Counter::RemoteErrors);
+    return put.status();
+  }
+  if (*put == plugin::CacheStoreRef::PutResult::Stored) {
+    add(cache::Counter::RemotePuts);
+    add(cache::Counter::RemoteBytesWritten, value.size());
+  }
+  return absl::OkStatus();
 }
 
 void RemoteCache::publish(cache::EntryData entry, bool replace) {

@@ -66,23 +66,36 @@ public:
   /// A value from get loaded: counted as a hit.
   void hit() { add(cache::Counter::RemoteHits); }
   /// A value that verified but cannot be used (the backend would not load
-  /// it, its metadata does not fit): counted and logged as a rejection.
-  void reject(std::string_view key, std::string_view why);
+  /// it, its metadata does not fit): counted and logged as a rejection
+  /// ("compiling instead"; "timing instead" for the autotuner's kinds).
+  void reject(std::string_view key, std::string_view why,
+              cache::EntryKind kind = cache::EntryKind::Artifact);
   /// Queues `entry` for the store; returns at once. A full queue drops it
   /// (counted). The first writer of a key wins, unless `replace`: the key
   /// holds a replaceable bad value (see get).
   void publish(cache::EntryData entry, bool replace = false);
+  /// Stores `entry` now, on this thread, unless the store holds a value
+  /// under its key (or, with `replace`, whatever it holds), bounded by the
+  /// store's timeout: the autotuner's choice, which cannot wait in a
+  /// queue. OK when the store answered, stored or kept; the store's error
+  /// otherwise (counted, not logged: the caller says what it does
+  /// instead). Whether this value is the one stored, only a get says: the
+  /// ABI lets a store that kept another value answer as if it stored.
+  absl::Status publishNow(const cache::EntryData &entry, bool replace = false);
   /// Waits until the queued publications are done or `timeout` passed;
   /// what is left is dropped (counted). Then the worker stops: later
   /// publications are dropped. Called before the plugin host shuts down.
   void drain(std::chrono::milliseconds timeout);
 
+  /// The store's name ("redis").
+  std::string storeName() const { return std::string(store_.name()); }
   /// This process's count of `counter` (a remote one).
   uint64_t count(cache::Counter counter) const;
   /// The key under which the store holds the entry of disk key `key`: the
   /// kjit version, the envelope version and the kind ("a/" artifacts, "m/"
-  /// manifests: a value of one kind never answers for the other), then the
-  /// disk key (which covers the build identity).
+  /// manifests, "t/" timing records, "c/" choices: a value of one kind
+  /// never answers for another), then the disk key (which covers the build
+  /// identity).
   static std::string storeKey(std::string_view key, cache::EntryKind kind);
 
 private:

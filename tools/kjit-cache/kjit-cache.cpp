@@ -10,6 +10,7 @@
 
 #include "kjit/Cache/DiskCache.h"
 #include "kjit/Cache/EntryFormat.h"
+#include "kjit/Cache/TuningRecord.h"
 #include "kjit/Model/Json.h"
 #include "kjit/Support/StrCat.h"
 
@@ -56,9 +57,40 @@ std::string formatTime(int64_t nanos) {
   return text;
 }
 
+/// A median in microseconds, as the autotuner's log writes it: "11.8 us".
+std::string microseconds(double nanos) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", nanos / 1000.0);
+  return text;
+}
+
 /// What an entry's metadata says it holds: "kernel add (host/x86_64)",
-/// "file examples/vector_add.mlir (1 kernel)".
+/// "file examples/vector_add.mlir (1 kernel)", "timing of softmax [n=4;
+/// in=fp32] C=2, num_warps=2: 11.8 us (host/x86_64)", "choice of softmax
+/// [n=4; in=fp32]: C=2, num_warps=2 of 3 (host/x86_64)".
 std::string describe(const cache::EntryData &entry) {
+  if (entry.kind == cache::EntryKind::Tuning) {
+    absl::StatusOr<cache::TimingRecord> record =
+        cache::timingRecordFromJson(entry.metadata);
+    if (!record.ok())
+      return std::string(record.status().message());
+    return "timing of " + record->kernel + " [" + record->tuningKey + "] " +
+           record->config + ": " +
+           (record->ran ? microseconds(record->medianNanos)
+                        : "cannot run (" + record->reason + ")") +
+           " (" + record->device.target + "/" + record->device.arch + ")";
+  }
+  if (entry.kind == cache::EntryKind::Choice) {
+    absl::StatusOr<cache::ChoiceRecord> record =
+        cache::choiceRecordFromJson(entry.metadata);
+    if (!record.ok())
+      return std::string(record.status().message());
+    return "choice of " + record->kernel + " [" + record->tuningKey +
+           "]: " + record->winnerConfig + " of " +
+           std::to_string(record->timingKeys.size()) + " (" +
+           record->device.target + "/" + record->device.arch + ")" +
+           (record->confirmed ? "" : ", unconfirmed");
+  }
   absl::StatusOr<JsonValue> metadata = kjit::rt::parseJson(entry.metadata);
   if (!metadata.ok() || !metadata->isObject())
     return "?";
@@ -78,7 +110,8 @@ std::string describe(const cache::EntryData &entry) {
 const char kDescription[] =
     R"(kjit-cache: inspect and maintain kjit's disk cache: the compiled kernels
 and the kernel-file manifests that let a process launch without compiling,
-and without loading the compiler (docs/DiskCache.md)
+and without loading the compiler (docs/DiskCache.md), and the autotuner's
+timing and choice records (docs/Autotuning.md)
 )";
 
 const char kFooter[] =
@@ -100,8 +133,8 @@ struct Options {
   std::string dir;
   bool json = false;
   std::string command;
-  /// stats --zero, verify --delete, show KEY.
-  bool zero = false, remove = false;
+  /// stats --zero, verify --delete, show KEY, clear --tuning.
+  bool zero = false, remove = false, tuning = false;
   std::string key;
   /// prune --max-size, --stale-age.
   std::optional<uint64_t> maxSize;
@@ -204,7 +237,10 @@ Options parse(int argc, char **argv) {
       ->type_name("SECONDS")
       ->transform(cli::Count(0, std::numeric_limits<int64_t>::max(),
                              "number of seconds"));
-  command("clear", "removes every entry (the counters stay)");
+  command("clear", "removes every entry (the counters stay)")
+      ->add_flag("--tuning", options.tuning,
+                 "only the autotuner's timing and choice records (the\n"
+                 "next tuning times again)");
   command("env", "the environment variables whose values join every\n"
                  "kernel's key, and kjit's others, which do not");
   // After the commands: theirs is not repeated under each one's --help.
@@ -293,7 +329,7 @@ int stats(const Options &options) {
     if (absl::Status status = disk->zeroStats(); !status.ok())
       fatal(std::string(status.message()));
   cache::Stats counters = disk ? disk->stats() : cache::Stats();
-  uint64_t artifacts = 0, manifests = 0, invalid = 0, bytes = 0;
+  uint64_t artifacts = 0, manifests = 0, records = 0, invalid = 0, bytes = 0;
   std::vector<cache::Listing> entries;
   if (disk)
     entries = disk->list();
@@ -302,8 +338,12 @@ int stats(const Options &options) {
     absl::StatusOr<cache::EntryData> data = disk->read(entry.key);
     if (!data.ok())
       ++invalid;
+    else if (data->kind == cache::EntryKind::Artifact)
+      ++artifacts;
+    else if (data->kind == cache::EntryKind::Manifest)
+      ++manifests;
     else
-      ++(data->kind == cache::EntryKind::Artifact ? artifacts : manifests);
+      ++records; // the autotuner's timing and choice records
   }
   uint64_t maxSize = disk ? disk->options().maxSize : cache::kDefaultMaxSize;
   if (!disk)
@@ -327,6 +367,8 @@ int stats(const Options &options) {
         .integer(manifests)
         .key("invalid")
         .integer(invalid)
+        .key("tuning_records")
+        .integer(records)
         .key("bytes")
         .integer(bytes)
         .key("max_size")
@@ -360,10 +402,11 @@ int stats(const Options &options) {
   line("lock timeouts", number(value(cache::Counter::LockTimeouts)));
   line("bytes read", cache::formatSize(value(cache::Counter::BytesRead)));
   line("bytes written", cache::formatSize(value(cache::Counter::BytesWritten)));
-  line("entries", number(entries.size()) + " (" + number(artifacts) +
-                      " kernels, " + number(manifests) + " manifests" +
-                      (invalid ? ", " + number(invalid) + " invalid" : "") +
-                      ")");
+  line("entries",
+       number(entries.size()) + " (" + number(artifacts) + " kernels, " +
+           number(manifests) + " manifests" +
+           (records ? ", " + number(records) + " tuning records" : "") +
+           (invalid ? ", " + number(invalid) + " invalid" : "") + ")");
   line("size", cache::formatSize(bytes) + " of " +
                    (maxSize ? cache::formatSize(maxSize) : "no limit"));
   // The fleet cache's counters (docs/RemoteCache.md).
@@ -595,7 +638,12 @@ int clear(const Options &options) {
       openCache(options.dir, Access::Maintain);
   uint64_t removed = 0;
   if (disk) {
-    absl::StatusOr<uint64_t> cleared = disk->clear();
+    absl::StatusOr<uint64_t> cleared =
+        options.tuning ? disk->clear([](cache::EntryKind kind) {
+          return kind == cache::EntryKind::Tuning ||
+                 kind == cache::EntryKind::Choice;
+        })
+                       : disk->clear();
     if (!cleared.ok())
       fatal(std::string(cleared.status().message()));
     removed = *cleared;
@@ -603,7 +651,8 @@ int clear(const Options &options) {
   if (options.json)
     std::printf("{\"removed\":%llu}\n", (unsigned long long)removed);
   else
-    std::printf("removed %llu entries from %s\n", (unsigned long long)removed,
+    std::printf("removed %llu %s from %s\n", (unsigned long long)removed,
+                options.tuning ? "tuning records" : "entries",
                 options.dir.c_str());
   return 0;
 }

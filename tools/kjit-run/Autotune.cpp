@@ -69,29 +69,54 @@ absl::StatusOr<rt::AutotuneSpec> readAutotuneFile(const std::string &path) {
           return fileError(path, "key: an array of parameter names");
         spec.key.push_back(name.text());
       }
+    } else if (member.key == "fake_launch_ns") {
+      // Tests: a fake clock on which each configuration's launches cost
+      // what this says (AutotuneSpec::fakeLaunchNanos).
+      const char *what = "fake_launch_ns: an array of positive integers, "
+                         "one per configuration";
+      if (!member.value.isArray())
+        return fileError(path, what);
+      for (const rt::JsonValue &cost : member.value.elements()) {
+        std::optional<rt::Int128> nanos =
+            cost.isNumber() ? cost.asInteger() : std::nullopt;
+        if (!nanos || *nanos <= 0 || *nanos > rt::Int128(1) << 40)
+          return fileError(path, what);
+        spec.fakeLaunchNanos.push_back(uint64_t(*nanos));
+      }
     } else {
-      return fileError(path, strCat("unknown member '", member.key,
-                                    "' (it takes configs and key)"));
+      return fileError(path,
+                       strCat("unknown member '", member.key,
+                              "' (it takes configs, key and fake_launch_ns)"));
     }
   }
   if (spec.configs.empty())
     return fileError(path, "no \"configs\"");
+  if (!spec.fakeLaunchNanos.empty() &&
+      spec.fakeLaunchNanos.size() != spec.configs.size())
+    return fileError(path, strCat("fake_launch_ns has ",
+                                  spec.fakeLaunchNanos.size(), " costs for ",
+                                  spec.configs.size(), " configurations"));
   return spec;
 }
 
 std::string describeOutcome(const rt::AutotuneSpec &spec,
                             const rt::TuningOutcome &outcome) {
-  size_t skipped = 0;
-  for (const rt::TuningOutcome::Result &result : outcome.results)
+  size_t skipped = 0, found = 0, timed = 0;
+  for (const rt::TuningOutcome::Result &result : outcome.results) {
     skipped += !result.skipped.empty();
+    found += result.from == "disk" || result.from == "remote";
+    timed += result.from == "timed";
+  }
   char time[32];
   std::snprintf(time, sizeof time, "%.1f",
                 outcome.results[outcome.winner].medianNanos / 1000.0);
   return strCat("autotune: key [", outcome.key, "]: ", spec.configs.size(),
-                " configurations, ", skipped, " skipped, ",
-                outcome.trialLaunches, " trial launches; chose config ",
-                outcome.winner, " (", spec.configs[outcome.winner].text(),
-                "): ", time, " us (", outcome.clock, ")");
+                " configurations, ", timed, " timed, ", found, " found, ",
+                skipped, " skipped, ", outcome.trialLaunches,
+                " trial launches; chose config ", outcome.winner, " (",
+                spec.configs[outcome.winner].text(), "): ", time, " us (",
+                outcome.clock, ")", outcome.choice.empty() ? "" : "; choice ",
+                outcome.choice);
 }
 
 } // namespace kjit::run

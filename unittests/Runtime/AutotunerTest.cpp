@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kjit/Runtime/Autotuner.h"
+#include "kjit/Cache/DiskCache.h"
 #include "kjit/Runtime/Runtime.h"
 
 #include <gtest/gtest.h>
@@ -15,11 +16,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
 
 using namespace kjit::rt;
 
@@ -100,6 +104,8 @@ protected:
     };
     return spec;
   }
+
+  void raceTwoTunings(bool fleet);
 
   std::vector<Argument> args(int n) {
     return {Argument::tensor(uint64_t(uintptr_t(out_)), DType::I32),
@@ -320,7 +326,8 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasTimedSkippedAndChosen) {
                       "num_warps=1): 3 trials after 3 warm-up launches: "
                       "median 2 us (p20 2, p80 2, 95% 2-2); host clock");
   EXPECT_EQ(lines[3], "kjit: autotune count [n=8; o=i32]: chose config 2 "
-                      "(C=3, num_warps=1) 2 us");
+                      "(C=3, num_warps=1) 2 us; next config 1 (C=2, "
+                      "num_warps=1) 4 us");
   module->reset();
 }
 
@@ -500,7 +507,8 @@ TEST_F(AutotunerTest, KjitLogAutotuneSaysWhatWasPruned) {
   EXPECT_EQ(lines[0], "autotune count [n=8; o=i32]: 3 configurations, 1 "
                       "pruned (kept 1, 2)");
   EXPECT_EQ(lines.back(), "autotune count [n=8; o=i32]: chose config 1 (C=2, "
-                          "num_warps=1) 0.2 us");
+                          "num_warps=1) 0.2 us; next config 2 (C=3, "
+                          "num_warps=1) 0.3 us");
   module->reset();
 }
 
@@ -626,6 +634,274 @@ TEST_F(AutotunerTest, KjitTuneThreadsSaysHowManyThreadsCompile) {
               std::string("KJIT_TUNE_THREADS is '") + bad +
                   "'; it takes a number of threads from 1 to 1024");
   }
+}
+
+/// Two tunings of one set, each measuring another configuration fastest:
+/// the second starts inside the first's trials (nobody waits for the choice
+/// lock: KJIT_CACHE_LOCK_TIMEOUT=0) and publishes first, so the first
+/// adopts its choice. On a disk cache, or (`fleet`) in a store alone, the
+/// test directory store (test/RemoteCache/Inputs/DirStore.c).
+void AutotunerTest::raceTwoTunings(bool fleet) {
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  ASSERT_EQ(setenv("KJIT_CACHE_LOCK_TIMEOUT", "0", 1), 0);
+  std::vector<std::string> lines;
+  RuntimeOptions options;
+  if (fleet) {
+#ifdef KJIT_TEST_DIRSTORE
+    ASSERT_EQ(setenv("KJIT_TEST_STORE_DIR", directory.c_str(), 1), 0);
+    std::string key = directory + "/key";
+    std::FILE *file = std::fopen(key.c_str(), "w");
+    ASSERT_NE(file, nullptr);
+    std::fputs("a fleet secret of thirty-two byte\n", file);
+    std::fclose(file);
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    options.cacheDirectory = "";
+    options.plugins = {KJIT_TEST_DIRSTORE};
+    options.remoteCacheKeyFile = key;
+#endif
+  } else {
+    options.cacheDirectory = directory + "/cache";
+  }
+  options.logAutotune = true;
+  options.logSink = [&](kjit::plugin::LogLevel, std::string_view,
+                        std::string_view message) {
+    if (message.rfind("autotune ", 0) == 0)
+      lines.emplace_back(message);
+  };
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_EQ(unsetenv("KJIT_CACHE_LOCK_TIMEOUT"), 0);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+
+  AutotuneSpec second;
+  second.configs = {config(1), config(2)};
+  second.key = {"n"};
+  second.fakeLaunchNanos = {1000, 3000};
+  auto other = Autotuner::create(**runtime, **kernel, std::move(second));
+  ASSERT_TRUE(other.ok()) << other.status();
+  AutotuneSpec first;
+  first.configs = {config(1), config(2)};
+  first.key = {"n"};
+  first.fakeLaunchNanos = {3000, 1000};
+  absl::StatusOr<TuningOutcome> inner = absl::UnknownError("not started");
+  bool started = false;
+  first.beforeTrials = [&] {
+    if (!started) { // before the first trial
+      started = true;
+      inner = (*other)->tune(LaunchConfig(), call);
+    }
+    return absl::OkStatus();
+  };
+  auto tuner = Autotuner::create(**runtime, **kernel, std::move(first));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_TRUE(inner.ok()) << inner.status();
+  EXPECT_EQ(inner->winner, 0u);
+  EXPECT_EQ(inner->choice, "published (won)");
+  EXPECT_EQ(outcome->winner, 0u) << "the stored choice, not the measured one";
+  std::string from = fleet ? "remote" : "disk";
+  EXPECT_EQ(outcome->choice.rfind("adopted (" + from + ", by ", 0), 0u)
+      << outcome->choice;
+  EXPECT_EQ(outcome->results[1].from, "timed");
+  std::string kept = fleet ? "the fleet's choice kept: config 0 (C=1, "
+                             "num_warps=1) 1 us, by "
+                           : "the stored choice kept: config 0 (C=1, "
+                             "num_warps=1) 1 us, by ";
+  bool said = false;
+  for (const std::string &line : lines)
+    if (line.find(kept) != std::string::npos &&
+        line.find("; this process measured config 1 (C=2, num_warps=1) "
+                  "fastest") != std::string::npos)
+      said = true;
+  EXPECT_TRUE(said) << ::testing::PrintToString(lines);
+  // Launches from now on use the adopted choice: C=1 adds 1.
+  int32_t sum = out_[1];
+  ASSERT_TRUE((*tuner)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ(out_[1], sum + 1);
+  module->reset();
+  runtime->reset();
+  ASSERT_EQ(unsetenv("KJIT_TEST_STORE_DIR"), 0);
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
+TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
+  raceTwoTunings(/*fleet=*/false);
+}
+
+#ifdef KJIT_TEST_DIRSTORE
+TEST_F(AutotunerTest, TheFleetsChoiceStoredFirstIsAdopted) {
+  raceTwoTunings(/*fleet=*/true);
+}
+#endif
+
+TEST_F(AutotunerTest, AMedianNoRecordMayHoldIsUsedButNotStored) {
+  // A clock that never moves: every median is 0, which no record may
+  // claim. The choice is made and used, and nothing is stored.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  AutotuneSpec spec;
+  spec.configs = {config(1), config(2)};
+  spec.key = {"n"};
+  spec.clock = [] { return uint64_t(5); };
+  auto tuner = Autotuner::create(**runtime, **kernel, std::move(spec));
+  ASSERT_TRUE(tuner.ok()) << tuner.status();
+  std::vector<Argument> call = args(8);
+  auto outcome = (*tuner)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->results[0].medianNanos, 0);
+  EXPECT_EQ(outcome->results[1].medianNanos, 0);
+  EXPECT_EQ(outcome->clock, "host clock"); // a test's clock stands for it
+  EXPECT_EQ(outcome->choice,
+            "not stored (its median is outside the records' bounds)");
+  for (const kjit::cache::Listing &entry : (*runtime)->diskCache()->list()) {
+    auto read = (*runtime)->diskCache()->read(entry.key);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_NE(read->kind, kjit::cache::EntryKind::Tuning);
+    EXPECT_NE(read->kind, kjit::cache::EntryKind::Choice);
+  }
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
+TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
+  // A first tuning stores the timings and the choice; a second autotuner
+  // finds the choice, a third (the choice removed) finds every timing:
+  // neither runs a trial, so neither calls the front end's trial hooks.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+  auto spec = [&] {
+    AutotuneSpec made = specWithCosts({config(1), config(2)}, {});
+    made.clock = nullptr;
+    made.fakeLaunchNanos = {3000, 1000};
+    return made;
+  };
+  auto first = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE((*first)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ(afterCalls_, 1);
+  int before = beforeCalls_;
+  EXPECT_GT(before, 0);
+
+  auto second = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_TRUE((*second)->launch(LaunchConfig(), call).ok());
+  EXPECT_EQ((*second)->lastChosen()->text(), "C=2, num_warps=1");
+  EXPECT_EQ(beforeCalls_, before);
+  EXPECT_EQ(afterCalls_, 1);
+
+  auto removed =
+      (*runtime)->diskCache()->clear([](kjit::cache::EntryKind kind) {
+        return kind == kjit::cache::EntryKind::Choice;
+      });
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 1u);
+  auto third = Autotuner::create(**runtime, **kernel, spec());
+  ASSERT_TRUE(third.ok()) << third.status();
+  auto outcome = (*third)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->trialLaunches, 0u);
+  EXPECT_EQ(outcome->results[0].from, "disk");
+  EXPECT_EQ(outcome->results[1].from, "disk");
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+  EXPECT_EQ(beforeCalls_, before);
+  EXPECT_EQ(afterCalls_, 1);
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
+}
+
+TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
+  // The set of a choice is what the prune function kept: keeping one
+  // configuration more is another set, whose tuning finds the timings of
+  // the others and times only the new one.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string directory =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  RuntimeOptions options;
+  options.cacheDirectory = directory + "/cache";
+  auto runtime = Runtime::create(std::move(options));
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
+  ASSERT_TRUE(module.ok()) << module.status();
+  auto kernel = (*module)->kernel("count");
+  ASSERT_TRUE(kernel.ok());
+  std::vector<Argument> call = args(8);
+  auto spec = [&](std::vector<size_t> keep) {
+    AutotuneSpec made = specWithCosts({config(1), config(2), config(3)}, {});
+    made.clock = nullptr;
+    made.fakeLaunchNanos = {3000, 2000, 1000};
+    made.prune = [keep](const std::vector<TuningConfig> &,
+                        const NamedArguments &) {
+      return absl::StatusOr<std::vector<size_t>>(keep);
+    };
+    return made;
+  };
+  auto first = Autotuner::create(**runtime, **kernel, spec({0, 1}));
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto outcome = (*first)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+  EXPECT_TRUE(outcome->results[2].from.empty()) << "pruned: not looked at";
+
+  auto second = Autotuner::create(**runtime, **kernel, spec({0, 1, 2}));
+  ASSERT_TRUE(second.ok()) << second.status();
+  outcome = (*second)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->results[0].from, "disk");
+  EXPECT_EQ(outcome->results[1].from, "disk");
+  EXPECT_EQ(outcome->results[2].from, "timed");
+  EXPECT_EQ(outcome->winner, 2u);
+  EXPECT_EQ(outcome->choice, "published (won)");
+
+  // The first set again: its choice, nothing timed.
+  auto third = Autotuner::create(**runtime, **kernel, spec({1, 0}));
+  ASSERT_TRUE(third.ok()) << third.status();
+  outcome = (*third)->tune(LaunchConfig(), call);
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->trialLaunches, 0u);
+  EXPECT_EQ(outcome->winner, 1u);
+  EXPECT_EQ(outcome->choice.rfind("found (disk, by ", 0), 0u)
+      << outcome->choice;
+  module->reset();
+  runtime->reset();
+  std::string command = "rm -rf '" + directory + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 } // namespace

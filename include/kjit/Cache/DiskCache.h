@@ -153,6 +153,11 @@ struct DiskCacheOptions {
   std::function<void(std::string_view)> warn;
   std::function<void(std::string_view)> note;
   bool verbose = false;
+  /// Tests of putIfAbsent's fallbacks on a file system that has what they
+  /// stand in for: act as if renameat2(RENAME_NOREPLACE) were refused
+  /// (EINVAL), or hard links too.
+  bool noRenameNoReplace = false;
+  bool noHardLinks = false;
 };
 
 /// One entry as listed.
@@ -197,6 +202,14 @@ public:
   /// Stores an entry (temporary file, then rename). False when it could not
   /// (counted and logged once per process); then nothing was published.
   bool put(const EntryData &entry);
+  /// What putIfAbsent did.
+  enum class PutResult { Stored, Exists, Failed };
+  /// Stores an entry unless its key has one (of any content: the caller
+  /// reads it with get, which checks it): the first writer of a key wins,
+  /// across threads and processes. renameat2(RENAME_NOREPLACE), else
+  /// linkat, else (no hard links) a look before the rename, which is not
+  /// atomic. Failed: as put's false.
+  PutResult putIfAbsent(const EntryData &entry);
 
   /// The lock of a compile of one key, across processes and threads. Not
   /// held when waiting timed out or the lock file cannot be opened: the
@@ -215,7 +228,9 @@ public:
     friend class DiskCache;
     int fd_ = -1;
   };
-  KeyLock lock(std::string_view key);
+  /// `doing`: what the holder does with the key, for the message of a wait
+  /// that timed out ("compiling", "tuning").
+  KeyLock lock(std::string_view key, std::string_view doing = "compiling");
 
   void count(Counter counter, uint64_t amount = 1);
   /// Merges this process's counters into DIR/stats (under its flock).
@@ -253,11 +268,17 @@ public:
   /// Removes every entry, lock and temporary file (names kjit makes, and
   /// nothing else); the counters stay. The number of entries removed, or
   /// an error when some could not be.
-  absl::StatusOr<uint64_t> clear();
+  /// `which`: only the valid entries (judged by their header) of the kinds
+  /// it accepts; temporary and lock files stay.
+  absl::StatusOr<uint64_t>
+  clear(const std::function<bool(EntryKind)> &which = {});
 
 private:
   DiskCache(DiskCacheOptions options, int root);
   int openShard(std::string_view key, bool create);
+  PutResult store(const EntryData &entry, bool ifAbsent);
+  int publishIfAbsent(int shard, const std::string &temp,
+                      const std::string &name);
   /// Why the open shard of `key` may not be used (another owner, writable
   /// by others), or empty.
   std::string shardProblem(int shard, std::string_view key) const;

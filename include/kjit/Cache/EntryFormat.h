@@ -57,9 +57,15 @@ enum class EntryKind : uint32_t {
   /// The analysis of a kernel IR file (manifests, keys, globals): what lets
   /// a warm process launch without the compiler.
   Manifest = 2,
+  /// An autotuner's timing of one configuration (TuningRecord.h): JSON
+  /// metadata, no payload.
+  Tuning = 3,
+  /// An autotuner's choice among a set of configurations (TuningRecord.h):
+  /// JSON metadata, no payload.
+  Choice = 4,
 };
 
-/// "artifact", "manifest", "unknown".
+/// "artifact", "manifest", "tuning", "choice", "unknown".
 const char *kindName(EntryKind kind);
 
 /// What an entry holds.
@@ -70,7 +76,7 @@ struct EntryData {
   uint64_t createdNanos = 0;
   /// A JSON object (the reader of each kind checks its fields).
   std::string metadata;
-  /// The artifact's bytes; empty for a manifest.
+  /// The artifact's bytes; empty for the other kinds.
   std::string payload;
 };
 

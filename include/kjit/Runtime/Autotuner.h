@@ -6,7 +6,11 @@
 // the first launch of a key times each configuration on the device and
 // launches the fastest; later launches of the key use it (docs/Autotuning.md).
 // Trials are timed on the device clock through the backend ABI where the
-// backend can; choices live in the process.
+// backend can. Each timing and each choice is a record in the disk cache
+// and the fleet cache (docs/Autotuning.md "The records"): a process that
+// finds the choice times nothing, one that finds some configurations'
+// timings times only the others, and the first choice stored for a set is
+// every process's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,11 +106,18 @@ struct AutotuneSpec {
   /// (KJIT_LAUNCH_TIMED); empty: the device clock where the backend has
   /// one, else std::chrono::steady_clock.
   std::function<uint64_t()> clock;
+  /// Tests: a fake clock on which each launch of configuration i costs
+  /// fakeLaunchNanos[i] (one per configuration), in place of `clock` and
+  /// the device's. Its records name the clock "fake", so they never mix
+  /// with real timings.
+  std::vector<uint64_t> fakeLaunchNanos;
   /// Front ends' reset_to_zero and restore_value (Triton's): beforeTrials
   /// runs before each batch of trial launches and before the launch that
   /// ends a tuning, to zero the accumulators and put back the values the
   /// trials changed; afterTrials once when the trials end (the front end
-  /// drops what it kept). A failure stops the tuning with its status.
+  /// drops what it kept). Neither runs when no trial ran (the records gave
+  /// the choice or every timing). A failure stops the tuning with its
+  /// status.
   std::function<absl::Status()> beforeTrials, afterTrials;
 };
 
@@ -117,8 +128,12 @@ struct TuningOutcome {
   size_t winner = 0;
   /// The launches the trials made, warm-up included.
   uint64_t trialLaunches = 0;
-  /// "device clock" or "host clock".
+  /// "device clock", "host clock" or "fake clock".
   std::string clock;
+  /// What became of the choice: "found (disk, by HOST:PID)", "published
+  /// (won)", "adopted (remote, by HOST:PID)", "not stored (...)"; empty
+  /// without a disk or fleet cache.
+  std::string choice;
   /// How many threads compiled the configurations.
   int compileThreads = 0;
   struct Result {
@@ -132,9 +147,15 @@ struct TuningOutcome {
     double medianNanos = 0, p20Nanos = 0, p80Nanos = 0, ciLowNanos = 0,
            ciHighNanos = 0;
     int samples = 0;
+    /// Launches per sample: 1 on the device clock, the batch on the host
+    /// clock.
+    int batchLaunches = 0;
     int warmupLaunches = 0;
     /// Stopped beyond the leader (MeasureOptions::leaderMargin).
     bool stoppedEarly = false;
+    /// "timed" (here), "disk" or "remote" (its record was found), or
+    /// empty: not looked at (pruned, or the choice was found).
+    std::string from;
   };
   std::vector<Result> results;
 };
@@ -157,6 +178,8 @@ public:
          absl::Span<const KeywordArgument> keywords = {});
 
   /// Tunes the arguments' key (again, if it was) without the final launch.
+  /// With a disk or fleet cache, a stored choice for the key is taken as it
+  /// is.
   absl::StatusOr<TuningOutcome>
   tune(const LaunchConfig &config, absl::Span<const Argument> positional,
        absl::Span<const KeywordArgument> keywords = {});

@@ -5,7 +5,8 @@
 |* entries, not the counters, so the errors can be counted):                  *|
 |*   mkdir   making a shard directory     create  creating the temporary file *|
 |*   write   writing it (half is written, then the error)                     *|
-|*   fsync   syncing it (KJIT_CACHE_FSYNC=1)  rename  publishing it           *|
+|*   fsync   syncing it (KJIT_CACHE_FSYNC=1)  rename  publishing it (each    *|
+|*   way: renameat, and putIfAbsent's renameat2 and linkat)                   *|
 |* ERRNO is ENOSPC, EACCES, EROFS, EIO, EBUSY or ENOENT.                      *|
 |* test/Cache/fs-faults.test.                                                 *|
 |*                                                                            *|
@@ -163,6 +164,28 @@ int renameat(int olddirfd, const char *oldname, int newdirfd,
     return -1;
   }
   return real(olddirfd, oldname, newdirfd, newname);
+}
+
+int renameat2(int olddirfd, const char *oldname, int newdirfd,
+              const char *newname, unsigned int flags) {
+  int (*real)(int, const char *, int, const char *, unsigned int) =
+      dlsym(RTLD_NEXT, "renameat2");
+  if (is_temp(oldname) && in_entries(olddirfd) && active("rename")) {
+    errno = fault_errno;
+    return -1;
+  }
+  return real(olddirfd, oldname, newdirfd, newname, flags);
+}
+
+int linkat(int olddirfd, const char *oldname, int newdirfd, const char *newname,
+           int flags) {
+  int (*real)(int, const char *, int, const char *, int) =
+      dlsym(RTLD_NEXT, "linkat");
+  if (is_temp(oldname) && in_entries(olddirfd) && active("rename")) {
+    errno = fault_errno;
+    return -1;
+  }
+  return real(olddirfd, oldname, newdirfd, newname, flags);
 }
 
 int mkdirat(int dirfd, const char *name, mode_t mode) {
