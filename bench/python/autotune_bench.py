@@ -162,18 +162,28 @@ def phase(impl, name, env, args):
     if done.returncode != 0:
         emit(impl=impl, phase=name, error=done.stderr[-2000:])
         return []
+    # "autotune: key [n_cols=1024; in=fp32, out=fp32]: 16 configurations,
+    # 16 timed, 0 found, 0 skipped, 4321 trial launches; chose ...; choice
+    # published (won)"
     trials = {}
     for line in done.stderr.splitlines():
-        found = re.search(r"key \[n_cols=(\d+).*?(\d+) trial launches", line)
+        found = re.search(r"key \[n_cols=(\d+)[^\]]*\]: (\d+) configurations, "
+                          r"(\d+) timed, (\d+) found, (\d+) skipped, "
+                          r"(\d+) trial launches; (.*)", line)
         if found:
-            trials[int(found.group(1))] = int(found.group(2))
+            trials[int(found.group(1))] = {
+                "timed": int(found.group(3)), "found": int(found.group(4)),
+                "skipped": int(found.group(5)),
+                "trial_launches": int(found.group(6)),
+                "decision": found.group(7)}
     results = []
     for line in done.stdout.splitlines():
         if line.startswith("{"):
             fields = json.loads(line)
             fields["phase"] = name
             if impl == "kjit" and "first_call_ms" in fields:
-                fields["trial_launches"] = trials.get(fields["n_cols"], 0)
+                fields.update(trials.get(fields["n_cols"],
+                                         {"log": "no autotune line"}))
             emit(**fields)
             results.append(fields)
     emit(impl=impl, phase=name, process_wall_ms=round(wall, 1))

@@ -132,11 +132,14 @@ class Autotuned:
 
     def __getitem__(self, grid):
         def launch(*args, **kwargs):
-            self._call = (args, kwargs)
+            # A snapshot belongs to one call's tensors: the one taken before
+            # the launch that follows a tuning must not be restored into the
+            # next tuning's.
+            self._call, self._saved = (args, kwargs), None
             try:
                 self.kernel._autotune_launch(self._state, grid, *args, **kwargs)
             finally:
-                self._call = None
+                self._call, self._saved = None, None
         return launch
 
 

@@ -39,6 +39,12 @@ o = np.array([100, 1000], np.int32)
 keep[(1,)](o, 6)
 chosen = keep.best_config.kwargs["C"]
 np.testing.assert_array_equal(o, [101, 1000 + chosen])
+# A second key's tuning, on another tensor, restores that tensor's values,
+# never the first call's.
+other = np.array([7, 70], np.int32)
+keep[(1,)](other, 9)
+chosen = keep.best_config.kwargs["C"]
+np.testing.assert_array_equal(other, [8, 70 + chosen])
 
 # prune_configs_by (Triton's): the early prune sees every configuration and
 # the call's arguments by name; the performance model then keeps the top_k
