@@ -184,8 +184,7 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
           row = s.add(row, s.i32(rowsPerPass));
           offset = s.add(offset, passOffset);
         }
-        Value at =
-            s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
+        Value at = s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
         copyStep(row, column, offset, at);
       }
       return;
@@ -298,22 +297,20 @@ void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
     for (int64_t index = 0; index < count; index += width) {
       Value row = s.add(firstRow, s.i32(rowOffset(index)));
       Value column = s.add(firstColumn, s.i32(columnOffset(index)));
-      Value inside =
-          masked ? s.both(s.inRange(row, store.getRows()),
-                          s.inRange(column, store.getColumns()))
-                 : Value();
+      Value inside = masked ? s.both(s.inRange(row, store.getRows()),
+                                     s.inRange(column, store.getColumns()))
+                            : Value();
       Value offset = s.add(s.mul(s.toI64(row), stride), s.toI64(column));
       Value value;
       if (pairs) {
         Value both[] = {
             vector::ExtractOp::create(inner, s.loc, store.getAcc(), index),
-            vector::ExtractOp::create(inner, s.loc, store.getAcc(),
-                                      index + 1)};
+            vector::ExtractOp::create(inner, s.loc, store.getAcc(), index + 1)};
         value = vector::FromElementsOp::create(
             inner, s.loc, VectorType::get({2}, inner.getF32Type()), both);
         if (element != inner.getF32Type())
-          value = arith::TruncFOp::create(
-              inner, s.loc, VectorType::get({2}, element), value);
+          value = arith::TruncFOp::create(inner, s.loc,
+                                          VectorType::get({2}, element), value);
       } else {
         value = vector::ExtractOp::create(inner, s.loc, store.getAcc(), index);
         if (element != value.getType())

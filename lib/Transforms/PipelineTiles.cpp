@@ -29,8 +29,8 @@
 #include "MatrixLowerer.h"
 
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SmallVectorExtras.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 
 using namespace mlir;
 using namespace kjit;
@@ -178,8 +178,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
   lowering.waitCopies(b, loc, ahead - 1);
   if (lowering.afterCopy)
-    lowering.afterCopy(b, loc,
-                       llvm::map_to_vector(loads, [](TileLoadOp load) {
+    lowering.afterCopy(b, loc, llvm::map_to_vector(loads, [](TileLoadOp load) {
                          return load.getType();
                        }));
   gpu::BarrierOp::create(b, loc);

@@ -85,9 +85,9 @@ Value sharedAddress(OpBuilder &b, Location loc, Value buffer) {
   MatrixArith e{b, loc};
   Value address = e.add(
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer),
-      e.mul(memref::ExtractStridedMetadataOp::create(b, loc, buffer)
-                .getOffset(),
-            e.index(2)));
+      e.mul(
+          memref::ExtractStridedMetadataOp::create(b, loc, buffer).getOffset(),
+          e.index(2)));
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
@@ -330,9 +330,10 @@ void copyChunkAsync(OpBuilder &b, Location loc, Value base, Value offset,
       b, loc, shared, element,
       LLVM::IntToPtrOp::create(b, loc, shared, sharedAddress(b, loc, buffer)),
       ValueRange{at});
-  Value size = inside ? Value(arith::SelectOp::create(b, loc, inside,
-                                                      e.i32(16), e.i32(0)))
-                      : Value();
+  Value size =
+      inside
+          ? Value(arith::SelectOp::create(b, loc, inside, e.i32(16), e.i32(0)))
+          : Value();
   NVVM::CpAsyncOp::create(b, loc, target, source, b.getI32IntegerAttr(16),
                           NVVM::LoadCacheModifierKindAttr::get(
                               context, NVVM::LoadCacheModifierKind::CG),
