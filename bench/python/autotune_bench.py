@@ -18,8 +18,9 @@ a key to its return (synchronized), the tuning included:
          and times nothing; Triton (cache_results=True where it has it)
          finds its compiled kernels and, with cache_results, its timings
 
-kjit's processes run with KJIT_LOG=autotune, whose lines give the trial
-launches of each key (0 when the records decide). The warm kjit process
+kjit's processes run with KJIT_LOG=autotune, whose lines give the
+configurations timed and found and the trial launches (warm-up included)
+of each key (none when the records decide). The warm kjit process
 then re-times every configuration of every key (interleaved rounds of 200
 launches between CUDA events, the median) and reports the chosen one's
 time against the best. One JSON line per figure, a table at the end.
@@ -63,7 +64,7 @@ def run_kjit(rows, retime_rounds):
         kernel, key=["n_cols"],
         configs=[kjit.Config({}, num_warps=w, num_stages=s)
                  for w, s in CONFIGS])
-    inputs = {}
+    inputs, chosen = {}, {}
     for n_cols in KEYS:
         x = torch.randn(rows, n_cols, device="cuda")
         out = torch.empty_like(x)
@@ -74,20 +75,21 @@ def run_kjit(rows, retime_rounds):
         torch.cuda.synchronize()
         ms = (time.perf_counter() - start) * 1e3
         error = (out - torch.softmax(x, dim=1)).abs().max().item()
+        chosen[n_cols] = tuned.best_config  # the call's: it changes per key
         emit(impl="kjit", n_cols=n_cols, first_call_ms=round(ms, 3),
-             chosen=repr(tuned.best_config), max_err=error)
+             chosen=repr(chosen[n_cols]), max_err=error)
     if retime_rounds:
         for n_cols, (x, out) in inputs.items():
             def launch(w, s):
                 kernel[(rows,)](x, out, n_cols, n_cols, num_warps=w,
                                 num_stages=s)
             times = retime(launch, retime_rounds)
-            chosen = tuned.best_config
             best = min(times, key=times.get)
+            pick = (chosen[n_cols].num_warps, chosen[n_cols].num_stages)
             emit(impl="kjit", n_cols=n_cols, retimed_best=str(best),
                  best_us=round(times[best], 3),
-                 chosen_us=round(times[(chosen.num_warps,
-                                        chosen.num_stages)], 3))
+                 chosen_us=round(times[pick], 3),
+                 chosen_over_best=round(times[pick] / times[best], 4))
 
 
 def retime(launch, rounds, reps=200):
@@ -162,20 +164,27 @@ def phase(impl, name, env, args):
     if done.returncode != 0:
         emit(impl=impl, phase=name, error=done.stderr[-2000:])
         return []
-    # "autotune: key [n_cols=1024; in=fp32, out=fp32]: 16 configurations,
-    # 16 timed, 0 found, 0 skipped, 4321 trial launches; chose ...; choice
-    # published (won)"
+    # KJIT_LOG=autotune's lines for a key: "kjit: autotune softmax
+    # [n_cols=1024; in=fp32, out=fp32]: config 3 (num_warps=2, ...): 40
+    # trials after 7 warm-up launches: median ...", "... found: ...",
+    # "chose config ...", "the stored choice kept: ...".
     trials = {}
     for line in done.stderr.splitlines():
-        found = re.search(r"key \[n_cols=(\d+)[^\]]*\]: (\d+) configurations, "
-                          r"(\d+) timed, (\d+) found, (\d+) skipped, "
-                          r"(\d+) trial launches; (.*)", line)
-        if found:
-            trials[int(found.group(1))] = {
-                "timed": int(found.group(3)), "found": int(found.group(4)),
-                "skipped": int(found.group(5)),
-                "trial_launches": int(found.group(6)),
-                "decision": found.group(7)}
+        found = re.search(r"autotune \w+ \[n_cols=(\d+)[^\]]*\]: (.*)", line)
+        if not found:
+            continue
+        entry = trials.setdefault(int(found.group(1)), {
+            "timed": 0, "found": 0, "trial_launches": 0, "decision": None})
+        text = found.group(2)
+        counts = re.search(r"(\d+) trials after (\d+) warm-up launches", text)
+        if counts:
+            entry["timed"] += 1
+            entry["trial_launches"] += int(counts.group(1)) + int(
+                counts.group(2))
+        elif " found: " in text:
+            entry["found"] += 1
+        elif text.startswith("chose ") or "choice kept" in text:
+            entry["decision"] = text
     results = []
     for line in done.stdout.splitlines():
         if line.startswith("{"):
@@ -213,8 +222,8 @@ def main():
                 for r in phase(impl, name, env, args):
                     if "first_call_ms" in r:
                         table[(impl, name, r["n_cols"])] = r
-    print("\n| n_cols | kjit cold ms | Triton cold ms | kjit/Triton | "
-          "kjit warm ms (trials) | Triton warm ms |")
+    print("\n| n_cols | kjit cold ms (trial launches) | Triton cold ms | "
+          "kjit/Triton | kjit warm ms (trial launches) | Triton warm ms |")
     print("|---|---|---|---|---|---|")
     for n_cols in KEYS:
         kc = table.get(("kjit", "cold", n_cols), {})
@@ -223,10 +232,10 @@ def main():
         tw = table.get(("triton", "warm", n_cols), {})
         ratio = (kc["first_call_ms"] / tc["first_call_ms"]
                  if kc and tc else float("nan"))
-        print(f"| {n_cols} | {kc.get('first_call_ms')} | "
-              f"{tc.get('first_call_ms')} | {ratio:.2f} | "
-              f"{kw.get('first_call_ms')} ({kw.get('trial_launches')}) | "
-              f"{tw.get('first_call_ms')} |")
+        print(f"| {n_cols} | {kc.get('first_call_ms')} "
+              f"({kc.get('trial_launches')}) | {tc.get('first_call_ms')} | "
+              f"{ratio:.2f} | {kw.get('first_call_ms')} "
+              f"({kw.get('trial_launches')}) | {tw.get('first_call_ms')} |")
 
 
 if __name__ == "__main__":
