@@ -23,7 +23,9 @@ configurations timed and found and the trial launches (warm-up included)
 of each key (none when the records decide). The warm kjit process
 then re-times every configuration of every key (interleaved rounds of 200
 launches between CUDA events, the median) and reports the chosen one's
-time against the best. One JSON line per figure, a table at the end.
+time against the best. Last, a key first launched inside a CUDA graph
+capture must be refused with a message, and replay right once tuned. One
+JSON line per figure, a table at the end.
 """
 
 import argparse
@@ -109,6 +111,35 @@ def retime(launch, rounds, reps=200):
             end.synchronize()
             samples[c].append(begin.elapsed_time(end) * 1e3 / reps)
     return {c: statistics.median(v) for c, v in samples.items()}
+
+
+def run_capture():
+    """A key tuned inside a CUDA graph capture is refused with a message;
+    once tuned, the key is captured and replays the right result."""
+    import torch
+    import kjit
+
+    kernel = kjit.load(str(softmax_path())).softmax
+    tuned = kjit.autotune(kernel, key=["n_cols"],
+                          configs=[kjit.Config({}, num_warps=w)
+                                   for w in (1, 2, 4)])
+    x = torch.randn(64, 1024, device="cuda")
+    out = torch.empty_like(x)
+    refused = None
+    try:
+        with torch.cuda.graph(torch.cuda.CUDAGraph()):
+            tuned[(64,)](x, out, 1024, 1024)
+    except Exception as exc:  # the refusal, whatever its type
+        refused = str(exc)
+    tuned[(64,)](x, out, 1024, 1024)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        tuned[(64,)](x, out, 1024, 1024)
+    out.zero_()
+    graph.replay()
+    torch.cuda.synchronize()
+    emit(impl="kjit", what="capture", refused=refused,
+         replay_max_err=(out - torch.softmax(x, dim=1)).abs().max().item())
 
 
 def run_triton(rows):
@@ -204,12 +235,14 @@ def main():
     parser.add_argument("--rows", type=int, default=4096)
     parser.add_argument("--rounds", type=int, default=5,
                         help="re-timing rounds in the warm kjit process")
-    parser.add_argument("--child", choices=("kjit", "triton"))
+    parser.add_argument("--child", choices=("kjit", "triton", "capture"))
     args = parser.parse_args()
     if args.child == "kjit":
         return run_kjit(args.rows, args.rounds)
     if args.child == "triton":
         return run_triton(args.rows)
+    if args.child == "capture":
+        return run_capture()
 
     table = {}
     with tempfile.TemporaryDirectory() as kjit_cache, \
@@ -222,6 +255,7 @@ def main():
                 for r in phase(impl, name, env, args):
                     if "first_call_ms" in r:
                         table[(impl, name, r["n_cols"])] = r
+        phase("capture", "capture", kjit_env, args)
     print("\n| n_cols | kjit cold ms (trial launches) | Triton cold ms | "
           "kjit/Triton | kjit warm ms (trial launches) | Triton warm ms |")
     print("|---|---|---|---|---|---|")
