@@ -861,7 +861,7 @@ TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
   auto kernel = (*module)->kernel("count");
   ASSERT_TRUE(kernel.ok());
   std::vector<Argument> call = args(8);
-  auto spec = [&](std::vector<size_t> keep) {
+  auto spec = [&](const std::vector<size_t> &keep) {
     AutotuneSpec made = specWithCosts({config(1), config(2), config(3)}, {});
     made.clock = nullptr;
     made.fakeLaunchNanos = {3000, 2000, 1000};
