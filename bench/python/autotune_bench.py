@@ -198,7 +198,8 @@ def phase(impl, name, env, args):
     # KJIT_LOG=autotune's lines for a key: "kjit: autotune softmax
     # [n_cols=1024; in=fp32, out=fp32]: config 3 (num_warps=2, ...): 40
     # trials after 7 warm-up launches: median ...", "... found: ...",
-    # "chose config ...", "the stored choice kept: ...".
+    # "chose config ...", "the stored choice kept: ...", "16
+    # configurations; choice found (disk, by HOST:PID): config ...".
     trials = {}
     for line in done.stderr.splitlines():
         found = re.search(r"autotune \w+ \[n_cols=(\d+)[^\]]*\]: (.*)", line)
@@ -214,7 +215,8 @@ def phase(impl, name, env, args):
                 counts.group(2))
         elif " found: " in text:
             entry["found"] += 1
-        elif text.startswith("chose ") or "choice kept" in text:
+        elif (text.startswith("chose ") or "choice kept" in text
+              or "choice found" in text):
             entry["decision"] = text
     results = []
     for line in done.stdout.splitlines():
