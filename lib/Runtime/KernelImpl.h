@@ -265,13 +265,6 @@ struct Kernel::Impl {
   launchNested(const LaunchConfig &config,
                absl::Span<const Argument> positional,
                absl::Span<const KeywordArgument> keywords);
-  /// One of the autotuner's trials: a launch as `Kernel::launch` makes it
-  /// (pre-run hooks, bind, the entry found or compiled, launch hooks),
-  /// with a binding of its own and never kept for a replay, and, when
-  /// `correlationId` is not 0 and the backend can, timed on the device
-  /// (KJIT_LAUNCH_TIMED) under that id. `*timed` tells whether the backend
-  /// was asked to time it (false also for an empty grid, which launches
-  /// nothing).
   /// The autotuner's compile of one configuration, on any thread: binds
   /// as a launch would and runs the miss path through ensureEntry (cache
   /// hook, disk, fleet, compiler, finalize, load), so that a launch of the
@@ -281,10 +274,24 @@ struct Kernel::Impl {
   absl::Status prepareTrial(const LaunchConfig &config,
                             absl::Span<const Argument> positional,
                             absl::Span<const KeywordArgument> keywords);
+  /// One of the autotuner's trials: a launch as `Kernel::launch` makes it
+  /// (pre-run hooks, bind, the entry found or compiled, launch hooks),
+  /// with a binding of its own and never kept for a replay, and, when
+  /// `correlationId` is not 0 and the backend can, timed on the device
+  /// (KJIT_LAUNCH_TIMED) under that id. `*timed` tells whether the backend
+  /// was asked to time it (false also for an empty grid, which launches
+  /// nothing).
   absl::StatusOr<LaunchResult>
   launchTrial(const LaunchConfig &config, absl::Span<const Argument> positional,
               absl::Span<const KeywordArgument> keywords,
               uint64_t correlationId, bool *timed);
+  /// What both do first: binds the call into `binding` as a launch would
+  /// (with the backend's `attributes`, may be null), and checks the globals
+  /// and the device.
+  absl::Status bindTrial(const LaunchConfig &config,
+                         absl::Span<const Argument> positional,
+                         absl::Span<const KeywordArgument> keywords,
+                         Binding &binding, const BackendAttributes *attributes);
   absl::Status launchEntry(const Entry &entry, const Binding &binding,
                            const LaunchConfig &config,
                            LaunchArguments &arguments);

@@ -652,6 +652,20 @@ Kernel::Impl::launchNested(const LaunchConfig &config,
                     keywords);
 }
 
+absl::Status Kernel::Impl::bindTrial(const LaunchConfig &config,
+                                     absl::Span<const Argument> positional,
+                                     absl::Span<const KeywordArgument> keywords,
+                                     Binding &binding,
+                                     const BackendAttributes *attributes) {
+  if (absl::Status bound =
+          plan->bind(positional, keywords, binding, attributes);
+      !bound.ok())
+    return bound;
+  if (absl::Status globals = checkGlobals(); !globals.ok())
+    return globals;
+  return checkDevice(config.device);
+}
+
 absl::Status
 Kernel::Impl::prepareTrial(const LaunchConfig &config,
                            absl::Span<const Argument> positional,
@@ -661,13 +675,9 @@ Kernel::Impl::prepareTrial(const LaunchConfig &config,
       BackendSpecializer::forBackend(getBackend(), config.device);
   const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
   if (absl::Status bound =
-          plan->bind(positional, keywords, binding, attributes);
+          bindTrial(config, positional, keywords, binding, attributes);
       !bound.ok())
     return bound;
-  if (absl::Status globals = checkGlobals(); !globals.ok())
-    return globals;
-  if (absl::Status valid = checkDevice(config.device); !valid.ok())
-    return valid;
   absl::Status status;
   ensureEntry(
       config.device, binding.key(),
@@ -700,13 +710,9 @@ Kernel::Impl::launchTrial(const LaunchConfig &config,
       BackendSpecializer::forBackend(getBackend(), config.device);
   const BackendAttributes *attributes = specializer ? &*specializer : nullptr;
   if (absl::Status bound =
-          plan->bind(positional, keywords, binding, attributes);
+          bindTrial(config, positional, keywords, binding, attributes);
       !bound.ok())
     return bound;
-  if (absl::Status globals = checkGlobals(); !globals.ok())
-    return globals;
-  if (absl::Status valid = checkDevice(config.device); !valid.ok())
-    return valid;
   LaunchResult result;
   absl::Status status;
   Entry *entry =
