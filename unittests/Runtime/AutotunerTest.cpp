@@ -107,6 +107,48 @@ protected:
 
   void raceTwoTunings(bool fleet);
 
+  /// A new temporary directory, removed with what it holds when the test
+  /// ends (after the runtime that used it); empty, with a failure, when
+  /// none can be made.
+  std::string temporaryDirectory() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string directory =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
+    if (!mkdtemp(directory.data())) {
+      ADD_FAILURE() << "mkdtemp " << directory << " failed";
+      return "";
+    }
+    directories_.push_back(directory);
+    return directory;
+  }
+
+  /// `cachedRuntime_`, whose disk cache lies in a temporary directory, and
+  /// `cachedKernel_`, the count kernel loaded in it.
+  void openCachedRuntime() {
+    std::string directory = temporaryDirectory();
+    ASSERT_FALSE(directory.empty());
+    RuntimeOptions options;
+    options.cacheDirectory = directory + "/cache";
+    auto runtime = Runtime::create(std::move(options));
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    cachedRuntime_ = std::move(*runtime);
+    auto module = Module::fromText(*cachedRuntime_, kCounts, "count.mlir");
+    ASSERT_TRUE(module.ok()) << module.status();
+    cachedModule_ = *module;
+    auto kernel = cachedModule_->kernel("count");
+    ASSERT_TRUE(kernel.ok());
+    cachedKernel_ = *kernel;
+  }
+
+  void TearDown() override {
+    cachedModule_.reset();
+    cachedRuntime_.reset();
+    for (const std::string &directory : directories_) {
+      std::string command = "rm -rf '" + directory + "'";
+      EXPECT_EQ(std::system(command.c_str()), 0) << command;
+    }
+  }
+
   std::vector<Argument> args(int n) {
     return {Argument::tensor(uint64_t(uintptr_t(out_)), DType::I32),
             Argument::integer(n)};
@@ -121,6 +163,10 @@ protected:
   /// Readings of the clock after launches of each noisy configuration.
   std::map<int, uint64_t> readings_;
   int beforeCalls_ = 0, afterCalls_ = 0;
+  std::vector<std::string> directories_;
+  std::unique_ptr<Runtime> cachedRuntime_;
+  std::shared_ptr<Module> cachedModule_;
+  Kernel *cachedKernel_ = nullptr;
 };
 
 TEST_F(AutotunerTest, TheFastestConfigurationWinsAndIsRemembered) {
@@ -642,10 +688,8 @@ TEST_F(AutotunerTest, KjitTuneThreadsSaysHowManyThreadsCompile) {
 /// adopts its choice. On a disk cache, or (`fleet`) in a store alone, the
 /// test directory store (test/RemoteCache/Inputs/DirStore.c).
 void AutotunerTest::raceTwoTunings(bool fleet) {
-  const char *tmp = std::getenv("TMPDIR");
-  std::string directory =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
-  ASSERT_NE(mkdtemp(directory.data()), nullptr);
+  std::string directory = temporaryDirectory();
+  ASSERT_FALSE(directory.empty());
   ASSERT_EQ(setenv("KJIT_CACHE_LOCK_TIMEOUT", "0", 1), 0);
   std::vector<std::string> lines;
   RuntimeOptions options;
@@ -729,8 +773,6 @@ void AutotunerTest::raceTwoTunings(bool fleet) {
   module->reset();
   runtime->reset();
   ASSERT_EQ(unsetenv("KJIT_TEST_STORE_DIR"), 0);
-  std::string command = "rm -rf '" + directory + "'";
-  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 TEST_F(AutotunerTest, AChoiceStoredFirstByAnotherTuningIsAdopted) {
@@ -746,23 +788,13 @@ TEST_F(AutotunerTest, TheFleetsChoiceStoredFirstIsAdopted) {
 TEST_F(AutotunerTest, AMedianNoRecordMayHoldIsUsedButNotStored) {
   // A clock that never moves: every median is 0, which no record may
   // claim. The choice is made and used, and nothing is stored.
-  const char *tmp = std::getenv("TMPDIR");
-  std::string directory =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
-  ASSERT_NE(mkdtemp(directory.data()), nullptr);
-  RuntimeOptions options;
-  options.cacheDirectory = directory + "/cache";
-  auto runtime = Runtime::create(std::move(options));
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
-  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
-  ASSERT_TRUE(module.ok()) << module.status();
-  auto kernel = (*module)->kernel("count");
-  ASSERT_TRUE(kernel.ok());
+  ASSERT_NO_FATAL_FAILURE(openCachedRuntime());
   AutotuneSpec spec;
   spec.configs = {config(1), config(2)};
   spec.key = {"n"};
   spec.clock = [] { return uint64_t(5); };
-  auto tuner = Autotuner::create(**runtime, **kernel, std::move(spec));
+  auto tuner =
+      Autotuner::create(*cachedRuntime_, *cachedKernel_, std::move(spec));
   ASSERT_TRUE(tuner.ok()) << tuner.status();
   std::vector<Argument> call = args(8);
   auto outcome = (*tuner)->tune(LaunchConfig(), call);
@@ -772,34 +804,20 @@ TEST_F(AutotunerTest, AMedianNoRecordMayHoldIsUsedButNotStored) {
   EXPECT_EQ(outcome->clock, "host clock"); // a test's clock stands for it
   EXPECT_EQ(outcome->choice,
             "not stored (its median is outside the records' bounds)");
-  for (const kjit::cache::Listing &entry : (*runtime)->diskCache()->list()) {
-    auto read = (*runtime)->diskCache()->read(entry.key);
+  for (const kjit::cache::Listing &entry :
+       cachedRuntime_->diskCache()->list()) {
+    auto read = cachedRuntime_->diskCache()->read(entry.key);
     ASSERT_TRUE(read.ok()) << read.status();
     EXPECT_NE(read->kind, kjit::cache::EntryKind::Tuning);
     EXPECT_NE(read->kind, kjit::cache::EntryKind::Choice);
   }
-  module->reset();
-  runtime->reset();
-  std::string command = "rm -rf '" + directory + "'";
-  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
   // A first tuning stores the timings and the choice; a second autotuner
   // finds the choice, a third (the choice removed) finds every timing:
   // neither runs a trial, so neither calls the front end's trial hooks.
-  const char *tmp = std::getenv("TMPDIR");
-  std::string directory =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
-  ASSERT_NE(mkdtemp(directory.data()), nullptr);
-  RuntimeOptions options;
-  options.cacheDirectory = directory + "/cache";
-  auto runtime = Runtime::create(std::move(options));
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
-  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
-  ASSERT_TRUE(module.ok()) << module.status();
-  auto kernel = (*module)->kernel("count");
-  ASSERT_TRUE(kernel.ok());
+  ASSERT_NO_FATAL_FAILURE(openCachedRuntime());
   std::vector<Argument> call = args(8);
   auto spec = [&] {
     AutotuneSpec made = specWithCosts({config(1), config(2)}, {});
@@ -807,14 +825,14 @@ TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
     made.fakeLaunchNanos = {3000, 1000};
     return made;
   };
-  auto first = Autotuner::create(**runtime, **kernel, spec());
+  auto first = Autotuner::create(*cachedRuntime_, *cachedKernel_, spec());
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE((*first)->launch(LaunchConfig(), call).ok());
   EXPECT_EQ(afterCalls_, 1);
   int before = beforeCalls_;
   EXPECT_GT(before, 0);
 
-  auto second = Autotuner::create(**runtime, **kernel, spec());
+  auto second = Autotuner::create(*cachedRuntime_, *cachedKernel_, spec());
   ASSERT_TRUE(second.ok()) << second.status();
   ASSERT_TRUE((*second)->launch(LaunchConfig(), call).ok());
   EXPECT_EQ((*second)->lastChosen()->text(), "C=2, num_warps=1");
@@ -822,12 +840,12 @@ TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
   EXPECT_EQ(afterCalls_, 1);
 
   auto removed =
-      (*runtime)->diskCache()->clear([](kjit::cache::EntryKind kind) {
+      cachedRuntime_->diskCache()->clear([](kjit::cache::EntryKind kind) {
         return kind == kjit::cache::EntryKind::Choice;
       });
   ASSERT_TRUE(removed.ok()) << removed.status();
   EXPECT_EQ(*removed, 1u);
-  auto third = Autotuner::create(**runtime, **kernel, spec());
+  auto third = Autotuner::create(*cachedRuntime_, *cachedKernel_, spec());
   ASSERT_TRUE(third.ok()) << third.status();
   auto outcome = (*third)->tune(LaunchConfig(), call);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -838,28 +856,13 @@ TEST_F(AutotunerTest, RecordsThatLeaveNothingToTimeCallNoTrialHook) {
   EXPECT_EQ(outcome->choice, "published (won)");
   EXPECT_EQ(beforeCalls_, before);
   EXPECT_EQ(afterCalls_, 1);
-  module->reset();
-  runtime->reset();
-  std::string command = "rm -rf '" + directory + "'";
-  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
   // The set of a choice is what the prune function kept: keeping one
   // configuration more is another set, whose tuning finds the timings of
   // the others and times only the new one.
-  const char *tmp = std::getenv("TMPDIR");
-  std::string directory =
-      std::string(tmp && *tmp ? tmp : "/tmp") + "/kjit-autotune-XXXXXX";
-  ASSERT_NE(mkdtemp(directory.data()), nullptr);
-  RuntimeOptions options;
-  options.cacheDirectory = directory + "/cache";
-  auto runtime = Runtime::create(std::move(options));
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
-  auto module = Module::fromText(**runtime, kCounts, "count.mlir");
-  ASSERT_TRUE(module.ok()) << module.status();
-  auto kernel = (*module)->kernel("count");
-  ASSERT_TRUE(kernel.ok());
+  ASSERT_NO_FATAL_FAILURE(openCachedRuntime());
   std::vector<Argument> call = args(8);
   auto spec = [&](const std::vector<size_t> &keep) {
     AutotuneSpec made = specWithCosts({config(1), config(2), config(3)}, {});
@@ -871,7 +874,7 @@ TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
     };
     return made;
   };
-  auto first = Autotuner::create(**runtime, **kernel, spec({0, 1}));
+  auto first = Autotuner::create(*cachedRuntime_, *cachedKernel_, spec({0, 1}));
   ASSERT_TRUE(first.ok()) << first.status();
   auto outcome = (*first)->tune(LaunchConfig(), call);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -879,7 +882,8 @@ TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
   EXPECT_EQ(outcome->choice, "published (won)");
   EXPECT_TRUE(outcome->results[2].from.empty()) << "pruned: not looked at";
 
-  auto second = Autotuner::create(**runtime, **kernel, spec({0, 1, 2}));
+  auto second =
+      Autotuner::create(*cachedRuntime_, *cachedKernel_, spec({0, 1, 2}));
   ASSERT_TRUE(second.ok()) << second.status();
   outcome = (*second)->tune(LaunchConfig(), call);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -890,7 +894,7 @@ TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
   EXPECT_EQ(outcome->choice, "published (won)");
 
   // The first set again: its choice, nothing timed.
-  auto third = Autotuner::create(**runtime, **kernel, spec({1, 0}));
+  auto third = Autotuner::create(*cachedRuntime_, *cachedKernel_, spec({1, 0}));
   ASSERT_TRUE(third.ok()) << third.status();
   outcome = (*third)->tune(LaunchConfig(), call);
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -898,10 +902,6 @@ TEST_F(AutotunerTest, ThePrunedSetIsTheRecordedSet) {
   EXPECT_EQ(outcome->winner, 1u);
   EXPECT_EQ(outcome->choice.rfind("found (disk, by ", 0), 0u)
       << outcome->choice;
-  module->reset();
-  runtime->reset();
-  std::string command = "rm -rf '" + directory + "'";
-  ASSERT_EQ(std::system(command.c_str()), 0);
 }
 
 } // namespace
