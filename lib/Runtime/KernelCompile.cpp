@@ -41,14 +41,14 @@ dynamicSharedBytes(const JsonValue *targetMetadata) {
   return static_cast<uint32_t>(*value);
 }
 
-/// `object` (the compiler's metadata: a JSON object, or empty) with the
-/// field `key` added, its value `value` (JSON); `object` itself when
-/// `value` is empty or `object` has the field already.
-static std::string withField(const std::string &object, std::string_view key,
-                             std::string_view value) {
+/// `object` (the compiler's metadata: a JSON object, or empty; `parsed`
+/// is it parsed) with the field `key` added, its value `value` (JSON);
+/// `object` itself when `value` is empty or `object` has the field already.
+static std::string withField(const std::string &object,
+                             const absl::StatusOr<JsonValue> &parsed,
+                             std::string_view key, std::string_view value) {
   if (value.empty())
     return object;
-  absl::StatusOr<JsonValue> parsed = parseJson(object);
   std::string field;
   JsonWriter(field).beginObject().key(key).raw(value).endObject();
   if (!parsed.ok() || !parsed->isObject() || parsed->members().empty())
@@ -259,15 +259,17 @@ void Kernel::Impl::compile(Entry &entry, const SpecializationRecord &record,
     return finish(Entry::State::Failed, loadable.status());
   // What the backend learned (registers, spills) joins what the compiler
   // said, for the compiled hook and the caches.
-  std::string metadataJson =
-      withField(artifact->metadataJson, "finalize", finalizeInfo);
+  absl::StatusOr<JsonValue> compilerMetadata =
+      parseJson(artifact->metadataJson);
+  std::string metadataJson = withField(artifact->metadataJson, compilerMetadata,
+                                       "finalize", finalizeInfo);
   absl::StatusOr<plugin::BackendRef::LoadedKernel> loaded =
       loadEntry(**backend, device, *loadable, entry);
   if (!loaded.ok())
     return finish(Entry::State::Failed, loaded.status());
-  if (absl::StatusOr<JsonValue> target = parseJson(artifact->metadataJson);
-      target.ok())
-    entry.sharedMemoryBytes = dynamicSharedBytes(&*target).value_or(0);
+  if (compilerMetadata.ok())
+    entry.sharedMemoryBytes =
+        dynamicSharedBytes(&*compilerMetadata).value_or(0);
   compiles.fetch_add(1, std::memory_order_relaxed);
   uint64_t compileNanos =
       uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(

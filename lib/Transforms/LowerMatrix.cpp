@@ -146,6 +146,10 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
 
   auto copySteps = [&](OpBuilder inner, bool masked) {
     MatrixArith s{inner, loc};
+    // The matrix offset of the step at (row, column) of the tile.
+    auto offsetOf = [&](Value row, Value column) {
+      return s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+    };
     auto copyStep = [&](Value row, Value column, Value offset, Value at) {
       Value inside;
       if (masked) {
@@ -175,8 +179,7 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
     if (regular) {
       Value row = s.divu(tid, s.i32(stepsPerRow));
       Value column = s.mul(s.remu(tid, s.i32(stepsPerRow)), s.i32(width));
-      Value offset =
-          s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
+      Value offset = offsetOf(row, column);
       Value passOffset = s.mul(s.i64(rowsPerPass), stride);
       Value first = layout.index(inner, loc, row, column);
       for (int64_t pass = 0; pass < steps / threads; ++pass) {
@@ -195,9 +198,8 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
     Value step = s.toI32(loop.getInductionVar());
     Value row = s.divu(step, s.i32(stepsPerRow));
     Value column = s.mul(s.remu(step, s.i32(stepsPerRow)), s.i32(width));
-    Value offset =
-        s.add(origin, s.add(s.mul(s.toI64(row), stride), s.toI64(column)));
-    copyStep(row, column, offset, layout.index(inner, loc, row, column));
+    copyStep(row, column, offsetOf(row, column),
+             layout.index(inner, loc, row, column));
   };
   copySteps(branch.getThenBodyBuilder(), /*masked=*/false);
   copySteps(branch.getElseBodyBuilder(), /*masked=*/true);
