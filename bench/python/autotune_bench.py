@@ -182,6 +182,38 @@ def run_triton(rows):
              cache_results=cached, triton=triton.__version__)
 
 
+def autotune_log(stderr):
+    """Per key (n_cols), what a process's KJIT_LOG=autotune lines say:
+    configurations timed and found, trial launches (warm-up included), the
+    decision, and where a stored choice was found ("disk", "remote"). The
+    lines: "kjit: autotune softmax [n_cols=1024; in=fp32, out=fp32]: config
+    3 (num_warps=2, ...): 40 trials after 7 warm-up launches: median ...",
+    "... found: ...", "chose config ...", "the stored choice kept: ...",
+    "16 configurations; choice found (disk, by HOST:PID): config ..."."""
+    keys = {}
+    for line in stderr.splitlines():
+        found = re.search(r"autotune \w+ \[n_cols=(\d+)[^\]]*\]: (.*)", line)
+        if not found:
+            continue
+        entry = keys.setdefault(int(found.group(1)), {
+            "timed": 0, "found": 0, "trial_launches": 0, "decision": None,
+            "found_by": None})
+        text = found.group(2)
+        counts = re.search(r"(\d+) trials after (\d+) warm-up launches", text)
+        where = re.search(r"choice found \((\w+)", text)
+        if counts:
+            entry["timed"] += 1
+            entry["trial_launches"] += int(counts.group(1)) + int(
+                counts.group(2))
+        elif " found: " in text:
+            entry["found"] += 1
+        elif text.startswith("chose ") or "choice kept" in text or where:
+            entry["decision"] = text
+        if where:
+            entry["found_by"] = where.group(1)
+    return keys
+
+
 def phase(impl, name, env, args):
     """One fresh process of `impl`; its JSON lines, tagged with `name`,
     and for kjit the trial launches its autotune log counts per key."""
@@ -195,29 +227,7 @@ def phase(impl, name, env, args):
     if done.returncode != 0:
         emit(impl=impl, phase=name, error=done.stderr[-2000:])
         return []
-    # KJIT_LOG=autotune's lines for a key: "kjit: autotune softmax
-    # [n_cols=1024; in=fp32, out=fp32]: config 3 (num_warps=2, ...): 40
-    # trials after 7 warm-up launches: median ...", "... found: ...",
-    # "chose config ...", "the stored choice kept: ...", "16
-    # configurations; choice found (disk, by HOST:PID): config ...".
-    trials = {}
-    for line in done.stderr.splitlines():
-        found = re.search(r"autotune \w+ \[n_cols=(\d+)[^\]]*\]: (.*)", line)
-        if not found:
-            continue
-        entry = trials.setdefault(int(found.group(1)), {
-            "timed": 0, "found": 0, "trial_launches": 0, "decision": None})
-        text = found.group(2)
-        counts = re.search(r"(\d+) trials after (\d+) warm-up launches", text)
-        if counts:
-            entry["timed"] += 1
-            entry["trial_launches"] += int(counts.group(1)) + int(
-                counts.group(2))
-        elif " found: " in text:
-            entry["found"] += 1
-        elif (text.startswith("chose ") or "choice kept" in text
-              or "choice found" in text):
-            entry["decision"] = text
+    trials = autotune_log(done.stderr)
     results = []
     for line in done.stdout.splitlines():
         if line.startswith("{"):

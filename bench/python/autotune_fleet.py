@@ -8,7 +8,7 @@ cold tuning itself.
 
 Runs on the host backend with NumPy arrays (no GPU needed; the fleet's
 round trips and HMACs are what is measured): examples/softmax.mlir over 16
-configurations (num_warps 1-32 x num_stages 1-3, as autotune_bench.py) for
+configurations (num_warps 1-32 x num_stages 1-3, autotune_bench.py's) for
 n_cols 1024 and 4096, 64 rows. Three fresh processes, each timed from the
 first call of a key to its return: "cold" (empty disk A, an empty store:
 it tunes and publishes), "fleet" (empty disk B, the same store), "disk"
@@ -19,15 +19,15 @@ database). One JSON line per figure, with the autotune log's counts.
 import argparse
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from autotune_bench import CONFIGS, autotune_log
+
 KEYS = (1024, 4096)
-CONFIGS = [(w, s) for w in (1, 2, 4, 8, 16, 32) for s in (1, 2, 3)][:16]
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -72,18 +72,7 @@ def main():
                 print(json.dumps({"phase": name,
                                   "error": done.stderr[-2000:]}))
                 continue
-            counts = {}
-            for line in done.stderr.splitlines():
-                found = re.search(r"autotune \w+ \[n_cols=(\d+)[^\]]*\]: (.*)",
-                                  line)
-                if not found:
-                    continue
-                entry = counts.setdefault(int(found.group(1)),
-                                          {"timed": 0, "found_by": None})
-                entry["timed"] += "trials after" in found.group(2)
-                where = re.search(r"choice found \((\w+)", found.group(2))
-                if where:
-                    entry["found_by"] = where.group(1)
+            counts = autotune_log(done.stderr)
             for line in done.stdout.splitlines():
                 fields = json.loads(line)
                 fields.update(counts.get(fields["n_cols"], {}))
