@@ -2,23 +2,33 @@
 //
 // Where the target copies asynchronously (MatrixLowering::copyAsync) and
 // num_stages S is 2 or more, a loop that loads tiles keeps the copies of
-// the next A iterations in flight while it multiplies, in a ring of S
-// buffers per load (docs/MatrixUnits.md, "num_stages"). A is S - 1, or
-// S - 2 where multiplies stay in flight (wgmma): then iteration k's
-// multiply may still read its stage while k + 1 starts, so k + 1 may
-// overwrite only k - 1's.
+// the next S - 1 iterations in flight while it multiplies, in a ring of S
+// buffers per load (docs/MatrixUnits.md, "num_stages").
 //
-//   before the loop: start the copies of iterations 0 .. A-1 (stages
-//                    0 .. A-1), one commit group each;
-//   iteration k:     wait until at most A - 1 groups are in flight
-//                    (iteration k's have landed), the target's fence,
-//                    barrier, start iteration k+A's copies into stage
-//                    (k+A) % S, commit; the loads read stage k % S. Past
-//                    the barrier every warp has left iteration k - 1, so
-//                    no multiply reads that stage any more: it is k - 1's,
-//                    or k - 2's where a warp leaves k - 1 with only k - 1's
-//                    multiply running. One barrier an iteration.
+//   before the loop: start the copies of iterations 0 .. S-2 (stages
+//                    0 .. S-2), one commit group each;
+//   iteration k:     wait until at most S - 2 groups are in flight
+//                    (iteration k's have landed), barrier; the loads read
+//                    stage k % S; then start iteration k+S-1's copies into
+//                    stage (k-1) % S, commit.
 //   after the loop:  wait for every group (and every multiply).
+//
+// Where does iteration k start its copies? Into (k-1) % S, so no warp may
+// still read that stage. Where multiplies finish before they return, the
+// barrier at the top of k shows it (every warp has left k - 1), so the
+// copies start right after it: one barrier an iteration. Where multiplies
+// stay in flight (wgmma, MatrixLowering::multipliesStayInFlight), k - 1's
+// may still be reading when k begins; k's multiply returns once its own
+// warps' k - 1 has finished, so the copies start after it, past a second
+// barrier that shows every warp's has. This is the order of Triton's and
+// CUTLASS's Hopper cp.async loops; the alternative, copies at the top into
+// (k-2) % S, keeps one iteration fewer in flight for the same buffers.
+//
+// The copies are published by the wait and the barrier alone: a proxy
+// fence (MatrixLowering::afterCopy) would also wait for the copies still in
+// flight, which undoes the pipelining. cp.async's writes are read by wgmma
+// after cp.async.wait_group and a barrier in CUTLASS's and Triton's Hopper
+// loops too.
 //
 // Copies past the last iteration are started with nothing to read, which
 // fills their stage with zeros, so every iteration commits one group and
@@ -122,12 +132,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   SmallVector<TileLoadOp> loads(loadList);
   const int64_t stages = lowering.numStages;
   const int64_t width = lowering.copyVectorWidth;
-  // With multiplies in flight, iteration k's copies overwrite the stage of
-  // k - 2, whose multiply has finished, rather than k - 1's.
-  const bool inFlight = lowering.multipliesStayInFlight && stages >= 3;
-  const int64_t ahead = stages - (inFlight ? 2 : 1);
-  if (inFlight)
-    inFlightLoops.insert(loop);
+  const int64_t ahead = stages - 1;
   Location loc = loop.getLoc();
   Operation *kernel = loop->getParentOfType<KernelOp>();
   OpBuilder b(loop);
@@ -152,7 +157,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     return ringBuffer(b, loc, loads[index].getType(), rings[index],
                       e.toIndex(stage));
   };
-  auto startCopies = [&](Value at, Value valid,
+  auto startCopies = [&](scf::ForOp loop, Value at, Value valid,
                          function_ref<Value(size_t)> bufferOf) {
     for (auto [index, load] : llvm::enumerate(loads)) {
       IRMapping map;
@@ -168,27 +173,49 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   // Iterations 0 .. ahead - 1, each into its own stage.
   for (int64_t first = 0; first < ahead; ++first) {
     auto [at, valid] = later(lower, first);
-    startCopies(at, valid,
-                [&](size_t index) { return stageOf(index, constant(first)); });
+    startCopies(loop, at, valid,
+                [&](size_t index) { return stageOf(index, e.i32(first)); });
   }
 
+  // The loop carries the stage it reads (k % S) and the one it fills
+  // ((k - 1) % S, the stage read one iteration before): counters rather
+  // than remainders of k, which LLVM's loop strength reduction turns into
+  // several 64-bit induction variables (spilling registers at S = 3).
+  IRRewriter rewriter(b);
+  rewriter.setInsertionPoint(loop);
+  auto carried = loop.replaceWithAdditionalYields(
+      rewriter, ValueRange{e.i32(0), e.i32(stages - 1)},
+      /*replaceInitOperandUsesInLoop=*/false,
+      [&](OpBuilder &yield, Location, ArrayRef<BlockArgument> stage) {
+        MatrixArith y{yield, loc};
+        Value next = y.add(stage[0], y.i32(1));
+        Value wrapped = arith::CmpIOp::create(
+            yield, loc, arith::CmpIPredicate::eq, next, y.i32(stages));
+        next = arith::SelectOp::create(yield, loc, wrapped, y.i32(0), next);
+        return SmallVector<Value>{next, stage[0]};
+      });
+  loop = cast<scf::ForOp>(carried->getOperation());
+  Value readStage = loop.getRegionIterArgs().drop_back().back();
+  Value fillStage = loop.getRegionIterArgs().back();
+  const bool inFlight = lowering.multipliesStayInFlight;
+  if (inFlight)
+    inFlightLoops.insert(loop);
+
   // Iteration k waits for its own copies (at most ahead - 1 newer groups
-  // are in flight), then, past the barrier, starts k + ahead's.
+  // are in flight), meets the others, and starts k + ahead's: right away,
+  // or after its multiplies and a second barrier where they stay in flight.
   b.setInsertionPoint(loads.front());
-  Value iteration = e.divu(e.sub(loop.getInductionVar(), lower), step);
   lowering.waitCopies(b, loc, ahead - 1);
-  if (lowering.afterCopy)
-    lowering.afterCopy(b, loc, llvm::map_to_vector(loads, [](TileLoadOp load) {
-                         return load.getType();
-                       }));
   gpu::BarrierOp::create(b, loc);
-  auto [next, nextValid] = later(loop.getInductionVar(), ahead);
-  Value nextStage = e.remu(e.add(iteration, constant(ahead)), constant(stages));
-  startCopies(next, nextValid,
-              [&](size_t index) { return stageOf(index, nextStage); });
-  Value stage = e.remu(iteration, constant(stages));
   for (auto [index, load] : llvm::enumerate(loads))
-    buffers[load.getResult()] = stageOf(index, stage);
+    buffers[load.getResult()] = stageOf(index, readStage);
+  if (inFlight) {
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    gpu::BarrierOp::create(b, loc);
+  }
+  auto [next, nextValid] = later(loop.getInductionVar(), ahead);
+  startCopies(loop, next, nextValid,
+              [&](size_t index) { return stageOf(index, fillStage); });
 
   // Nothing may still write shared memory or the fragments when the loop
   // is left.

@@ -133,9 +133,11 @@ struct MatrixLowering {
   /// multiples of it, and a column coordinate that is at run time): 1 copies
   /// element by element only.
   int64_t copyVectorWidth = 1;
-  /// Emitted by each thread after its part of the copies of `tiles`, before
-  /// the barrier that publishes them (the cuda target's proxy fence, when an
-  /// asynchronous unit reads one). Null: nothing.
+  /// Emitted by each thread after its part of the synchronous copies of
+  /// `tiles`, before the barrier that publishes them (the cuda target's
+  /// proxy fence, when an asynchronous unit reads one). A pipelined loop's
+  /// asynchronous copies are published by their wait and the barrier alone
+  /// (lib/Transforms/PipelineTiles.cpp says why). Null: nothing.
   std::function<void(mlir::OpBuilder &, mlir::Location,
                      llvm::ArrayRef<TileType> tiles)>
       afterCopy;
@@ -167,9 +169,9 @@ struct MatrixLowering {
   std::function<void(mlir::OpBuilder &, mlir::Location, int64_t pending)>
       waitCopies;
   /// Whether a multiply may leave its work running when it returns (the
-  /// cuda target's wgmma, one group in flight). In a pipelined loop of 3
-  /// stages or more the multiply is then told it may (`inFlight`), the
-  /// loop starts its copies one iteration less ahead, so that none
+  /// cuda target's wgmma, one group in flight). In a pipelined loop the
+  /// multiply is then told it may (`inFlight`), each iteration starts its
+  /// copies after its multiplies and a second barrier, so that none
   /// overwrites a stage a running multiply still reads, and
   /// `finishMultiplies` runs after the loop.
   bool multipliesStayInFlight = false;
