@@ -62,6 +62,11 @@ Value MatrixLowerer::bufferFor(OpBuilder &b, Location loc, TileType tile,
                                Operation *kernel, int64_t count) {
   TileLayout layout = layoutOf(tile);
   layout.elements = count * ringStride(tile);
+  return bufferIn(b, loc, tile, layout, kernel);
+}
+
+Value MatrixLowerer::bufferIn(OpBuilder &b, Location loc, TileType tile,
+                              const TileLayout &layout, Operation *kernel) {
   if (lowering.allocate)
     return lowering.allocate(b, kernel, tile, layout);
   auto workgroup =
@@ -276,7 +281,9 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
 /// the bound never splits one (an even column count), one store per pair.
 /// Where the warpgroup's whole 64 x 2n block lies inside the matrix (every
 /// block but those on its right and bottom edges), one uniform branch
-/// stores without masks; the other masks each store.
+/// stores without masks; the other masks each store. In that branch a
+/// target with warp barriers stages 16-bit blocks through workgroup memory
+/// (stageStore), where rows can be proven 16-byte aligned.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
   MatrixArith e{b, store.getLoc()};
   const int64_t count = store.getAcc().getType().getNumElements();
@@ -303,26 +310,108 @@ void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
                                      s.inRange(column, store.getColumns()))
                             : Value();
       Value offset = s.add(s.mul(s.toI64(row), stride), s.toI64(column));
-      Value value;
-      if (pairs) {
-        Value both[] = {
-            vector::ExtractOp::create(inner, s.loc, store.getAcc(), index),
-            vector::ExtractOp::create(inner, s.loc, store.getAcc(), index + 1)};
-        value = vector::FromElementsOp::create(
-            inner, s.loc, VectorType::get({2}, inner.getF32Type()), both);
-        if (element != inner.getF32Type())
-          value = arith::TruncFOp::create(inner, s.loc,
-                                          VectorType::get({2}, element), value);
-      } else {
-        value = vector::ExtractOp::create(inner, s.loc, store.getAcc(), index);
-        if (element != value.getType())
-          value = arith::TruncFOp::create(inner, s.loc, element, value);
-      }
+      Value value = pairs ? pairValue(inner, store, index)
+                          : Value(vector::ExtractOp::create(
+                                inner, s.loc, store.getAcc(), index));
+      if (!pairs && element != value.getType())
+        value = arith::TruncFOp::create(inner, s.loc, element, value);
       StoreOp::create(inner, s.loc, value, store.getBase(), offset, inside);
     }
   };
-  storeAll(branch.getThenBodyBuilder(), /*masked=*/false);
+  const bool staged = lowering.warpBarrier && pairs &&
+                      element.getIntOrFloatBitWidth() == 16 &&
+                      (2 * count) % kStageColumns == 0 &&
+                      provenMultiple(store.getStride(), kStoreWidth) &&
+                      provenMultiple(store.getColumn(), kStoreWidth);
+  if (staged)
+    stageStore(branch.getThenBodyBuilder(), store);
+  else
+    storeAll(branch.getThenBodyBuilder(), /*masked=*/false);
   storeAll(branch.getElseBodyBuilder(), /*masked=*/true);
+}
+
+Value MatrixLowerer::pairValue(OpBuilder &b, MmaStoreOp store, int64_t index) {
+  Location loc = store.getLoc();
+  Value both[] = {vector::ExtractOp::create(b, loc, store.getAcc(), index),
+                  vector::ExtractOp::create(b, loc, store.getAcc(), index + 1)};
+  Value value = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, b.getF32Type()), both);
+  Type element = store.getBase().getType().getElementType();
+  if (element == b.getF32Type())
+    return value;
+  return arith::TruncFOp::create(b, loc, VectorType::get({2}, element), value);
+}
+
+/// A warpgroup's block, wholly inside C, through workgroup memory. Each
+/// warp owns 16 rows of the fragment (all its columns), so the exchange
+/// stays inside the warp: for each kStageColumns-wide slice, every thread
+/// puts its pairs at their place in the warp's 16 rows of a staging tile,
+/// the warp meets at its barrier, and each thread stores 16-byte pieces of
+/// rows, 8 threads a row, 4 rows a pass; a second barrier frees the rows
+/// for the next slice. A warp's store then writes 4 whole 128-byte rows
+/// rather than 8 rows of 16 bytes, and a thread issues a quarter of the
+/// global stores.
+void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
+  MatrixArith e{b, store.getLoc()};
+  Location loc = store.getLoc();
+  Type element = store.getBase().getType().getElementType();
+  const int64_t count = store.getAcc().getType().getNumElements();
+  auto tile = TileType::get(b.getContext(),
+                            {32 * lowering.numWarps / 2, kStageColumns},
+                            element);
+  // Row-major with 16 bytes of padding a row, whatever the target's tile
+  // layout: rows are 36 words apart (4 banks), so a warp's 4-byte stores
+  // (8 rows, 4 adjacent pairs each) and each 8 threads' 16-byte loads (one
+  // row) meet no bank twice, and a thread's places differ by constants.
+  TileLayout layout = rowMajorLayout(tile, kStoreWidth);
+  Value buffer =
+      bufferIn(b, loc, tile, layout, store->getParentOfType<KernelOp>());
+
+  // The warp's 16 rows: of the staging tile (16 per warp of the program)
+  // and of C (16 per warp of the warpgroup, below the block's first row).
+  Value tid = e.threadId();
+  Value warp = e.divu(tid, e.i32(32));
+  Value tileRow = e.mul(warp, e.i32(16));
+  Value blockRow = e.mul(e.remu(warp, e.i32(4)), e.i32(16));
+  auto [originRow, originColumn] = fragmentOrigin(e);
+  Value fragmentRow = e.add(tileRow, e.sub(originRow, blockRow));
+  constexpr int64_t piecesPerRow = kStageColumns / kStoreWidth;
+  constexpr int64_t rowsPerPass = 32 / piecesPerRow;
+  Value lane = e.remu(tid, e.i32(32));
+  Value readRow = e.divu(lane, e.i32(piecesPerRow));
+  Value readColumn =
+      e.mul(e.remu(lane, e.i32(piecesPerRow)), e.i32(kStoreWidth));
+  Value stride = e.toI64(store.getStride());
+  Value rowInC = e.add(store.getRow(), e.add(blockRow, readRow));
+  Value rowStart = e.mul(e.toI64(rowInC), stride);
+  auto pieceType = VectorType::get({kStoreWidth}, element);
+  // Four fragment elements for every 8 columns (two rows, two columns).
+  const int64_t perSlice = kStageColumns / 8 * 4;
+  for (int64_t slice = 0; slice < 2 * count / kStageColumns; ++slice) {
+    for (int64_t index = slice * perSlice; index < (slice + 1) * perSlice;
+         index += 2) {
+      Value row = e.add(fragmentRow, e.i32(rowOffset(index)));
+      Value column = e.add(
+          originColumn, e.i32(columnOffset(index) - slice * kStageColumns));
+      vector::StoreOp::create(b, loc, pairValue(b, store, index), buffer,
+                              layout.index(b, loc, row, column),
+                              /*nontemporal=*/false, llvm::MaybeAlign(4));
+    }
+    lowering.warpBarrier(b, loc);
+    Value firstColumn = e.toI64(e.add(
+        store.getColumn(), e.add(readColumn, e.i32(slice * kStageColumns))));
+    for (int64_t pass = 0; pass < 16 / rowsPerPass; ++pass) {
+      Value row = e.add(tileRow, e.add(readRow, e.i32(pass * rowsPerPass)));
+      Value piece = vector::LoadOp::create(
+          b, loc, pieceType, buffer, layout.index(b, loc, row, readColumn),
+          /*nontemporal=*/false, llvm::MaybeAlign(16));
+      Value offset = e.add(
+          e.add(rowStart, e.mul(e.i64(pass * rowsPerPass), stride)),
+          firstColumn);
+      StoreOp::create(b, loc, piece, store.getBase(), offset, Value());
+    }
+    lowering.warpBarrier(b, loc);
+  }
 }
 
 LogicalResult MatrixLowerer::run() {

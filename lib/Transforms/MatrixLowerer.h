@@ -45,6 +45,9 @@ private:
   /// `kernel`, where the target places buffers).
   mlir::Value bufferFor(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
                         mlir::Operation *kernel, int64_t count = 1);
+  /// A buffer for a tile in `layout` rather than the target's.
+  mlir::Value bufferIn(mlir::OpBuilder &b, mlir::Location loc, TileType tile,
+                       const TileLayout &layout, mlir::Operation *kernel);
   int64_t ringStride(TileType tile) const;
   /// The buffer at `index` (index type) of a ring: a view, so that a
   /// pipelined loop finds its stage by arithmetic rather than by choosing.
@@ -65,6 +68,13 @@ private:
                               mlir::Value bTile);
   void lowerCoords(mlir::OpBuilder &b, MmaCoordsOp coords);
   void lowerStore(mlir::OpBuilder &b, MmaStoreOp store);
+  /// The fragment pair (index, index + 1) of `store`, rounded to C's type.
+  mlir::Value pairValue(mlir::OpBuilder &b, MmaStoreOp store, int64_t index);
+  /// The staged store of a warpgroup's block wholly inside C (16-bit).
+  void stageStore(mlir::OpBuilder b, MmaStoreOp store);
+  /// Columns of C a staged store moves at a time, and elements per store.
+  static constexpr int64_t kStageColumns = 64;
+  static constexpr int64_t kStoreWidth = 8;
 
   /// PipelineTiles.cpp: pipelines every loop that qualifies, recording its
   /// loads' buffers in `buffers`.
