@@ -356,9 +356,8 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
   Location loc = store.getLoc();
   Type element = store.getBase().getType().getElementType();
   const int64_t count = store.getAcc().getType().getNumElements();
-  auto tile = TileType::get(b.getContext(),
-                            {32 * lowering.numWarps / 2, kStageColumns},
-                            element);
+  auto tile = TileType::get(
+      b.getContext(), {32 * lowering.numWarps / 2, kStageColumns}, element);
   // Row-major with 16 bytes of padding a row, whatever the target's tile
   // layout: rows are 36 words apart (4 banks), so a warp's 4-byte stores
   // (8 rows, 4 adjacent pairs each) and each 8 threads' 16-byte loads (one
@@ -391,8 +390,8 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
     for (int64_t index = slice * perSlice; index < (slice + 1) * perSlice;
          index += 2) {
       Value row = e.add(fragmentRow, e.i32(rowOffset(index)));
-      Value column = e.add(
-          originColumn, e.i32(columnOffset(index) - slice * kStageColumns));
+      Value column = e.add(originColumn,
+                           e.i32(columnOffset(index) - slice * kStageColumns));
       vector::StoreOp::create(b, loc, pairValue(b, store, index), buffer,
                               layout.index(b, loc, row, column),
                               /*nontemporal=*/false, llvm::MaybeAlign(4));
@@ -405,9 +404,9 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
       Value piece = vector::LoadOp::create(
           b, loc, pieceType, buffer, layout.index(b, loc, row, readColumn),
           /*nontemporal=*/false, llvm::MaybeAlign(16));
-      Value offset = e.add(
-          e.add(rowStart, e.mul(e.i64(pass * rowsPerPass), stride)),
-          firstColumn);
+      Value offset =
+          e.add(e.add(rowStart, e.mul(e.i64(pass * rowsPerPass), stride)),
+                firstColumn);
       StoreOp::create(b, loc, piece, store.getBase(), offset, Value());
     }
     lowering.warpBarrier(b, loc);
