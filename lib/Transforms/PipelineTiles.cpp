@@ -24,11 +24,10 @@
 // CUTLASS's Hopper cp.async loops; the alternative, copies at the top into
 // (k-2) % S, keeps one iteration fewer in flight for the same buffers.
 //
-// The copies are published by the wait and the barrier alone: a proxy
-// fence (MatrixLowering::afterCopy) would also wait for the copies still in
-// flight, which undoes the pipelining. cp.async's writes are read by wgmma
-// after cp.async.wait_group and a barrier in CUTLASS's and Triton's Hopper
-// loops too.
+// The copies are published by the wait and the barrier alone, with no
+// proxy fence (MatrixLowering::afterCopy) for wgmma's async proxy: CUTLASS's
+// and Triton's Hopper cp.async loops have none either, and on an H100 it
+// cost up to 2% (bench/results/matmul.md).
 //
 // Copies past the last iteration are started with nothing to read, which
 // fills their stage with zeros, so every iteration commits one group and
