@@ -33,6 +33,15 @@ kjit_for_each_example() {
     '--arg=c=bf16[130,260]:random(seed=3)' --arg M=130 --arg N=257 \
     --arg K=100 --arg stride_am=104 --arg stride_bk=264 --arg stride_cm=260 ||
     _kjit_failed=$((_kjit_failed + 1))
+  # Sizes and strides multiples of 16: the cuda target stages the blocks
+  # wholly inside C through shared memory (16-byte stores) and stores the
+  # others per pair, in program (1, 0) one warpgroup each way.
+  "$fn" "matmul bf16 aligned" matmul_bf16.mlir matmul_bf16 \
+    "M=200 N=384 K=96" --grid 4 --option num_warps=8 \
+    --arg a=bf16[200,96]:random:const '--arg=b=bf16[96,384]:random(seed=2):const' \
+    --arg c=bf16[200,384]:zeros --arg M=200 --arg N=384 --arg K=96 \
+    --arg stride_am=96 --arg stride_bk=384 --arg stride_cm=384 ||
+    _kjit_failed=$((_kjit_failed + 1))
   "$fn" "matmul fp16" matmul_fp16.mlir matmul_fp16 "M=67 N=129 K=33" \
     --grid 1 --option num_warps=8 --arg a=f16[67,33]:random:const \
     '--arg=b=f16[33,129]:random(seed=2):const' --arg c=f16[67,129]:zeros \
@@ -45,4 +54,4 @@ kjit_for_each_example() {
 }
 
 # The number of examples kjit_for_each_example runs.
-KJIT_EXAMPLE_COUNT=7
+KJIT_EXAMPLE_COUNT=8
