@@ -356,8 +356,8 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
   Location loc = store.getLoc();
   Type element = store.getBase().getType().getElementType();
   const int64_t count = store.getAcc().getType().getNumElements();
-  auto tile = TileType::get(
-      b.getContext(), {32 * lowering.numWarps / 2, kStageColumns}, element);
+  auto tile = TileType::get(b.getContext(),
+                            {16 * lowering.numWarps, kStageColumns}, element);
   // Row-major with 16 bytes of padding a row, whatever the target's tile
   // layout: rows are 36 words apart (4 banks), so a warp's 4-byte stores
   // (8 rows, 4 adjacent pairs each) and each 8 threads' 16-byte loads (one
