@@ -79,14 +79,22 @@ def KjitCudaLowerMatrix : Pass<"kjit-cuda-lower-matrix", "mlir::ModuleOp"> {
     - a loop that loads tiles keeps `num-stages - 1` iterations' copies in
       flight with cp.async (sm_80+) where every copy is provably 16-byte
       aligned (base, row stride and column count specialized `D` or
-      constant, the column coordinate a multiple of 8); otherwise a tile
-      is copied where it is loaded, 16 bytes per thread and step when the
-      launch proves it aligned, element by element when not;
+      constant, the column coordinate a multiple of 8); with wgmma in
+      flight an iteration starts its copies after its multiplies and a
+      second barrier. Otherwise a tile is copied where it is loaded, 16
+      bytes per thread and step when the launch proves it aligned, element
+      by element when not;
     - `kjit.mma` on sm_90a with swizzled tiles is K/16 `wgmma.mma_async`
       m64nNk16 of the warpgroup from shared memory (each thread fences its
-      copies for the async proxy); elsewhere each warp computes its 16
+      synchronous copies for the async proxy; cp.async's are published by
+      their wait and the barrier); elsewhere each warp computes its 16
       rows with `ldmatrix.x4`, `ldmatrix.x4.trans` and
-      `mma.sync.aligned.m16n8k16.row.col.f32` (bf16 or f16).
+      `mma.sync.aligned.m16n8k16.row.col.f32` (bf16 or f16);
+    - `kjit.mma_store` of 16-bit elements, where a warpgroup's block lies
+      wholly inside C and its rows are provably 16-byte aligned, stages
+      each warp's 16 rows through shared memory 64 columns at a time
+      (`bar.warp.sync` around the exchange) and stores 16 bytes of a row a
+      thread.
 
     `mma.sync` needs sm_80 or newer: an older `chip` is refused at the
     operation.
