@@ -294,13 +294,7 @@ struct Autotuner::Impl {
                          record.medianNanos <= cache::kMaxMedianNanos)))
       return;
     const TuningPlan &plan = *found;
-    record.kernel = plan.kernel;
-    record.source = plan.source;
-    record.device = plan.device;
-    record.tuningKey = plan.tuningKey;
-    record.config = plan.configs[index];
-    record.protocol = plan.protocol;
-    record.clock = plan.clock;
+    plan.echoInto(index, record);
     record.measuredUnixNanos = measured;
     record.writer = writer;
     record.kjit = kBuildVersion;

@@ -80,6 +80,18 @@ struct TuningPlan {
   /// The set's timing keys, sorted, no duplicates.
   std::vector<std::string> set;
   std::string choiceKey;
+
+  /// Puts into `record` what a timing record of configuration `index`
+  /// echoes of the plan (what TuningStore::misfit checks).
+  void echoInto(size_t index, cache::TimingRecord &record) const {
+    record.kernel = kernel;
+    record.source = source;
+    record.device = device;
+    record.tuningKey = tuningKey;
+    record.config = configs[index];
+    record.protocol = protocol;
+    record.clock = clock;
+  }
 };
 
 /// "host:pid".

@@ -154,13 +154,7 @@ TuningPlan plan() {
 
 kjit::cache::TimingRecord timingOf(const TuningPlan &in, size_t index) {
   kjit::cache::TimingRecord record;
-  record.kernel = in.kernel;
-  record.source = in.source;
-  record.device = in.device;
-  record.tuningKey = in.tuningKey;
-  record.config = in.configs[index];
-  record.protocol = in.protocol;
-  record.clock = in.clock;
+  in.echoInto(index, record);
   return record;
 }
 
