@@ -11,6 +11,18 @@
 
 namespace kjit::rt {
 
+void addBackend(
+    KeyDigest &digest, std::string_view target, std::string_view arch,
+    absl::Span<const std::string> formats,
+    absl::Span<const std::pair<std::string, std::string>> compileOptions) {
+  digest.add("target", target);
+  digest.add("arch", arch);
+  for (const std::string &format : formats)
+    digest.add("format", format);
+  for (const auto &[name, value] : compileOptions)
+    digest.add("option:" + name, value);
+}
+
 std::string artifactKey(const ArtifactKeyInputs &in) {
   KeyDigest digest;
   // The domain: an artifact key never equals a manifest key.
@@ -19,12 +31,7 @@ std::string artifactKey(const ArtifactKeyInputs &in) {
   digest.add("build", in.buildIdentity);
   digest.add("environment", in.environment);
   digest.add("extensions", in.compilerExtensions);
-  digest.add("target", in.target);
-  digest.add("arch", in.arch);
-  for (const std::string &format : in.formats)
-    digest.add("format", format);
-  for (const auto &[name, value] : in.compileOptions)
-    digest.add("option:" + name, value);
+  addBackend(digest, in.target, in.arch, in.formats, in.compileOptions);
   digest.add("fingerprint", in.fingerprint);
   digest.add("dependencies", in.dependencyKey);
   digest.add("specialization", in.specializationKey);

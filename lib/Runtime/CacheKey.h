@@ -55,6 +55,15 @@ struct ArtifactKeyInputs {
 /// 64 hex digits.
 std::string artifactKey(const ArtifactKeyInputs &inputs);
 
+class KeyDigest;
+/// Adds the backend a key is for (described target, arch, accepted
+/// formats, the options it passes to every compile) to `digest`, named as
+/// the artifact key and the device class both name them.
+void addBackend(
+    KeyDigest &digest, std::string_view target, std::string_view arch,
+    absl::Span<const std::string> formats,
+    absl::Span<const std::pair<std::string, std::string>> compileOptions);
+
 /// The key of a module's manifest: the bytes of its kernel file and the
 /// build that analyses it.
 std::string manifestKey(std::string_view buildIdentity, std::string_view text);

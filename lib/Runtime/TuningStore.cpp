@@ -2,6 +2,7 @@
 
 #include "TuningStore.h"
 
+#include "CacheKey.h"
 #include "Digest.h"
 #include "RemoteCache.h"
 #include "kjit/Cache/EntryFormat.h"
@@ -16,12 +17,7 @@ namespace kjit::rt {
 std::string deviceClass(const DeviceClassInputs &in) {
   KeyDigest digest;
   digest.add("kjit-device-class", std::to_string(cache::kFormatVersion));
-  digest.add("target", in.target);
-  digest.add("arch", in.arch);
-  for (const std::string &format : in.formats)
-    digest.add("format", format);
-  for (const auto &[name, value] : in.compileOptions)
-    digest.add("option:" + name, value);
+  addBackend(digest, in.target, in.arch, in.formats, in.compileOptions);
   digest.add("max-threads-per-block", std::to_string(in.maxThreadsPerBlock));
   digest.add("fingerprint", in.fingerprint);
   return digest.finishHex();
