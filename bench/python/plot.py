@@ -78,6 +78,11 @@ def matmul_svg(found, title):
            'font-family="sans-serif">',
            f'<text x="380" y="20" text-anchor="middle" font-size="15">{escape(title)}</text>']
     COLORS.update(MATMUL_COLORS)
+    # Series of other names (variants of an A/B run) take blues in order.
+    spare = iter(["#c6dbef", "#6baed6", "#2171b5", "#08306b", "#9ecae1"])
+    for series in impls:
+        if series not in COLORS:
+            COLORS[series] = next(spare, "#444")
     panel(70, 60, 660, 220, "C = A @ B, bf16, f32 accumulation", groups,
           "TFLOP/s", svg)
     for i, series in enumerate(impls):
