@@ -18,8 +18,6 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/SymbolTable.h"
 
-#include <cstdint>
-
 namespace kjit {
 #define GEN_PASS_DEF_KJITLOWERMATRIX
 #include "kjit/Transforms/Passes.h.inc"
@@ -114,11 +112,10 @@ bool MatrixLowerer::alignedForWideCopy(TileLoadOp load, bool andColumn) const {
 /// The program copies a tile; thread `tid` takes steps tid, tid + threads,
 /// ... of it in row-major order. Where the whole tile lies inside the
 /// matrix (the common case, every tile but those on its right and bottom
-/// edges) and its row offsets fit in i32 (a stride below 2^31 / its rows),
-/// one uniform branch takes copies without masks, so that the steady state
-/// computes no per-step bounds; the other branch masks each step. A step's
-/// offset is the tile origin's (once per tile) plus its own within the tile
-/// (the same in every tile, so it leaves the loop).
+/// edges), one uniform branch takes copies without masks, so that the
+/// steady state computes no per-step bounds; the other branch masks each
+/// step. A step's offset is the tile origin's (once per tile) plus its own
+/// within the tile (the same in every tile, so it leaves the loop).
 void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                              TensorDescOp desc, Value buffer, Value firstRow,
                              Value firstColumn, int64_t width, Value valid,
@@ -141,8 +138,8 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   // are `rowsPerPass` apart: unrolled here, each step's place in the buffer
   // a constant away from the first's, and its source the first's plus
   // `pass * rowsPerPass` rows. Unmasked, those row offsets are products of
-  // the stride (loop-invariant, in i32, hence the stride's bound below) and
-  // each step's source is independent of the others': a chain of adds made
+  // the stride (loop-invariant, in i64: no stride wraps them) and each
+  // step's source is independent of the others': a chain of adds made
   // every copy wait for the one before, and with one program per
   // multiprocessor the copies' issue then left the matrix units idle
   // (bench/results/matmul.md). Masked steps (the edge tiles) keep the
@@ -156,11 +153,6 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   TileLayout layout = layoutOf(tile);
   const bool regular = steps % threads == 0 && threads % stepsPerRow == 0 &&
                        rowsPerPass % 8 == 0 && layout.rowPitch > 0;
-  if (regular && passes > 1) {
-    const int64_t bound = INT32_MAX / ((passes - 1) * rowsPerPass);
-    whole = e.both(whole, e.both(e.atLeast(e.i64(bound), stride),
-                                 e.atLeast(stride, e.i64(-bound))));
-  }
   auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
 
   auto copySteps = [&](OpBuilder inner, bool masked) {
@@ -204,10 +196,9 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
       for (int64_t pass = 0; pass < passes; ++pass) {
         if (pass) {
           row = s.add(row, s.i32(rowsPerPass));
-          offset =
-              masked ? s.add(offset, passOffset)
-                     : s.add(start, s.toI64(s.mul(desc.getStrides()[0],
-                                                  s.i32(pass * rowsPerPass))));
+          offset = masked
+                       ? s.add(offset, passOffset)
+                       : s.add(start, s.mul(stride, s.i64(pass * rowsPerPass)));
         }
         Value at = s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
         copyStep(row, column, offset, at);
