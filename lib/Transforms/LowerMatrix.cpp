@@ -132,6 +132,7 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                        spanInside(e, firstColumn, tile.getColumns(), columns));
   if (valid)
     whole = e.both(valid, whole);
+  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
 
   // Where the threads divide the steps and a pass of them covers whole rows
   // a multiple of 8 apart, a thread's steps share one column and its rows
@@ -153,7 +154,6 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   TileLayout layout = layoutOf(tile);
   const bool regular = steps % threads == 0 && threads % stepsPerRow == 0 &&
                        rowsPerPass % 8 == 0 && layout.rowPitch > 0;
-  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
 
   auto copySteps = [&](OpBuilder inner, bool masked) {
     MatrixArith s{inner, loc};
