@@ -156,7 +156,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     return ringBuffer(b, loc, loads[index].getType(), rings[index],
                       e.toIndex(stage));
   };
-  auto startCopies = [&](scf::ForOp loop, Value at, Value valid,
+  auto startCopies = [&](Value at, Value valid,
                          function_ref<Value(size_t)> bufferOf) {
     for (auto [index, load] : llvm::enumerate(loads)) {
       IRMapping map;
@@ -172,7 +172,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
   // Iterations 0 .. ahead - 1, each into its own stage.
   for (int64_t first = 0; first < ahead; ++first) {
     auto [at, valid] = later(lower, first);
-    startCopies(loop, at, valid,
+    startCopies(at, valid,
                 [&](size_t index) { return stageOf(index, e.i32(first)); });
   }
 
@@ -213,7 +213,7 @@ void MatrixLowerer::pipeline(scf::ForOp loop, ArrayRef<TileLoadOp> loadList) {
     gpu::BarrierOp::create(b, loc);
   }
   auto [next, nextValid] = later(loop.getInductionVar(), ahead);
-  startCopies(loop, next, nextValid,
+  startCopies(next, nextValid,
               [&](size_t index) { return stageOf(index, fillStage); });
 
   // Nothing may still write shared memory or the fragments when the loop
