@@ -35,6 +35,8 @@ import lb_common as common  # noqa: E402
 
 BLOCK_M = 128
 TOLERANCE = 2.0 ** -7
+# The shapes timed by default (M, N, K).
+SHAPES = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192)]
 
 
 def emit(**fields):
@@ -79,6 +81,11 @@ def relative_error(got, want):
             want.abs().max().clamp_min(1e-30)).item()
 
 
+def reps_for(flop):
+    """Launches a round: some 20 ms of work at 2 PFLOP/s, at least 3."""
+    return max(3, int(2e12 / flop * 20))
+
+
 def timed_rounds(launches, rounds, reps):
     """{name: [ms per launch, one per round]}, names interleaved."""
     times = {name: [] for name in launches}
@@ -112,8 +119,8 @@ def main():
     parser.add_argument("--check-only", action="store_true",
                         help="check the results, time nothing")
     args = parser.parse_args()
-    shapes = [tuple(int(v) for v in s.split("x")) for s in args.shapes] or [
-        (4096, 4096, 4096), (8192, 8192, 8192), (8192, 1024, 8192)]
+    shapes = [tuple(int(v) for v in s.split("x"))
+              for s in args.shapes] or SHAPES
 
     kjit = common.import_kjit()
     example = Path(args.kernel) if args.kernel else (
@@ -159,7 +166,7 @@ def main():
         if args.check_only:
             continue
         flop = 2.0 * M * N * K
-        reps = max(3, int(2e12 / flop * 20))
+        reps = reps_for(flop)
         launches = {name: (lambda l=launch, o=outs[name]: l(x, y, o))
                     for name, launch in launchers.items()}
         for launch in launches.values():  # warm-up, clocks up

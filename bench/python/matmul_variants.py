@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import lb_common as common  # noqa: E402
 from matmul_bench import (  # noqa: E402
-    TOLERANCE, load_triton, relative_error, timed_rounds)
+    SHAPES, TOLERANCE, load_triton, relative_error, reps_for, timed_rounds)
 
 # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 MAX_DYNAMIC_SHARED = 8
@@ -105,9 +105,7 @@ def main():
     variants = load_variants(args.variants, cuda)
     triton_launch = load_triton(args.anchors)
     torch.manual_seed(0)
-    shapes = [(1008, 1008, 1008), (4096, 4096, 4096), (8192, 8192, 8192),
-              (8192, 1024, 8192)]
-    for M, N, K in shapes:
+    for M, N, K in [(1008, 1008, 1008)] + SHAPES:
         x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
         y = torch.randn(K, N, device="cuda", dtype=torch.bfloat16)
         want = x.float() @ y.float()
@@ -131,8 +129,7 @@ def main():
                        for name, error in errors.items()}}
         if M != 1008:
             flop = 2.0 * M * N * K
-            reps = max(3, int(2e12 / flop * 20))
-            times = timed_rounds(launches, args.rounds, reps)
+            times = timed_rounds(launches, args.rounds, reps_for(flop))
             tflops = {name: round(flop / statistics.median(t) / 1e9, 1)
                       for name, t in times.items()}
             line["tflops"] = tflops
