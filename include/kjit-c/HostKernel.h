@@ -46,14 +46,16 @@ extern "C" {
  *  the end of kjit_host_runtime.
  *
  *  Version 2 adds kjit_host_thread.extents and kjit_host_runtime.bounds_fail,
- *  what debug-mode bounds checks use. */
-#define KJIT_HOST_ABI_VERSION 2
+ *  what debug-mode bounds checks use. Version 3 adds
+ *  kjit_host_runtime.warp_barrier. */
+#define KJIT_HOST_ABI_VERSION 3
 #define KJIT_HOST_ABI_MIN_VERSION 1
 
 /** Bits of `kjit_host_flags_<kernel>`. */
 enum {
-  /** The kernel (or a function it calls) has a barrier: its threads must run
-   *  as fibers that can be suspended; otherwise a plain loop suffices. */
+  /** The kernel (or a function it calls) has a barrier or a warp barrier:
+   *  its threads must run as fibers that can be suspended; otherwise a plain
+   *  loop suffices. */
   KJIT_HOST_USES_BARRIER = 1u << 0
 };
 
@@ -106,6 +108,14 @@ typedef struct kjit_host_runtime {
   void (*bounds_fail)(struct kjit_host_thread *thread, const char *message,
                       uint64_t message_len, int64_t offset, int64_t bytes,
                       const kjit_host_extent *extent);
+  /** @since 3. A warp barrier (CUDA's __syncwarp(), PTX
+   *  `bar.warp.sync 0xffffffff`): returns once every thread of the calling
+   *  thread's warp has reached a warp barrier, and orders their memory
+   *  accesses. Warp w is threads 32*w .. 32*w+31 of the program (up to the
+   *  program's last thread for a partial last warp). A kernel that calls it
+   *  sets KJIT_HOST_USES_BARRIER (its threads run as fibers) and exports
+   *  kjit_host_abi_version 3. */
+  void (*warp_barrier)(struct kjit_host_thread *thread);
 } kjit_host_runtime;
 
 /** The state of one SIMT thread, read by the compiled code. Field offsets are

@@ -5,7 +5,8 @@
 |* on to the next, so a barrier costs two user-space switches per thread      *|
 |* instead of a futex round trip per thread. Here are the x86-64 context      *|
 |* switch (assembly), the fiber stacks with their guard pages, and the loop   *|
-|* that runs a program phase by phase and finds barrier divergence.           *|
+|* that runs a program pass by pass, releases the workgroup barrier and the   *|
+|* warps' warp barriers, and finds barrier divergence.                        *|
 |* docs/HostBackend.md has the rationale.                                     *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
@@ -94,17 +95,21 @@ __asm__(".text\n"
 |* Fiber scheduling                                                           *|
 \*===----------------------------------------------------------------------===*/
 
-/* Suspends the current fiber and resumes the next one of this phase, or
+/* Suspends the current fiber and resumes the next one of this pass, or
  * the scheduler when it is the last. Switching fiber to fiber costs one
- * switch per thread and phase instead of two through the scheduler. */
+ * switch per thread and pass instead of two through the scheduler. */
 void host_switch_onward(host_simt *simt) {
   host_worker *w = simt->worker;
   uint32_t next = simt->position + 1;
   host_simt *to = next < w->num_run ? w->run[next] : NULL;
 #ifdef HOST_ASAN
-  /* A fiber that will never run again hands its fake stack back. */
+  /* A fiber that will never run again hands its fake stack back; one that
+   * waits at a barrier keeps it until it is resumed, however many passes
+   * leave it out. */
   __sanitizer_start_switch_fiber(
-      simt->state == FIBER_WAITING ? &simt->fake_stack : NULL,
+      simt->state == FIBER_WAITING || simt->state == FIBER_WARP_WAITING
+          ? &simt->fake_stack
+          : NULL,
       to ? to->stack_top - host_pool.config.stack_bytes : w->thread_stack,
       to ? host_pool.config.stack_bytes : w->thread_stack_size);
 #endif
@@ -230,10 +235,95 @@ static void format_threads(char *out, size_t size, host_simt **list,
   }
 }
 
-/* Runs one program as fibers, barrier phase by barrier phase. */
+/* The failure of a program whose fibers can no longer run although some
+ * wait at a barrier that the others will never reach: the first warp with
+ * threads at a warp barrier (its other threads returned or wait at the
+ * workgroup barrier), or, when no thread waits at a warp barrier, the
+ * threads that returned while the others wait at the workgroup barrier. */
+static void record_divergence(host_worker *w, uint32_t threads) {
+  host_launch *launch = w->launch;
+  const uint32_t *pid = w->loop_simt.thread.program_id;
+  char list[160], others[160];
+  uint32_t i, k = 0;
+  for (i = 0; i < threads && w->fibers[i].state != FIBER_WARP_WAITING; ++i)
+    ;
+  if (i < threads) {
+    uint32_t first = i - i % HOST_WARP_SIZE;
+    uint32_t end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE
+                                                    : threads;
+    uint32_t n_warp = 0, n_done = 0, n_group = 0;
+    host_simt *at_warp[HOST_WARP_SIZE], *done[HOST_WARP_SIZE],
+        *at_group[HOST_WARP_SIZE];
+    for (i = first; i < end; ++i) {
+      host_simt *f = &w->fibers[i];
+      if (f->state == FIBER_WARP_WAITING)
+        at_warp[n_warp++] = f;
+      else if (f->state == FIBER_DONE)
+        done[n_done++] = f;
+      else if (f->state == FIBER_WAITING)
+        at_group[n_group++] = f;
+    }
+    format_threads(others, sizeof others, at_warp, n_warp);
+    if (n_done) {
+      format_threads(list, sizeof list, done, n_done);
+      host_record_failure(
+          launch, w->program, done[0]->thread.thread_id[0],
+          KJIT_STATUS_ABORTED,
+          "warp barrier divergence in kernel %s, program (%u,%u,%u), warp "
+          "%u: thread%s %s returned while thread%s %s wait%s at a warp "
+          "barrier",
+          launch->kernel->name, pid[0], pid[1], pid[2],
+          first / HOST_WARP_SIZE, n_done == 1 ? "" : "s", list,
+          n_warp == 1 ? "" : "s", others, n_warp == 1 ? "s" : "");
+    } else {
+      format_threads(list, sizeof list, at_group, n_group);
+      host_record_failure(
+          launch, w->program, at_warp[0]->thread.thread_id[0],
+          KJIT_STATUS_ABORTED,
+          "warp barrier divergence in kernel %s, program (%u,%u,%u), warp "
+          "%u: thread%s %s wait%s at a warp barrier while thread%s %s "
+          "wait%s at a workgroup barrier",
+          launch->kernel->name, pid[0], pid[1], pid[2],
+          first / HOST_WARP_SIZE, n_warp == 1 ? "" : "s", others,
+          n_warp == 1 ? "s" : "", n_group == 1 ? "" : "s", list,
+          n_group == 1 ? "s" : "");
+    }
+    return;
+  }
+  /* No fiber is to run, so the run list is free to hold the threads that
+   * returned. */
+  for (i = 0; i < threads; ++i)
+    if (w->fibers[i].state == FIBER_DONE)
+      w->run[k++] = &w->fibers[i];
+  format_threads(list, sizeof list, w->run, k);
+  host_record_failure(launch, w->program, w->run[0]->thread.thread_id[0],
+                      KJIT_STATUS_ABORTED,
+                      "barrier divergence in kernel %s, program (%u,%u,%u): "
+                      "thread%s %s returned while others wait at a barrier",
+                      launch->kernel->name, pid[0], pid[1], pid[2],
+                      k == 1 ? "" : "s", list);
+}
+
+/* Runs one program as fibers, pass by pass. A pass runs the fibers of the
+ * run list, each until it waits at a barrier, returns or fails. Then every
+ * warp of the pass whose threads all wait at a warp barrier is released,
+ * and those warps alone make the next pass, while the other fibers stay
+ * suspended. When no warp is released, the fibers that wait can only wait
+ * for the workgroup barrier: it is released when every thread waits at it
+ * (all of them make the next pass); if some returned instead, or a warp
+ * waits at a warp barrier that some of its threads will never reach, the
+ * program diverged. A pass, and so every run list, holds whole warps: the
+ * first pass and a released workgroup barrier hold every thread, a
+ * released warp barrier whole warps. A warp outside the pass has not
+ * moved, and was not complete at a warp barrier after the pass before (or
+ * it would be in this one), so looking at the pass's warps finds every
+ * warp to release, at a cost of the pass's threads. */
 void host_run_program_fibers(host_worker *w, uint32_t threads) {
   host_launch *launch = w->launch;
   uint32_t i, mxcsr;
+  /* Threads that wait at the workgroup barrier, returned or failed, counted
+   * over the passes since the workgroup barrier was last released. */
+  uint32_t at_group = 0, done = 0, failed = 0;
   uint16_t x87_cw;
   /* Fibers start with the worker's floating-point control state. */
   __asm__ __volatile__("stmxcsr %0\n\tfnstcw %1" : "=m"(mxcsr), "=m"(x87_cw));
@@ -249,9 +339,10 @@ void host_run_program_fibers(host_worker *w, uint32_t threads) {
   w->num_run = threads;
 
   for (;;) {
-    uint32_t waiting = 0, done = 0, failed = 0, n = w->num_run;
-    /* One phase: each live fiber runs until it waits at a barrier, returns
-     * or fails, handing on to the next; the last hands back to us. */
+    uint32_t n = w->num_run, k = 0;
+    /* One pass: each fiber of the run list runs until it waits at a
+     * barrier, returns or fails, handing on to the next; the last hands
+     * back to us. */
     w->current = w->run[0];
 #ifdef HOST_ASAN
     __sanitizer_start_switch_fiber(&w->scheduler_fake_stack,
@@ -274,38 +365,55 @@ void host_run_program_fibers(host_worker *w, uint32_t threads) {
     }
     if (__atomic_load_n(&launch->aborted, __ATOMIC_RELAXED))
       return; /* another program faulted: stop at this barrier */
-    for (i = 0; i < n; ++i) {
-      fiber_state s = w->run[i]->state;
-      waiting += s == FIBER_WAITING;
-      done += s == FIBER_DONE;
-      failed += s == FIBER_FAILED;
+    /* Count the pass warp by warp; a warp all of whose threads wait at a
+     * warp barrier moves to the front of the run list (k never passes the
+     * warp's first entry, so the copy overwrites nothing unread). */
+    for (i = 0; i < n;) {
+      uint32_t start = i, first = w->run[i]->thread.thread_id[0];
+      uint32_t end, at_warp = 0;
+      first -= first % HOST_WARP_SIZE;
+      end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE
+                                             : threads;
+      for (; i < n && w->run[i]->thread.thread_id[0] < end; ++i) {
+        fiber_state s = w->run[i]->state;
+        at_warp += s == FIBER_WARP_WAITING;
+        at_group += s == FIBER_WAITING;
+        done += s == FIBER_DONE;
+        failed += s == FIBER_FAILED;
+      }
+      if (at_warp == end - first)
+        for (; start < i; ++start) {
+          host_simt *f = w->run[start];
+          f->state = FIBER_RUNNING;
+          f->position = k;
+          w->run[k++] = f;
+        }
     }
-    if (waiting == 0)
-      return; /* every thread has returned (or failed): program complete */
-    if (failed) {
-      /* The failed threads will never reach the barrier the others wait
-       * at; the failure is recorded, so stop the program here. */
+    w->num_run = k;
+    if (k)
+      continue; /* the released warps run on; the others stay suspended */
+    if (done == threads || failed) {
+      /* Every thread has returned (or failed): the program is complete.
+       * Or failed threads will never reach the barrier the others wait at;
+       * the failure is recorded, so stop the program here. */
       return;
     }
-    if (done) {
-      char list[160];
-      uint32_t k = 0;
-      for (i = 0; i < n; ++i)
-        if (w->run[i]->state == FIBER_DONE)
-          w->run[k++] = w->run[i];
-      format_threads(list, sizeof list, w->run, k);
-      host_record_failure(
-          launch, w->program, w->run[0]->thread.thread_id[0],
-          KJIT_STATUS_ABORTED,
-          "barrier divergence in kernel %s, program (%u,%u,%u): "
-          "thread%s %s returned while others wait at a barrier",
-          launch->kernel->name, w->loop_simt.thread.program_id[0],
-          w->loop_simt.thread.program_id[1], w->loop_simt.thread.program_id[2],
-          done == 1 ? "" : "s", list);
+    if (at_group < threads) {
+      record_divergence(w, threads);
       return;
     }
-    /* Everyone waits: release the barrier and run the next phase. */
-    for (i = 0; i < n; ++i)
-      w->run[i]->state = FIBER_RUNNING;
+    /* Everyone waits: release the barrier and run the next phase. After a
+     * pass of every thread the run list still holds every fiber in thread
+     * order (no warp was released, so nothing moved). */
+    for (i = 0; i < threads; ++i) {
+      host_simt *f = &w->fibers[i];
+      f->state = FIBER_RUNNING;
+      if (n != threads) {
+        f->position = i;
+        w->run[i] = f;
+      }
+    }
+    w->num_run = threads;
+    at_group = 0;
   }
 }

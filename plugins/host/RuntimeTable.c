@@ -1,11 +1,12 @@
 /*===- RuntimeTable.c - the runtime table compiled kernels call ---*- C -*-===*\
 |*                                                                            *|
 |* kjit_host_runtime (HostKernel.h): the calls a host kernel makes back into  *|
-|* the backend. barrier waits for the program's other SIMT threads (fiber     *|
-|* mode, Fiber.c), print writes one line per call, and assert_fail and        *|
-|* bounds_fail record a device failure and end the calling thread. Each call  *|
-|* marks itself as runtime code, so that a fault in it is not taken for the   *|
-|* kernel's and a cancellation waits for it (Scheduler.c).                    *|
+|* the backend. barrier waits for the program's other SIMT threads and        *|
+|* warp_barrier for those of its warp (fiber mode, Fiber.c), print writes one *|
+|* line per call, and assert_fail and bounds_fail record a device failure and *|
+|* end the calling thread. Each call marks itself as runtime code, so that a  *|
+|* fault in it is not taken for the kernel's and a cancellation waits for it  *|
+|* (Scheduler.c).                                                             *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -20,27 +21,42 @@
 #include <string.h>
 #include <unistd.h>
 
-static void rt_barrier(kjit_host_thread *thread) {
+/* Suspends the calling fiber at a barrier of kind `state` (the workgroup
+ * barrier or a warp barrier) until the scheduler (Fiber.c) releases it. In
+ * loop mode the object promised no barrier, so its threads run one after
+ * another and this one cannot wait for the rest: the thread fails. */
+static void wait_at(kjit_host_thread *thread, fiber_state state,
+                    const char *what) {
   host_simt *simt = host_simt_of(thread);
   host_worker *w = simt->worker;
   if (simt == &w->loop_simt) {
-    /* The object promised no barrier, so its threads run one after another
-     * and this one cannot wait for the rest. */
     host_runtime_enter(w);
     host_record_failure(
         w->launch, w->program, thread->thread_id[0],
         KJIT_STATUS_FAILED_PRECONDITION,
-        "kernel %s reached a barrier in program (%u,%u,%u), thread "
+        "kernel %s reached %s in program (%u,%u,%u), thread "
         "(%u,0,0), but kjit_host_flags_%s lacks "
         "KJIT_HOST_USES_BARRIER",
-        w->launch->kernel->name, thread->program_id[0], thread->program_id[1],
-        thread->program_id[2], thread->thread_id[0], w->launch->kernel->name);
+        w->launch->kernel->name, what, thread->program_id[0],
+        thread->program_id[1], thread->program_id[2], thread->thread_id[0],
+        w->launch->kernel->name);
     w->site.in_runtime = 0;
     host_end_thread(simt);
   }
-  simt->state = FIBER_WAITING;
+  simt->state = state;
   host_switch_onward(simt);
+}
+
+static void rt_barrier(kjit_host_thread *thread) {
+  wait_at(thread, FIBER_WAITING, "a barrier");
   /* Resumed: every thread of the program has reached the barrier. */
+}
+
+static void rt_warp_barrier(kjit_host_thread *thread) {
+  wait_at(thread, FIBER_WARP_WAITING, "a warp barrier");
+  /* Resumed: every thread of this thread's warp has reached a warp
+   * barrier. The warp's fibers run on this OS thread, one after another,
+   * so their memory accesses are ordered already. */
 }
 
 static void rt_assert_fail(kjit_host_thread *thread, const char *message,
@@ -169,5 +185,5 @@ static void rt_print(kjit_host_thread *thread, const char *prefix,
   host_runtime_leave(w);
 }
 
-const kjit_host_runtime host_runtime_table = {rt_barrier, rt_print,
-                                              rt_assert_fail, rt_bounds_fail};
+const kjit_host_runtime host_runtime_table = {
+    rt_barrier, rt_print, rt_assert_fail, rt_bounds_fail, rt_warp_barrier};

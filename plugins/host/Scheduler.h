@@ -44,11 +44,15 @@ struct host_worker;
 
 /* Where a SIMT thread stands within the current barrier phase. */
 typedef enum fiber_state {
-  FIBER_RUNNING, /* runnable (or running) in this phase */
-  FIBER_WAITING, /* suspended at a barrier */
-  FIBER_DONE,    /* returned from the entry */
-  FIBER_FAILED   /* ended by a device assert (or a contract violation) */
+  FIBER_RUNNING,      /* runnable (or running) in this pass */
+  FIBER_WAITING,      /* suspended at the workgroup barrier */
+  FIBER_WARP_WAITING, /* suspended at a warp barrier */
+  FIBER_DONE,         /* returned from the entry */
+  FIBER_FAILED        /* ended by a device assert (or a contract violation) */
 } fiber_state;
+
+/* Threads per warp: the warp barrier's scope (HostKernel.h). */
+#define HOST_WARP_SIZE 32u
 
 /* One SIMT thread: what the compiled code sees (`thread`) and, in fiber
  * mode, its suspended context. thread.backend points back here. */
@@ -79,7 +83,7 @@ typedef struct host_worker {
   /* Fiber mode: one host_simt and stack per SIMT thread, kept across
    * programs and launches, grown when a launch needs more threads. */
   host_simt *fibers;
-  host_simt **run; /* live fibers of the phase, in thread order */
+  host_simt **run; /* the fibers of this pass, in thread order */
   uint32_t num_run;
   uint32_t capacity; /* fibers and stacks allocated */
   void *stacks;      /* one mapping: [guard][stack] per fiber */
@@ -129,8 +133,8 @@ extern host_pool_state host_pool;
  * Returns when some later switch resumes the saved context. */
 void host_switch(void **save_sp, void *next_sp);
 
-/* Suspends the current fiber and resumes the next one of this phase, or
- * the scheduler when it is the last. */
+/* Suspends the current fiber and resumes the next one of this pass (the
+ * run list), or the scheduler when it is the last. */
 void host_switch_onward(host_simt *simt);
 
 /* Makes room for `threads` fibers of `w`, kept for later programs;
@@ -140,7 +144,8 @@ kjit_status *host_fibers_reserve(host_worker *w, uint32_t threads);
 /* Unmaps the fiber stacks of `w` and frees its fibers. */
 void host_fibers_free(host_worker *w);
 
-/* Runs one program as fibers, barrier phase by barrier phase. */
+/* Runs one program as fibers, pass by pass, releasing the workgroup
+ * barrier and warp barriers; records barrier divergence. */
 void host_run_program_fibers(host_worker *w, uint32_t threads);
 
 /*===----------------------------------------------------------------------===*\

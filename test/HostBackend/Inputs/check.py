@@ -9,6 +9,10 @@
 # Usage: check.py vadd N          buf2[i] = buf0[i] + buf1[i] for i < N, else 0
 #        check.py reduce T        buf1[p] = sum of buf0[p*T:(p+1)*T]
 #        check.py rounds T R      buf0[g] = ((g % T + 1) % T) * R*(R-1)/2
+#        check.py warp_rounds T B S
+#                                 buf0[g]: warp_rounds (kernels.c) with T
+#                                 threads a program, B + w*S rounds in warp w
+#        check.py warp_mixed T R  buf0[g]: warp_mixed with T threads, R rounds
 #        check.py fpround         buf0[t] = bits of 2/3 rounded down (t odd)
 #                                 or to nearest (t even)
 #        check.py scalars I1 FP16 BF16 I64 FP32 FP64 I8 U32 U16
@@ -73,6 +77,31 @@ def bf16_bits(x):
     return sign | min(bits, 0x7F80)
 
 
+def next_lane(t, n):
+    """The next lane of thread t's warp (of 32; the last warp of n threads
+    may be narrower), as a thread id."""
+    first = t - t % 32
+    width = min(32, n - first)
+    return first + (t - first + 1) % width
+
+
+def warp_rounds(t, n, base, step):
+    """warp_rounds' result for thread t of n: warp w runs base + w*step
+    rounds, each adding the next lane's (next + 1) * (r + 1)."""
+    rounds = base + (t // 32) * step
+    return sum((next_lane(t, n) + 1) * (r + 1) for r in range(rounds))
+
+
+def warp_mixed(t, n, rounds):
+    """warp_mixed's result for thread t of n."""
+    acc = 0
+    for r in range(rounds):
+        for j in range(t // 32 + 1):
+            acc += (next_lane(t, n) + 1) * (r * 64 + j + 1)
+        acc += 1000 * ((t + 32) % n + 1) * (r + 1)
+    return acc
+
+
 def fail(messages):
     for m in messages[:10]:
         print(m)
@@ -117,6 +146,16 @@ def main():
         want = [((g % t + 1) % t) * (r * (r - 1) // 2) for g in range(len(got))]
         compare("buf0", got, want)
         print("check ok: rounds over %d threads" % len(got))
+    elif mode in ("warp_rounds", "warp_mixed"):
+        n = int(args[0])
+        got = [int(v) for v in b["buf0"]]
+        if mode == "warp_rounds":
+            base, step = int(args[1]), int(args[2])
+            want = [warp_rounds(g % n, n, base, step) for g in range(len(got))]
+        else:
+            want = [warp_mixed(g % n, n, int(args[1])) for g in range(len(got))]
+        compare("buf0", got, want)
+        print("check ok: %s over %d threads" % (mode, len(got)))
     elif mode == "fpround":
         third = Fraction(2, 3)
         nearest = f32(2.0 / 3.0)

@@ -6,10 +6,11 @@
 |* kjit_host_signature_<K> (docs/HostBackend.md), so that the backend can     *|
 |* check argument counts and types.                                           *|
 |*                                                                            *|
-|* Built four times (test/HostBackend/CMakeLists.txt): as is; with           *|
-|* KJIT_TEST_ABI_VERSION=2 (a wrong ABI version); with KJIT_TEST_NO_ABI (no   *|
-|* kjit_host_abi_version at all); linked -z nodelete (stays resident after    *|
-|* dlclose).                                                                  *|
+|* Built five times (test/HostBackend/CMakeLists.txt): as is (the current    *|
+|* ABI version, which the warp-barrier kernels need); with                    *|
+|* KJIT_TEST_ABI_VERSION=99 (a wrong ABI version) and =1 (the first one);     *|
+|* with KJIT_TEST_NO_ABI (no kjit_host_abi_version at all); linked            *|
+|* -z nodelete (stays resident after dlclose).                                *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -46,6 +47,8 @@ static uint32_t global_id(const kjit_host_thread *t) {
   return pid(t) * t->block_dim[0] + tid(t);
 }
 static void barrier(kjit_host_thread *t) { t->runtime->barrier(t); }
+/* ABI 3. */
+static void warp_barrier(kjit_host_thread *t) { t->runtime->warp_barrier(t); }
 static void fail(kjit_host_thread *t, const char *message) {
   t->runtime->assert_fail(t, message, strlen(message));
 }
@@ -189,6 +192,97 @@ KERNEL(divergent, KJIT_HOST_USES_BARRIER, "*i32,i32") {
 KERNEL(lying, 0, "*i32") {
   int32_t *out = ARG(int32_t *, 0);
   barrier(thread);
+  out[global_id(thread)] = 1;
+}
+
+/*===----------------------------------------------------------------------===*\
+|* Warp barriers (warp-barrier.test)                                          *|
+\*===----------------------------------------------------------------------===*/
+
+/* The thread's warp: its first thread and its width (the last warp of a
+ * program whose width is not a multiple of 32 is partial). */
+static uint32_t warp_first(const kjit_host_thread *t) {
+  return tid(t) - tid(t) % 32;
+}
+static uint32_t warp_width(const kjit_host_thread *t) {
+  uint32_t first = warp_first(t), n = t->block_dim[0];
+  return n - first < 32 ? n - first : 32;
+}
+/* The next lane of the thread's warp, as a thread id. */
+static uint32_t warp_next(const kjit_host_thread *t) {
+  return warp_first(t) + (tid(t) - warp_first(t) + 1) % warp_width(t);
+}
+
+/* Warp w runs `base + w * step` rounds of: publish (t + 1) * (r + 1), warp
+ * barrier, add the next lane's value, warp barrier. Warp barriers only, so
+ * warps run out of step. out[g] = sum over the rounds of
+ * (next + 1) * (r + 1). */
+KERNEL(warp_rounds, KJIT_HOST_USES_BARRIER, "*i64,i32,i32") {
+  int64_t *out = ARG(int64_t *, 0);
+  int32_t base = ARG(int32_t, 1), step = ARG(int32_t, 2), r;
+  uint32_t t = tid(thread), next = warp_next(thread);
+  int32_t rounds = base + (int32_t)(t / 32) * step;
+  int64_t acc = 0;
+  for (r = 0; r < rounds; ++r) {
+    shared_ints[t] = (int64_t)(t + 1) * (r + 1);
+    warp_barrier(thread);
+    acc += shared_ints[next];
+    warp_barrier(thread);
+  }
+  out[global_id(thread)] = acc;
+}
+
+/* `rounds` rounds of: warp w does w + 1 exchanges with the next lane as in
+ * warp_rounds (so warps reach the workgroup barrier at different times,
+ * some still between warp barriers while others wait at it), publishes
+ * (t + 1) * (r + 1), and after a workgroup barrier adds 1000 times the
+ * value of thread (t + 32) % n, of the next warp. */
+KERNEL(warp_mixed, KJIT_HOST_USES_BARRIER, "*i64,i32") {
+  int64_t *out = ARG(int64_t *, 0);
+  int32_t rounds = ARG(int32_t, 1), r;
+  uint32_t t = tid(thread), n = thread->block_dim[0];
+  uint32_t next = warp_next(thread), j;
+  int64_t acc = 0;
+  for (r = 0; r < rounds; ++r) {
+    for (j = 0; j <= t / 32; ++j) {
+      shared_ints[t] = (int64_t)(t + 1) * (r * 64 + j + 1);
+      warp_barrier(thread);
+      acc += shared_ints[next];
+      warp_barrier(thread);
+    }
+    shared_ints[t] = (int64_t)(t + 1) * (r + 1);
+    barrier(thread);
+    acc += 1000 * shared_ints[(t + 32) % n];
+    barrier(thread);
+  }
+  out[global_id(thread)] = acc;
+}
+
+/* Every thread writes 1, passes a warp barrier and writes 2, except in warp
+ * `warp`, whose lanes from `cut` on do something else first: return
+ * (how 0), wait at the workgroup barrier (how 1) or fail an assert
+ * (how 2). */
+KERNEL(warp_divergent, KJIT_HOST_USES_BARRIER, "*i32,i32,i32,i32") {
+  int32_t *out = ARG(int32_t *, 0);
+  int32_t warp = ARG(int32_t, 1), cut = ARG(int32_t, 2), how = ARG(int32_t, 3);
+  uint32_t t = tid(thread);
+  out[global_id(thread)] = 1;
+  if ((int32_t)(t / 32) == warp && (int32_t)(t % 32) >= cut) {
+    if (how == 0)
+      return;
+    if (how == 1)
+      barrier(thread);
+    else
+      fail(thread, "lane past the cut");
+  }
+  warp_barrier(thread);
+  out[global_id(thread)] = 2;
+}
+
+/* Calls a warp barrier although its flags say it has no barrier. */
+KERNEL(warp_lying, 0, "*i32") {
+  int32_t *out = ARG(int32_t *, 0);
+  warp_barrier(thread);
   out[global_id(thread)] = 1;
 }
 
