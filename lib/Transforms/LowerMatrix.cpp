@@ -289,9 +289,9 @@ void MatrixLowerer::lowerCoords(OpBuilder &b, MmaCoordsOp coords) {
 /// the bound never splits one (an even column count), one store per pair.
 /// Where the warpgroup's whole 64 x 2n block lies inside the matrix (every
 /// block but those on its right and bottom edges), one uniform branch
-/// stores without masks; the other masks each store. In that branch a
-/// target with warp barriers stages 16-bit blocks through workgroup memory
-/// (stageStore), where rows can be proven 16-byte aligned.
+/// stores without masks; the other masks each store. In that branch
+/// 16-bit blocks go through workgroup memory (stageStore) where rows can be
+/// proven 16-byte aligned.
 void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
   MatrixArith e{b, store.getLoc()};
   const int64_t count = store.getAcc().getType().getNumElements();
@@ -326,7 +326,7 @@ void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
       StoreOp::create(inner, s.loc, value, store.getBase(), offset, inside);
     }
   };
-  const bool staged = lowering.warpBarrier && pairs &&
+  const bool staged = pairs &&
                       element.getIntOrFloatBitWidth() == 16 &&
                       (2 * count) % kStageColumns == 0 &&
                       provenMultiple(store.getStride(), kStoreWidth) &&
@@ -404,7 +404,7 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
                               layout.index(b, loc, row, column),
                               /*nontemporal=*/false, llvm::MaybeAlign(4));
     }
-    lowering.warpBarrier(b, loc);
+    WarpBarrierOp::create(b, loc);
     Value firstColumn = e.toI64(e.add(
         store.getColumn(), e.add(readColumn, e.i32(slice * kStageColumns))));
     for (int64_t pass = 0; pass < 16 / rowsPerPass; ++pass) {
@@ -417,7 +417,7 @@ void MatrixLowerer::stageStore(OpBuilder b, MmaStoreOp store) {
                 firstColumn);
       StoreOp::create(b, loc, piece, store.getBase(), offset, Value());
     }
-    lowering.warpBarrier(b, loc);
+    WarpBarrierOp::create(b, loc);
   }
 }
 

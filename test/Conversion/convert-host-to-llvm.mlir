@@ -103,12 +103,30 @@ kjit.kernel @gpu_ids() {
 // CHECK-SAME:    %[[THREAD:[^:]*]]: !llvm.ptr)
 // CHECK:         %[[PRT:.*]] = llvm.getelementptr %[[THREAD]][0, 4]
 // CHECK:         %[[RT:.*]] = llvm.load %[[PRT]] : !llvm.ptr -> !llvm.ptr
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 0] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]] : !llvm.ptr -> !llvm.ptr
 // CHECK:         llvm.call %[[FN]](%[[THREAD]]) : !llvm.ptr, (!llvm.ptr) -> ()
 // CHECK:       llvm.mlir.global external constant @kjit_host_flags_barrier(1 : i32)
 kjit.kernel @barrier() {
   gpu.barrier
+  kjit.return
+}
+
+// -----
+
+// A warp barrier calls slot 4 (ABI 3): the kernel needs fibers too, and the
+// object says it needs a backend of ABI 3.
+// CHECK-LABEL: llvm.func internal @warp_barrier(
+// CHECK-SAME:    %[[THREAD:[^:]*]]: !llvm.ptr)
+// CHECK:         %[[PRT:.*]] = llvm.getelementptr %[[THREAD]][0, 4]
+// CHECK:         %[[RT:.*]] = llvm.load %[[PRT]] : !llvm.ptr -> !llvm.ptr
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 4] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr)>
+// CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]] : !llvm.ptr -> !llvm.ptr
+// CHECK:         llvm.call %[[FN]](%[[THREAD]]) : !llvm.ptr, (!llvm.ptr) -> ()
+// CHECK:       llvm.mlir.global external constant @kjit_host_flags_warp_barrier(1 : i32)
+// CHECK:       llvm.mlir.global external constant @kjit_host_abi_version(3 : i32)
+kjit.kernel @warp_barrier() {
+  kjit.warp_barrier
   kjit.return
 }
 
@@ -158,7 +176,7 @@ kjit.kernel @barrier() {
 // CHECK:         %[[N:.*]] = llvm.mlir.constant(7 : i64) : i64
 // CHECK:         %[[PRT:.*]] = llvm.getelementptr %[[THREAD]][0, 4]
 // CHECK:         %[[RT:.*]] = llvm.load %[[PRT]]
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %[[RT]][0, 1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]]
 // CHECK:         llvm.call %[[FN]](%[[THREAD]], %[[PREFIX]], %[[PREFIXLEN]], %[[ARRAY]], %[[N]])
 kjit.kernel @print_kinds(%p: !kjit.ptr<f32>, %h: f16, %f: f32, %d: f64,
@@ -193,7 +211,7 @@ kjit.kernel @print_nothing() {
 // CHECK:       ^[[FAIL]]:
 // CHECK:         %[[MSG:.*]] = llvm.mlir.addressof @kjit_str_{{[0-9A-F]+}} : !llvm.ptr
 // CHECK:         %[[LEN:.*]] = llvm.mlir.constant(6 : i64) : i64
-// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr)>
+// CHECK:         %[[PSLOT:.*]] = llvm.getelementptr %{{.*}}[0, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(ptr, ptr, ptr, ptr, ptr)>
 // CHECK:         %[[FN:.*]] = llvm.load %[[PSLOT]]
 // CHECK:         llvm.call %[[FN]](%[[THREAD]], %[[MSG]], %[[LEN]])
 // CHECK-NEXT:    llvm.unreachable

@@ -165,7 +165,8 @@ kjit.kernel @fusion(%x: !kjit.ptr<f32>, %a: f32, %b: f32) {
 
 // Program ids, prints in the host backend's format, asserts (kept by the
 // conversion; the pipeline strips them outside debug mode), null pointers,
-// workgroup memory moved into the gpu.module and counted.
+// workgroup memory moved into the gpu.module and counted, a warp barrier
+// (bar.warp.sync of every lane).
 // CHECK-LABEL: module attributes {gpu.container_module, kjit.kernel_name = "misc", kjit.shared_bytes = 1024 : i64}
 // CHECK:         memref.global "private" @tile : memref<256xf32, #gpu.address_space<workgroup>>
 // CHECK:         gpu.func @misc(
@@ -175,6 +176,8 @@ kjit.kernel @fusion(%x: !kjit.ptr<f32>, %a: f32, %b: f32) {
 // CHECK:           llvm.mlir.zero : !llvm.ptr<1>
 // CHECK:           memref.get_global @tile
 // CHECK:           gpu.barrier
+// CHECK:           %[[LANES:.*]] = arith.constant -1 : i32
+// CHECK:           nvvm.bar.warp.sync %[[LANES]] : i32
 // CHECK-NOT:     kjit.
 memref.global "private" @tile : memref<256xf32, #gpu.address_space<workgroup>>
 kjit.kernel @misc(%x: !kjit.ptr<f32>, %n: i32) {
@@ -189,6 +192,7 @@ kjit.kernel @misc(%x: !kjit.ptr<f32>, %n: i32) {
   %i0 = arith.constant 0 : index
   %v = memref.load %tile[%i0] : memref<256xf32, #gpu.address_space<workgroup>>
   gpu.barrier
+  kjit.warp_barrier
   kjit.store %v, %null[%c0] : f32, !kjit.ptr<f32>, i32
   kjit.return
 }

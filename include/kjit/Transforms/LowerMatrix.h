@@ -176,12 +176,6 @@ struct MatrixLowering {
   /// `finishMultiplies` runs after the loop.
   bool multipliesStayInFlight = false;
   std::function<void(mlir::OpBuilder &, mlir::Location)> finishMultiplies;
-  /// Waits for the threads of the calling warp and orders their memory
-  /// accesses (cuda: bar.warp.sync). With it, a `kjit.mma_store` of 16-bit
-  /// elements stages each warp's rows of a block wholly inside C through
-  /// workgroup memory and stores them 16 bytes at a time. Null: each thread
-  /// stores its fragment itself.
-  std::function<void(mlir::OpBuilder &, mlir::Location)> warpBarrier;
   /// The multiply of one kjit.mma, given the buffers of its A and B tiles
   /// (in `layout`); returns the new fragment. Null: the portable loop over
   /// K per fragment element.

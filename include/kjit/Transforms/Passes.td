@@ -280,7 +280,11 @@ def KjitLowerMatrix : Pass<"kjit-lower-matrix", "mlir::ModuleOp"> {
     - `kjit.mma` becomes, for each element of the thread's fragment, a loop
       over K in f32;
     - `kjit.mma_coords` and `kjit.mma_store` become the index formulas of
-      the fragment layout, the store one masked `kjit.store` per element.
+      the fragment layout, the store one masked `kjit.store` per element
+      (or per pair of elements where the launch proves pairs aligned); a
+      16-bit block wholly inside C whose rows are proven 16-byte aligned
+      goes through a workgroup staging tile instead, each warp exchanging
+      its rows between `kjit.warp_barrier`s and storing 16 bytes a thread.
 
     The host target runs it as is; the cuda target runs the same lowering
     with its own `kjit.mma` (kjit-cuda-lower-matrix). A kernel that uses a

@@ -86,6 +86,8 @@ kjit.kernel @body(%x: !kjit.ptr<f32> {kjit.const}, %bytes: !kjit.ptr<ui8>,
   %nx = kjit.num_programs x
   %ny = kjit.num_programs y
   %nz = kjit.num_programs z
+  // CHECK: kjit.warp_barrier{{$}}
+  kjit.warp_barrier
   // CHECK: kjit.null : !kjit.ptr<f16>
   %null = kjit.null : !kjit.ptr<f16>
   // CHECK: %[[G:.*]] = kjit.get_global @I : i32

@@ -40,7 +40,8 @@ def KjitConvertToGPU : Pass<"kjit-convert-to-gpu", "mlir::ModuleOp"> {
     - `kjit.program_id`/`kjit.num_programs` are `gpu.block_id`/`gpu.grid_dim`
       as i32, `kjit.print` is `gpu.printf` in the host's format,
       `kjit.assert` is `cf.assert` (the pipeline strips asserts outside debug
-      mode), `kjit.null` a null `!llvm.ptr<1>`;
+      mode), `kjit.warp_barrier` is `nvvm.bar.warp.sync` of every lane,
+      `kjit.null` a null `!llvm.ptr<1>`;
     - with `fp-fusion` float `arith.mulf`/`addf`/`subf` get
       `fastmath<contract>`; without it they get nothing, so NVPTX emits
       `mul.rn`/`add.rn`, which ptxas does not fuse.
@@ -58,8 +59,9 @@ def KjitConvertToGPU : Pass<"kjit-convert-to-gpu", "mlir::ModuleOp"> {
   ];
   let dependentDialects = [
     "kjit::KjitDialect", "mlir::LLVM::LLVMDialect", "mlir::gpu::GPUDialect",
-    "mlir::func::FuncDialect", "mlir::scf::SCFDialect",
-    "mlir::cf::ControlFlowDialect", "mlir::arith::ArithDialect"
+    "mlir::NVVM::NVVMDialect", "mlir::func::FuncDialect",
+    "mlir::scf::SCFDialect", "mlir::cf::ControlFlowDialect",
+    "mlir::arith::ArithDialect"
   ];
 }
 

@@ -28,6 +28,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -328,6 +329,19 @@ struct AssertLowering : OpConversionPattern<AssertOp> {
   }
 };
 
+/// kjit.warp_barrier -> nvvm.bar.warp.sync with every lane in the mask.
+struct WarpBarrierLowering : OpConversionPattern<WarpBarrierOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WarpBarrierOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value lanes = arith::ConstantOp::create(rewriter, op.getLoc(),
+                                            rewriter.getI32IntegerAttr(-1));
+    rewriter.replaceOpWithNewOp<NVVM::SyncWarpOp>(op, lanes);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -413,7 +427,8 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     RewritePatternSet patterns(context);
     patterns.add<KernelLowering, CallLowering>(converter, context, lowering);
     patterns.add<FuncLowering, ReturnLowering, PrintLowering, AssertLowering,
-                 PointerTypedLowering>(converter, context);
+                 WarpBarrierLowering, PointerTypedLowering>(converter,
+                                                            context);
     populateCommonKjitPatterns(converter, patterns, lowering);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);

@@ -437,9 +437,6 @@ struct CudaLowerMatrixPass
             NVVM::SharedSpaceAttr::get(b.getContext(),
                                        NVVM::SharedSpace::shared_cta));
     };
-    lowering.warpBarrier = [](OpBuilder &b, Location loc) {
-      NVVM::SyncWarpOp::create(b, loc, MatrixArith{b, loc}.i32(-1));
-    };
     lowering.multipliesStayInFlight = hasWgmma;
     lowering.finishMultiplies = [](OpBuilder &b, Location loc) {
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);

@@ -51,7 +51,7 @@ using namespace kjit::host;
 namespace {
 
 /// Whether `kernel` or a function it reaches through calls contains a
-/// barrier. A plain walk over the reachable set: memoizing per function would
+/// barrier (of the workgroup or of a warp: both need fibers). A plain walk over the reachable set: memoizing per function would
 /// record "no barrier" for a function still being explored in a cycle.
 bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
   SmallVector<Operation *> work = {kernel};
@@ -60,7 +60,7 @@ bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
     Operation *fn = work.pop_back_val();
     bool found = false;
     fn->walk([&](Operation *op) {
-      if (isa<gpu::BarrierOp>(op))
+      if (isa<gpu::BarrierOp, WarpBarrierOp>(op))
         found = true;
       else if (auto call = dyn_cast<CallOpInterface>(op))
         if (Operation *callee = call.resolveCallableInTable(&symbols))
@@ -104,8 +104,12 @@ struct ConvertHostToLLVMPass
     if (failed(checkPlacement(module)) || failed(checkSpecialized(module)) ||
         failed(checkPrepared(module)) || failed(checkWorkgroupSize(module)))
       return signalPassFailure();
-    // Extents and bounds_fail are ABI 2; nothing else needs more than 1.
+    // Extents and bounds_fail are ABI 2, warp_barrier ABI 3; nothing else
+    // needs more than 1.
     bool usesExtents = debugChecks && insertDebugChecks(module);
+    bool usesWarpBarrier =
+        module.walk([](WarpBarrierOp) { return WalkResult::interrupt(); })
+            .wasInterrupted();
     // enable_fp_fusion: the flags reach the LLVM ops, which the code
     // generator fuses only where both carry `contract` (HostCodegen.cpp).
     setFpContraction(module, fpFusion);
@@ -154,7 +158,10 @@ struct ConvertHostToLLVMPass
     lowerWorkgroupGlobals(b, module, workgroup);
     for (const KernelABIInfo &kernel : kernels)
       emitKernelSymbols(b, module, kernel, converter);
-    emitABIVersion(b, module, usesExtents ? 2 : KJIT_HOST_ABI_MIN_VERSION);
+    emitABIVersion(b, module,
+                   usesWarpBarrier ? 3
+                   : usesExtents   ? 2
+                                   : KJIT_HOST_ABI_MIN_VERSION);
   }
 
   /// kjit's body operations and gpu's thread and block queries and barriers

@@ -25,8 +25,8 @@ LLVM::LLVMStructType getThreadType(MLIRContext *context) {
 
 LLVM::LLVMStructType getRuntimeType(MLIRContext *context) {
   Type ptr = opaquePtr(context);
-  // ABI 2 appended bounds_fail.
-  return LLVM::LLVMStructType::getLiteral(context, {ptr, ptr, ptr, ptr});
+  // ABI 2 appended bounds_fail, ABI 3 warp_barrier.
+  return LLVM::LLVMStructType::getLiteral(context, {ptr, ptr, ptr, ptr, ptr});
 }
 
 /// kjit_host_print_arg {u32 kind; u32 bits_width; u64 bits}.

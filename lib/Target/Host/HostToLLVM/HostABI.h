@@ -32,6 +32,7 @@ enum RuntimeSlot : int32_t {
   PrintSlot = 1,
   AssertSlot = 2,
   BoundsFailSlot = 3, ///< ABI 2
+  WarpBarrierSlot = 4, ///< ABI 3
 };
 
 mlir::Type opaquePtr(mlir::MLIRContext *context);
@@ -39,7 +40,8 @@ mlir::Type opaquePtr(mlir::MLIRContext *context);
 /// kjit_host_thread {u32[3] x 4; runtime; backend; extents}.
 mlir::LLVM::LLVMStructType getThreadType(mlir::MLIRContext *context);
 
-/// kjit_host_runtime {barrier; print; assert_fail; bounds_fail}.
+/// kjit_host_runtime {barrier; print; assert_fail; bounds_fail;
+/// warp_barrier}.
 mlir::LLVM::LLVMStructType getRuntimeType(mlir::MLIRContext *context);
 
 /// kjit_host_print_arg {u32 kind; u32 bits_width; u64 bits}.

@@ -147,12 +147,14 @@ struct GpuIdLowering : ConvertOpToLLVMPattern<OpTy> {
   }
 };
 
-struct BarrierLowering : ConvertOpToLLVMPattern<gpu::BarrierOp> {
-  using ConvertOpToLLVMPattern::ConvertOpToLLVMPattern;
+/// gpu.barrier and kjit.warp_barrier: calls of their runtime slots.
+template <typename OpTy, RuntimeSlot slot>
+struct BarrierLowering : ConvertOpToLLVMPattern<OpTy> {
+  using ConvertOpToLLVMPattern<OpTy>::ConvertOpToLLVMPattern;
   LogicalResult
-  matchAndRewrite(gpu::BarrierOp op, OpAdaptor,
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    callRuntime(rewriter, op.getLoc(), getThread(op), BarrierSlot, {});
+    callRuntime(rewriter, op.getLoc(), getThread(op), slot, {});
     rewriter.eraseOp(op);
     return success();
   }
@@ -391,7 +393,9 @@ void kjit::host::populateKjitToHostLLVMPatterns(LLVMTypeConverter &converter,
            CallLowering, GpuIdLowering<gpu::ThreadIdOp, ThreadId>,
            GpuIdLowering<gpu::BlockDimOp, BlockDim>,
            GpuIdLowering<gpu::BlockIdOp, ProgramId>,
-           GpuIdLowering<gpu::GridDimOp, NumPrograms>, BarrierLowering,
+           GpuIdLowering<gpu::GridDimOp, NumPrograms>,
+           BarrierLowering<gpu::BarrierOp, BarrierSlot>,
+           BarrierLowering<WarpBarrierOp, WarpBarrierSlot>,
            GlobalLowering, PrintLowering, AssertLowering>(converter);
   static const HostTargetInfo info;
   populateCommonKjitPatterns(converter, patterns, info);

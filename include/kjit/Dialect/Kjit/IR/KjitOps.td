@@ -272,6 +272,28 @@ def Kjit_NumProgramsOp : Kjit_Op<"num_programs", [Pure]> {
   let assemblyFormat = "custom<Axis>($axis) attr-dict";
 }
 
+def Kjit_WarpBarrierOp : Kjit_Op<"warp_barrier"> {
+  let summary = "wait for the other threads of this warp";
+  let description = [{
+    Returns once every thread of the calling thread's warp (threads
+    `32 * w` to `32 * w + 31` of the program; fewer in a last, partial
+    warp) has reached a `kjit.warp_barrier`, and orders their memory
+    accesses: what one of them stored before it, the others load after it.
+    The scope of `gpu.barrier`, narrowed to one warp, so that warps that
+    exchange data only among their own threads need not wait for each
+    other, and a branch that one warp takes and another does not may hold
+    it. Every thread of the warp must reach it: the cuda target emits
+    `bar.warp.sync 0xffffffff` (a warp that does not arrive whole is
+    undefined there); the host backend reports such a warp as warp barrier
+    divergence.
+
+    ```mlir
+    kjit.warp_barrier
+    ```
+  }];
+  let assemblyFormat = "attr-dict";
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//
