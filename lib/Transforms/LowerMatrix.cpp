@@ -326,8 +326,7 @@ void MatrixLowerer::lowerStore(OpBuilder &b, MmaStoreOp store) {
       StoreOp::create(inner, s.loc, value, store.getBase(), offset, inside);
     }
   };
-  const bool staged = pairs &&
-                      element.getIntOrFloatBitWidth() == 16 &&
+  const bool staged = pairs && element.getIntOrFloatBitWidth() == 16 &&
                       (2 * count) % kStageColumns == 0 &&
                       provenMultiple(store.getStride(), kStoreWidth) &&
                       provenMultiple(store.getColumn(), kStoreWidth);

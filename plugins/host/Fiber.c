@@ -249,8 +249,8 @@ static void record_divergence(host_worker *w, uint32_t threads) {
     ;
   if (i < threads) {
     uint32_t first = i - i % HOST_WARP_SIZE;
-    uint32_t end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE
-                                                    : threads;
+    uint32_t end =
+        threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE : threads;
     uint32_t n_warp = 0, n_done = 0, n_group = 0;
     host_simt *at_warp[HOST_WARP_SIZE], *done[HOST_WARP_SIZE],
         *at_group[HOST_WARP_SIZE];
@@ -267,14 +267,13 @@ static void record_divergence(host_worker *w, uint32_t threads) {
     if (n_done) {
       format_threads(list, sizeof list, done, n_done);
       host_record_failure(
-          launch, w->program, done[0]->thread.thread_id[0],
-          KJIT_STATUS_ABORTED,
+          launch, w->program, done[0]->thread.thread_id[0], KJIT_STATUS_ABORTED,
           "warp barrier divergence in kernel %s, program (%u,%u,%u), warp "
           "%u: thread%s %s returned while thread%s %s wait%s at a warp "
           "barrier",
-          launch->kernel->name, pid[0], pid[1], pid[2],
-          first / HOST_WARP_SIZE, n_done == 1 ? "" : "s", list,
-          n_warp == 1 ? "" : "s", others, n_warp == 1 ? "s" : "");
+          launch->kernel->name, pid[0], pid[1], pid[2], first / HOST_WARP_SIZE,
+          n_done == 1 ? "" : "s", list, n_warp == 1 ? "" : "s", others,
+          n_warp == 1 ? "s" : "");
     } else {
       format_threads(list, sizeof list, at_group, n_group);
       host_record_failure(
@@ -283,10 +282,9 @@ static void record_divergence(host_worker *w, uint32_t threads) {
           "warp barrier divergence in kernel %s, program (%u,%u,%u), warp "
           "%u: thread%s %s wait%s at a warp barrier while thread%s %s "
           "wait%s at a workgroup barrier",
-          launch->kernel->name, pid[0], pid[1], pid[2],
-          first / HOST_WARP_SIZE, n_warp == 1 ? "" : "s", others,
-          n_warp == 1 ? "s" : "", n_group == 1 ? "" : "s", list,
-          n_group == 1 ? "s" : "");
+          launch->kernel->name, pid[0], pid[1], pid[2], first / HOST_WARP_SIZE,
+          n_warp == 1 ? "" : "s", others, n_warp == 1 ? "s" : "",
+          n_group == 1 ? "" : "s", list, n_group == 1 ? "s" : "");
     }
     return;
   }
@@ -296,12 +294,11 @@ static void record_divergence(host_worker *w, uint32_t threads) {
     if (w->fibers[i].state == FIBER_DONE)
       w->run[k++] = &w->fibers[i];
   format_threads(list, sizeof list, w->run, k);
-  host_record_failure(launch, w->program, w->run[0]->thread.thread_id[0],
-                      KJIT_STATUS_ABORTED,
-                      "barrier divergence in kernel %s, program (%u,%u,%u): "
-                      "thread%s %s returned while others wait at a barrier",
-                      launch->kernel->name, pid[0], pid[1], pid[2],
-                      k == 1 ? "" : "s", list);
+  host_record_failure(
+      launch, w->program, w->run[0]->thread.thread_id[0], KJIT_STATUS_ABORTED,
+      "barrier divergence in kernel %s, program (%u,%u,%u): "
+      "thread%s %s returned while others wait at a barrier",
+      launch->kernel->name, pid[0], pid[1], pid[2], k == 1 ? "" : "s", list);
 }
 
 /* Runs one program as fibers, pass by pass. A pass runs the fibers of the
@@ -372,8 +369,7 @@ void host_run_program_fibers(host_worker *w, uint32_t threads) {
       uint32_t start = i, first = w->run[i]->thread.thread_id[0];
       uint32_t end, at_warp = 0;
       first -= first % HOST_WARP_SIZE;
-      end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE
-                                             : threads;
+      end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE : threads;
       for (; i < n && w->run[i]->thread.thread_id[0] < end; ++i) {
         fiber_state s = w->run[i]->state;
         at_warp += s == FIBER_WARP_WAITING;

@@ -31,15 +31,14 @@ static void wait_at(kjit_host_thread *thread, fiber_state state,
   host_worker *w = simt->worker;
   if (simt == &w->loop_simt) {
     host_runtime_enter(w);
-    host_record_failure(
-        w->launch, w->program, thread->thread_id[0],
-        KJIT_STATUS_FAILED_PRECONDITION,
-        "kernel %s reached %s in program (%u,%u,%u), thread "
-        "(%u,0,0), but kjit_host_flags_%s lacks "
-        "KJIT_HOST_USES_BARRIER",
-        w->launch->kernel->name, what, thread->program_id[0],
-        thread->program_id[1], thread->program_id[2], thread->thread_id[0],
-        w->launch->kernel->name);
+    host_record_failure(w->launch, w->program, thread->thread_id[0],
+                        KJIT_STATUS_FAILED_PRECONDITION,
+                        "kernel %s reached %s in program (%u,%u,%u), thread "
+                        "(%u,0,0), but kjit_host_flags_%s lacks "
+                        "KJIT_HOST_USES_BARRIER",
+                        w->launch->kernel->name, what, thread->program_id[0],
+                        thread->program_id[1], thread->program_id[2],
+                        thread->thread_id[0], w->launch->kernel->name);
     w->site.in_runtime = 0;
     host_end_thread(simt);
   }

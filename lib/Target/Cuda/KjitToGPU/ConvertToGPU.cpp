@@ -427,8 +427,7 @@ struct ConvertToGPUPass : kjit::impl::KjitConvertToGPUBase<ConvertToGPUPass> {
     RewritePatternSet patterns(context);
     patterns.add<KernelLowering, CallLowering>(converter, context, lowering);
     patterns.add<FuncLowering, ReturnLowering, PrintLowering, AssertLowering,
-                 WarpBarrierLowering, PointerTypedLowering>(converter,
-                                                            context);
+                 WarpBarrierLowering, PointerTypedLowering>(converter, context);
     populateCommonKjitPatterns(converter, patterns, lowering);
     scf::populateSCFStructuralTypeConversionsAndLegality(converter, patterns,
                                                          target);

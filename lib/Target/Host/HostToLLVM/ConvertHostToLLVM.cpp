@@ -51,8 +51,9 @@ using namespace kjit::host;
 namespace {
 
 /// Whether `kernel` or a function it reaches through calls contains a
-/// barrier (of the workgroup or of a warp: both need fibers). A plain walk over the reachable set: memoizing per function would
-/// record "no barrier" for a function still being explored in a cycle.
+/// barrier (of the workgroup or of a warp: both need fibers). A plain walk over
+/// the reachable set: memoizing per function would record "no barrier" for a
+/// function still being explored in a cycle.
 bool usesBarrier(FunctionOpInterface kernel, SymbolTableCollection &symbols) {
   SmallVector<Operation *> work = {kernel};
   llvm::SmallPtrSet<Operation *, 8> seen = {kernel};

@@ -31,7 +31,7 @@ enum RuntimeSlot : int32_t {
   BarrierSlot = 0,
   PrintSlot = 1,
   AssertSlot = 2,
-  BoundsFailSlot = 3, ///< ABI 2
+  BoundsFailSlot = 3,  ///< ABI 2
   WarpBarrierSlot = 4, ///< ABI 3
 };
 

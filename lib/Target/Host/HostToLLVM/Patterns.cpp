@@ -395,8 +395,8 @@ void kjit::host::populateKjitToHostLLVMPatterns(LLVMTypeConverter &converter,
            GpuIdLowering<gpu::BlockIdOp, ProgramId>,
            GpuIdLowering<gpu::GridDimOp, NumPrograms>,
            BarrierLowering<gpu::BarrierOp, BarrierSlot>,
-           BarrierLowering<WarpBarrierOp, WarpBarrierSlot>,
-           GlobalLowering, PrintLowering, AssertLowering>(converter);
+           BarrierLowering<WarpBarrierOp, WarpBarrierSlot>, GlobalLowering,
+           PrintLowering, AssertLowering>(converter);
   static const HostTargetInfo info;
   populateCommonKjitPatterns(converter, patterns, info);
 }
