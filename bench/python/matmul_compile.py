@@ -1,0 +1,114 @@
+"""Compile time of the bf16 matmul: kjit's examples/matmul_bf16.mlir
+against the anchor's Triton kernel at the same configuration (128 x 256 x
+64 tiles, 8 warps), each in fresh Python processes with an empty cache.
+
+    PYTHONPATH=<bundle>/python python3 bench/python/matmul_compile.py \\
+        [--anchors DIR] [--repeats N]
+
+Each child imports torch, makes the CUDA context and the 4096^3 inputs,
+then imports kjit (or runs the anchor's source up to `shapes =`, which
+defines Triton's kernel) and starts the clock: `first` is the first launch
+and synchronize (num_stages 3: the compile, for kjit with the compiler
+library loading first), `second` a launch at num_stages 4 (a second
+specialization compiled in the same process). Triton's kernel is the
+anchor's `mm` without its autotuner (`mm.fn`) at the anchor's first
+configuration, so it compiles one kernel, not six. Children alternate
+(kjit, Triton, kjit, ...); one JSON line per child, the medians at the end.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZE = 4096
+
+
+def child(side, anchors):
+    import torch
+    x = torch.randn(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
+    y = torch.randn(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
+    torch.cuda.synchronize()
+    grid = (SIZE // 128) * (SIZE // 256)
+    if side == "kjit":
+        sys.path.insert(0, str(HERE))
+        import lb_common as common
+        kjit = common.import_kjit()
+        example = common.REPO / "examples" / "matmul_bf16.mlir"
+        if not example.exists():  # the device bundle's layout
+            example = HERE.parents[1] / "examples" / "matmul_bf16.mlir"
+        kernel = kjit.load(str(example)).matmul_bf16
+
+        def launch(stages):
+            kernel[(grid,)](x, y, out, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
+                            num_warps=8, num_stages=stages)
+    else:
+        path = Path(anchors) / "triton_matmul.py"
+        namespace = {"__name__": "triton_matmul_anchor"}
+        exec(compile(path.read_text().split("\nshapes = ")[0], str(path),
+                     "exec"), namespace)
+        config = namespace["CONFIGS"][0]
+        mm = namespace["mm"].fn  # the jitted kernel under the autotuner
+
+        def launch(stages):
+            mm[(grid,)](x, y, out, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
+                        **config.kwargs, num_warps=config.num_warps,
+                        num_stages=stages)
+    times = {}
+    for name, stages in (("first", 3), ("second", 4)):
+        began = time.perf_counter()
+        launch(stages)
+        torch.cuda.synchronize()
+        times[name] = round((time.perf_counter() - began) * 1e3, 1)
+    want = x.float() @ y.float()
+    error = ((out.float() - want).abs().max() / want.abs().max()).item()
+    print(json.dumps({"side": side, **times, "max_rel_error": error}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--anchors",
+                        default=str(HERE.parents[1] / ".anchors"))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--child", choices=["kjit", "triton"],
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.anchors)
+        return 0
+    results = {"kjit": [], "triton": []}
+    for _ in range(args.repeats):
+        for side in results:
+            with tempfile.TemporaryDirectory() as cache:
+                env = dict(os.environ, KJIT_CACHE_DIR=cache,
+                           TRITON_CACHE_DIR=cache)
+                run = subprocess.run(
+                    [sys.executable, __file__, "--child", side,
+                     "--anchors", args.anchors],
+                    env=env, capture_output=True, text=True, timeout=300)
+            if run.returncode != 0:
+                print(json.dumps({"side": side, "error":
+                                  run.stderr.strip().splitlines()[-1:]}))
+                continue
+            line = json.loads(run.stdout.strip().splitlines()[-1])
+            print(json.dumps(line), flush=True)
+            results[side].append(line)
+    for side, lines in results.items():
+        if lines:
+            print(f"{side}: first launch (num_stages 3) "
+                  f"{statistics.median(l['first'] for l in lines)} ms, "
+                  f"second specialization (num_stages 4) "
+                  f"{statistics.median(l['second'] for l in lines)} ms "
+                  f"(medians of {len(lines)} processes)")
+    return 0 if all(results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
