@@ -9,6 +9,8 @@
 
 #include "MatrixLowerer.h"
 
+#include <limits>
+
 #include "kjit/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -121,31 +123,26 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
                              Value firstColumn, int64_t width, Value valid,
                              bool async) {
   MatrixArith e{b, loc};
+  const Value givenColumn = firstColumn;
   if (width > 1) // Known equal: lets the lowering prove the alignment.
     firstColumn =
         e.mul(arith::DivSIOp::create(b, loc, firstColumn, e.i32(width)),
               e.i32(width));
   Value rows = desc.getShape()[0], columns = desc.getShape()[1];
-  Value stride = e.toI64(desc.getStrides()[0]);
+  Value stride32 = desc.getStrides()[0];
+  Value stride = e.toI64(stride32);
   Value origin = e.add(e.mul(e.toI64(firstRow), stride), e.toI64(firstColumn));
-  Value whole = e.both(spanInside(e, firstRow, tile.getRows(), rows),
-                       spanInside(e, firstColumn, tile.getColumns(), columns));
-  if (valid)
-    whole = e.both(valid, whole);
-  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
 
   // Where the threads divide the steps and a pass of them covers whole rows
   // a multiple of 8 apart, a thread's steps share one column and its rows
   // are `rowsPerPass` apart: unrolled here, each step's place in the buffer
   // a constant away from the first's, and its source the first's plus
-  // `pass * rowsPerPass` rows. Unmasked, those row offsets are products of
-  // the stride (loop-invariant, in i64: no stride wraps them) and each
-  // step's source is independent of the others': a chain of adds made
-  // every copy wait for the one before, and with one program per
-  // multiprocessor the copies' issue then left the matrix units idle
-  // (bench/results/matmul.md). Masked steps (the edge tiles) keep the
-  // chain, which needs one offset live rather than one per step. Otherwise
-  // thread `tid` takes steps tid, tid + threads, ...
+  // `pass * rowsPerPass` rows. Unmasked, each step's source is independent
+  // of the others': a chain of adds made every copy wait for the one
+  // before, and with one program per multiprocessor the copies' issue then
+  // left the matrix units idle (bench/results/matmul.md). Masked steps (the
+  // edge tiles) keep the chain, which needs one offset live rather than
+  // one per step. Otherwise thread `tid` takes steps tid, tid + threads, ...
   const int64_t stepsPerRow = tile.getColumns() / width;
   const int64_t threads = 32 * lowering.numWarps;
   const int64_t steps = tile.getRows() * stepsPerRow;
@@ -154,6 +151,37 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
   TileLayout layout = layoutOf(tile);
   const bool regular = steps % threads == 0 && threads % stepsPerRow == 0 &&
                        rowsPerPass % 8 == 0 && layout.rowPitch > 0;
+
+  // The unmasked steps' row offsets are i32 products of the stride,
+  // sign-extended: loop invariants that ptxas keeps in one register each
+  // (as i64 products, two, and the loop ran 3.5-5% slower on an H200). A
+  // stride whose largest product could wrap copies every tile masked
+  // instead: the whole-tile test then takes 0 for one of its bounds. Which
+  // one: that of a coordinate the enclosing loop does not change (in a
+  // matmul, A's rows and B's columns), so that the narrowed test is loop
+  // invariant as a whole and the loop keeps its one compare (one more
+  // condition there cost 9% on an H100).
+  const int64_t lastRowOffset = regular ? (passes - 1) * rowsPerPass : 0;
+  Value rowBound = rows, columnBound = columns;
+  if (lastRowOffset > 0) {
+    const int64_t limit = std::numeric_limits<int32_t>::max() / lastRowOffset;
+    Value narrow = e.both(e.atLeast(stride32, e.i32(-limit)),
+                          e.atLeast(e.i32(limit), stride32));
+    Operation *scope = b.getInsertionBlock()->getParentOp();
+    auto loop = isa<scf::ForOp>(scope) ? cast<scf::ForOp>(scope)
+                                       : scope->getParentOfType<scf::ForOp>();
+    Value &bound = loop && loop.isDefinedOutsideOfLoop(givenColumn) &&
+                           !loop.isDefinedOutsideOfLoop(firstRow)
+                       ? columnBound
+                       : rowBound;
+    bound = arith::SelectOp::create(b, loc, narrow, bound, e.i32(0));
+  }
+  Value whole =
+      e.both(spanInside(e, firstRow, tile.getRows(), rowBound),
+             spanInside(e, firstColumn, tile.getColumns(), columnBound));
+  if (valid)
+    whole = e.both(valid, whole);
+  auto branch = scf::IfOp::create(b, loc, whole, /*withElseRegion=*/true);
 
   auto copySteps = [&](OpBuilder inner, bool masked) {
     MatrixArith s{inner, loc};
@@ -196,9 +224,11 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
       for (int64_t pass = 0; pass < passes; ++pass) {
         if (pass) {
           row = s.add(row, s.i32(rowsPerPass));
-          offset = masked
-                       ? s.add(offset, passOffset)
-                       : s.add(start, s.mul(stride, s.i64(pass * rowsPerPass)));
+          offset =
+              masked
+                  ? s.add(offset, passOffset)
+                  : s.add(start,
+                          s.toI64(s.mul(stride32, s.i32(pass * rowsPerPass))));
         }
         Value at = s.add(first, s.index(pass * rowsPerPass * layout.rowPitch));
         copyStep(row, column, offset, at);

@@ -1,23 +1,36 @@
 // How kjit-lower-matrix addresses a tile copy's steps. A 64 x 16 tile at
 // num_warps = 4 is 8 passes of 128 threads, 8 rows apart. Wholly inside
 // the matrix, each step's source is the first step's plus the stride times
-// 8 x pass (in i64, so no stride wraps it), computed apart from the other
-// steps' sources: no step waits for the one before. A tile on the edge
-// masks each step and chains its sources (one stride x 8 added per pass).
+// 8 x pass, an i32 product sign-extended, computed apart from the other
+// steps' sources: no step waits for the one before. The products are exact
+// because a stride whose largest one (x 56) could wrap, beyond
+// INT32_MAX / 56 = 38347922 either way, makes the whole-tile test fail:
+// its row bound (the rows coordinate being the one outside any loop here)
+// becomes 0. A tile on the edge masks each step and chains its sources in
+// i64 (one stride x 8 added per pass).
 // RUN: kjit-opt %s --kjit-lower-matrix=num-warps=4 --canonicalize | FileCheck %s
 
 // CHECK-LABEL: kjit.kernel @copy
 // CHECK:      %[[STRIDE:.*]] = arith.extsi %s : i32 to i64
+// CHECK-DAG:  %[[BELOW:.*]] = arith.cmpi sle, %s, %c38347922_i32 : i32
+// CHECK-DAG:  %[[ABOVE:.*]] = arith.cmpi sge, %s, %c-38347922_i32 : i32
+// CHECK:      %[[NARROW:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
+// CHECK:      %[[BOUND:.*]] = arith.select %[[NARROW]], %n, %c0_i32 : i32
+// CHECK:      %[[BOUND64:.*]] = arith.extsi %[[BOUND]] : i32 to i64
+// CHECK:      arith.cmpi sge, %[[BOUND64]], %{{.*}} : i64
 // CHECK:      scf.if
 // CHECK:        kjit.load %a[%[[FIRST:[0-9]+]]] : !kjit.ptr<f16>, i64 -> f16
-// CHECK:        %[[ROWS8:.*]] = arith.muli %[[STRIDE]], %c8_i64 : i64
-// CHECK-NEXT:   %[[AT8:.*]] = arith.addi %[[FIRST]], %[[ROWS8]] : i64
+// CHECK:        %[[ROWS8:.*]] = arith.muli %s, %c8_i32 : i32
+// CHECK-NEXT:   %[[WIDE8:.*]] = arith.extsi %[[ROWS8]] : i32 to i64
+// CHECK-NEXT:   %[[AT8:.*]] = arith.addi %[[FIRST]], %[[WIDE8]] : i64
 // CHECK:        kjit.load %a[%[[AT8]]] : !kjit.ptr<f16>, i64 -> f16
-// CHECK:        %[[ROWS16:.*]] = arith.muli %[[STRIDE]], %c16_i64 : i64
-// CHECK-NEXT:   %[[AT16:.*]] = arith.addi %[[FIRST]], %[[ROWS16]] : i64
+// CHECK:        %[[ROWS16:.*]] = arith.muli %s, %c16_i32 : i32
+// CHECK-NEXT:   %[[WIDE16:.*]] = arith.extsi %[[ROWS16]] : i32 to i64
+// CHECK-NEXT:   %[[AT16:.*]] = arith.addi %[[FIRST]], %[[WIDE16]] : i64
 // CHECK:        kjit.load %a[%[[AT16]]] : !kjit.ptr<f16>, i64 -> f16
-// CHECK:        %[[ROWS56:.*]] = arith.muli %[[STRIDE]], %c56_i64 : i64
-// CHECK-NEXT:   %[[AT56:.*]] = arith.addi %[[FIRST]], %[[ROWS56]] : i64
+// CHECK:        %[[ROWS56:.*]] = arith.muli %s, %c56_i32 : i32
+// CHECK-NEXT:   %[[WIDE56:.*]] = arith.extsi %[[ROWS56]] : i32 to i64
+// CHECK-NEXT:   %[[AT56:.*]] = arith.addi %[[FIRST]], %[[WIDE56]] : i64
 // CHECK:        kjit.load %a[%[[AT56]]] : !kjit.ptr<f16>, i64 -> f16
 // CHECK:      } else {
 // CHECK:        %[[PASS:.*]] = arith.muli %[[STRIDE]], %c8_i64 : i64
