@@ -58,3 +58,44 @@ kjit.kernel @copy(%a: !kjit.ptr<f16> {kjit.const}, %c: !kjit.ptr<f16>,
       : vector<4xf32>, !kjit.ptr<f16>
   kjit.return
 }
+
+// In a loop that moves the tile down the rows (B's tiles in a matmul, K
+// rows at a time), the column coordinate is the loop-invariant one: the
+// stride bound goes to the columns' test, which the loop then does not
+// change, and the rows' test keeps `%n`.
+// CHECK-LABEL: kjit.kernel @down
+// CHECK-DAG:  %[[BELOW:.*]] = arith.cmpi sle, %s, %c38347922_i32 : i32
+// CHECK-DAG:  %[[ABOVE:.*]] = arith.cmpi sge, %s, %c-38347922_i32 : i32
+// CHECK:      %[[NARROW:.*]] = arith.andi %[[ABOVE]], %[[BELOW]] : i1
+// CHECK:      %[[COLUMNS:.*]] = arith.select %[[NARROW]], %n, %c0_i32 : i32
+// CHECK:      %[[FIRST:.*]] = arith.extsi %column : i32 to i64
+// CHECK:      %[[END:.*]] = arith.addi %[[FIRST]], %c16_i64 : i64
+// CHECK:      %[[COLUMNS64:.*]] = arith.extsi %[[COLUMNS]] : i32 to i64
+// CHECK:      arith.cmpi sge, %[[COLUMNS64]], %[[END]] : i64
+// CHECK:      %[[ROWS64:.*]] = arith.extsi %n : i32 to i64
+// CHECK:      arith.cmpi sge, %[[ROWS64]], %{{.*}} : i64
+// CHECK:      scf.if
+kjit.kernel @down(%a: !kjit.ptr<f16> {kjit.const}, %c: !kjit.ptr<f16>,
+                  %n: i32, %s: i32, %column: i32) {
+  %zero = arith.constant 0 : i32
+  %one = arith.constant 1 : i32
+  %step = arith.constant 64 : i32
+  %none = arith.constant dense<0.0> : vector<4xf32>
+  %da = kjit.tensor_desc %a shape [%n, %n] strides [%s, %one]
+      : !kjit.ptr<f16> -> !kjit.tensor_desc<64x16xf16>
+  %db = kjit.tensor_desc %a shape [%n, %n] strides [%s, %one]
+      : !kjit.ptr<f16> -> !kjit.tensor_desc<16x8xf16>
+  %r = scf.for %row = %zero to %n step %step iter_args(%acc = %none)
+      -> (vector<4xf32>) : i32 {
+    %ta = kjit.tile_load %da[%row, %column]
+        : !kjit.tensor_desc<64x16xf16> -> !kjit.tile<64x16xf16>
+    %tb = kjit.tile_load %db[%zero, %zero]
+        : !kjit.tensor_desc<16x8xf16> -> !kjit.tile<16x8xf16>
+    %next = kjit.mma %ta[%zero], %tb, %acc
+        : !kjit.tile<64x16xf16>, !kjit.tile<16x8xf16>, vector<4xf32>
+    scf.yield %next : vector<4xf32>
+  }
+  kjit.mma_store %r, %c[%zero, %zero] stride %n bounds [%n, %n]
+      : vector<4xf32>, !kjit.ptr<f16>
+  kjit.return
+}
