@@ -73,13 +73,21 @@ def child(side, anchors):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--anchors",
-                        default=str(HERE.parents[1] / ".anchors"))
-    parser.add_argument("--repeats", type=int, default=3)
+                        default=str(HERE.parents[1] / ".anchors"),
+                        help="the folder of triton_matmul.py (default: "
+                        ".anchors of the checkout)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="processes of each side (default 3); the "
+                        "summary is their median")
     parser.add_argument("--child", choices=["kjit", "triton"],
                         help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.repeats < 1:
+        parser.error("--repeats must be at least 1")
     if args.child:
         child(args.child, args.anchors)
         return 0
