@@ -43,15 +43,31 @@ def emit(**fields):
     print(json.dumps(fields), flush=True)
 
 
+def anchor_namespace(anchors):
+    """The globals of the anchor file's source up to `shapes =` (its
+    kernel `mm`, its CONFIGS, triton), without running its timing loop."""
+    path = Path(anchors) / "triton_matmul.py"
+    namespace = {"__name__": "triton_matmul_anchor"}
+    exec(compile(path.read_text().split("\nshapes = ")[0], str(path),
+                 "exec"), namespace)
+    return namespace
+
+
+def load_example(kjit, kernel_file=None):
+    """The matmul_bf16 kernel of `kernel_file`, by default the example (in
+    the checkout or, beside this file, in the device bundle)."""
+    example = Path(kernel_file) if kernel_file else (
+        common.REPO / "examples" / "matmul_bf16.mlir")
+    if not example.exists():  # the device bundle's layout
+        example = HERE.parents[1] / "examples" / "matmul_bf16.mlir"
+    return kjit.load(str(example)).matmul_bf16
+
+
 def load_triton(anchors):
     """A launcher of the anchor's autotuned kernel `mm` writing into `out`,
     or None (with the reason printed)."""
-    path = Path(anchors) / "triton_matmul.py"
     try:
-        source = path.read_text()
-        namespace = {"__name__": "triton_matmul_anchor"}
-        exec(compile(source.split("\nshapes = ")[0], str(path), "exec"),
-             namespace)
+        namespace = anchor_namespace(anchors)
         mm, cdiv = namespace["mm"], namespace["triton"].cdiv
     except Exception as exc:
         emit(bench="matmul_note",
@@ -123,11 +139,7 @@ def main():
               for s in args.shapes] or SHAPES
 
     kjit = common.import_kjit()
-    example = Path(args.kernel) if args.kernel else (
-        common.REPO / "examples" / "matmul_bf16.mlir")
-    if not example.exists():  # the device bundle's layout
-        example = HERE.parents[1] / "examples" / "matmul_bf16.mlir"
-    kernel = kjit.load(str(example)).matmul_bf16
+    kernel = load_example(kjit, args.kernel)
     launchers = {f"kjit_s{stages}": kjit_launcher(kernel, kjit, args.block_n,
                                                   int(stages))
                  for stages in args.num_stages.split(",")}

@@ -32,30 +32,25 @@ SIZE = 4096
 
 def child(side, anchors):
     import torch
+    sys.path.insert(0, str(HERE))
+    import lb_common as common
+    from matmul_bench import (anchor_namespace, kjit_launcher, load_example,
+                              relative_error)
     x = torch.randn(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
     y = torch.randn(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(SIZE, SIZE, device="cuda", dtype=torch.bfloat16)
     torch.cuda.synchronize()
-    grid = (SIZE // 128) * (SIZE // 256)
     if side == "kjit":
-        sys.path.insert(0, str(HERE))
-        import lb_common as common
         kjit = common.import_kjit()
-        example = common.REPO / "examples" / "matmul_bf16.mlir"
-        if not example.exists():  # the device bundle's layout
-            example = HERE.parents[1] / "examples" / "matmul_bf16.mlir"
-        kernel = kjit.load(str(example)).matmul_bf16
+        kernel = load_example(kjit)
 
         def launch(stages):
-            kernel[(grid,)](x, y, out, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
-                            num_warps=8, num_stages=stages)
+            kjit_launcher(kernel, kjit, 256, stages)(x, y, out)
     else:
-        path = Path(anchors) / "triton_matmul.py"
-        namespace = {"__name__": "triton_matmul_anchor"}
-        exec(compile(path.read_text().split("\nshapes = ")[0], str(path),
-                     "exec"), namespace)
+        namespace = anchor_namespace(anchors)
         config = namespace["CONFIGS"][0]
         mm = namespace["mm"].fn  # the jitted kernel under the autotuner
+        grid = (SIZE // config.kwargs["BM"]) * (SIZE // config.kwargs["BN"])
 
         def launch(stages):
             mm[(grid,)](x, y, out, SIZE, SIZE, SIZE, SIZE, SIZE, SIZE,
@@ -67,8 +62,7 @@ def child(side, anchors):
         launch(stages)
         torch.cuda.synchronize()
         times[name] = round((time.perf_counter() - began) * 1e3, 1)
-    want = x.float() @ y.float()
-    error = ((out.float() - want).abs().max() / want.abs().max()).item()
+    error = relative_error(out, x.float() @ y.float())
     print(json.dumps({"side": side, **times, "max_rel_error": error}))
 
 
