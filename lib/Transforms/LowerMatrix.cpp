@@ -167,9 +167,8 @@ void MatrixLowerer::copyTile(OpBuilder &b, Location loc, TileType tile,
     const int64_t limit = std::numeric_limits<int32_t>::max() / lastRowOffset;
     Value narrow = e.both(e.atLeast(stride32, e.i32(-limit)),
                           e.atLeast(e.i32(limit), stride32));
-    Operation *scope = b.getInsertionBlock()->getParentOp();
-    auto loop = isa<scf::ForOp>(scope) ? cast<scf::ForOp>(scope)
-                                       : scope->getParentOfType<scf::ForOp>();
+    auto loop =
+        b.getInsertionBlock()->getParent()->getParentOfType<scf::ForOp>();
     Value &bound = loop && loop.isDefinedOutsideOfLoop(givenColumn) &&
                            !loop.isDefinedOutsideOfLoop(firstRow)
                        ? columnBound
