@@ -335,7 +335,9 @@ if [ $mode = matmul ]; then
   matmul_example() { [[ $3 == matmul_* ]] && example_step "$@"; return 0; }
   kjit_for_each_example matmul_example
   sanitizer_steps matmul_
-  step "matmul bench" env PYTHONPATH="$B/python" \
+  # CUDA_CACHE_DISABLE: the first launches it reports compile from scratch
+  # (nvJitLink otherwise keeps the PTX of earlier runs on the machine).
+  step "matmul bench" env PYTHONPATH="$B/python" CUDA_CACHE_DISABLE=1 \
     KJIT_CACHE_DIR="$work/matmul-cache" TRITON_CACHE_DIR="$work/tcache-matmul" \
     python3 "$B/bench/python/matmul_bench.py" --anchors "$anchors" \
     --rounds 5 --num-stages 3,4

@@ -14,7 +14,9 @@ kjit, ...): a round is `reps` launches between two CUDA events, the figure
 the median round, as TFLOP/s = 2 M N K / time. It also reports kjit's
 first launch of each specialization (num_stages, shape class): the first
 of the process loads the compiler library, all compile unless the disk
-cache has them.
+cache has them (run it with CUDA_CACHE_DISABLE=1 and an empty KJIT_CACHE_DIR
+for compile figures: nvJitLink, which finalizes the later ones, keeps a
+cache of its own across processes).
 One JSON line per figure, a summary table at the end. Triton's kernel comes
 from the anchor file, whose timing loop is not run (its source up to
 `shapes =` is executed); without Triton or the anchor, kjit and torch only.
