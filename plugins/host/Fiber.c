@@ -235,6 +235,12 @@ static void format_threads(char *out, size_t size, host_simt **list,
   }
 }
 
+/* One past the last thread of the warp that starts at thread `first`: a
+ * partial last warp ends at the program's last thread. */
+static uint32_t warp_end(uint32_t first, uint32_t threads) {
+  return threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE : threads;
+}
+
 /* The failure of a program whose fibers can no longer run although some
  * wait at a barrier that the others will never reach: the first warp with
  * threads at a warp barrier (its other threads returned or wait at the
@@ -248,9 +254,7 @@ static void record_divergence(host_worker *w, uint32_t threads) {
   for (i = 0; i < threads && w->fibers[i].state != FIBER_WARP_WAITING; ++i)
     ;
   if (i < threads) {
-    uint32_t first = i - i % HOST_WARP_SIZE;
-    uint32_t end =
-        threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE : threads;
+    uint32_t first = i - i % HOST_WARP_SIZE, end = warp_end(first, threads);
     uint32_t n_warp = 0, n_done = 0, n_group = 0;
     host_simt *at_warp[HOST_WARP_SIZE], *done[HOST_WARP_SIZE],
         *at_group[HOST_WARP_SIZE];
@@ -369,7 +373,7 @@ void host_run_program_fibers(host_worker *w, uint32_t threads) {
       uint32_t start = i, first = w->run[i]->thread.thread_id[0];
       uint32_t end, at_warp = 0;
       first -= first % HOST_WARP_SIZE;
-      end = threads - first > HOST_WARP_SIZE ? first + HOST_WARP_SIZE : threads;
+      end = warp_end(first, threads);
       for (; i < n && w->run[i]->thread.thread_id[0] < end; ++i) {
         fiber_state s = w->run[i]->state;
         at_warp += s == FIBER_WARP_WAITING;
